@@ -1,0 +1,57 @@
+// Package request describes what an API request asks for, in the terms
+// authorization and routing use: verb, API group, resource, namespace,
+// name. The server parses it once from the URL and method, and puts it in
+// the request context for every filter after.
+package request
+
+import "context"
+
+// Info is what a request asks for. For non-resource requests (/healthz,
+// /version, discovery) IsResourceRequest is false and Path is set.
+type Info struct {
+	IsResourceRequest bool
+	Path              string
+	// Verb is one of get, list, watch, create, update, patch, delete,
+	// deletecollection for resource requests; the lower-case HTTP method
+	// for the others.
+	Verb        string
+	APIPrefix   string // "api" or "apis"
+	APIGroup    string // "" for the core group
+	APIVersion  string
+	Namespace   string
+	Resource    string
+	Subresource string
+	Name        string
+}
+
+// User is an authenticated identity.
+type User struct {
+	Name   string
+	UID    string
+	Groups []string
+}
+
+type infoKey struct{}
+type userKey struct{}
+
+// WithInfo returns ctx carrying info.
+func WithInfo(ctx context.Context, info *Info) context.Context {
+	return context.WithValue(ctx, infoKey{}, info)
+}
+
+// InfoFrom returns the request info in ctx, if any.
+func InfoFrom(ctx context.Context) (*Info, bool) {
+	i, ok := ctx.Value(infoKey{}).(*Info)
+	return i, ok
+}
+
+// WithUser returns ctx carrying the authenticated user.
+func WithUser(ctx context.Context, u *User) context.Context {
+	return context.WithValue(ctx, userKey{}, u)
+}
+
+// UserFrom returns the authenticated user in ctx, if any.
+func UserFrom(ctx context.Context) (*User, bool) {
+	u, ok := ctx.Value(userKey{}).(*User)
+	return u, ok
+}

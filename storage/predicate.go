@@ -1,0 +1,57 @@
+package storage
+
+import (
+	"encoding/json"
+
+	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// AttrFunc extracts the labels and the selectable fields of a stored value.
+type AttrFunc func(value []byte) (labels, fields map[string]string, err error)
+
+// Predicate filters objects by label and field selectors.
+// The zero value matches everything.
+type Predicate struct {
+	Label object.LabelSelector
+	Field object.FieldSelector
+	// Attrs extracts what the selectors test; nil means DefaultAttrs.
+	Attrs AttrFunc
+}
+
+// Empty reports whether p matches everything without looking at values.
+func (p Predicate) Empty() bool { return p.Label.Empty() && p.Field.Empty() }
+
+// Matches reports whether value satisfies the selectors.
+func (p Predicate) Matches(value []byte) (bool, error) {
+	if p.Empty() {
+		return true, nil
+	}
+	attrs := p.Attrs
+	if attrs == nil {
+		attrs = DefaultAttrs
+	}
+	labels, fields, err := attrs(value)
+	if err != nil {
+		return false, err
+	}
+	return p.MatchesAttrs(labels, fields), nil
+}
+
+// MatchesAttrs is Matches on attributes extracted already.
+func (p Predicate) MatchesAttrs(labels, fields map[string]string) bool {
+	return p.Label.Matches(labels) && p.Field.MatchesSet(fields)
+}
+
+// DefaultAttrs gives an object's labels and its metadata.name and
+// metadata.namespace fields, the fields every resource can select on.
+func DefaultAttrs(value []byte) (labels, fields map[string]string, err error) {
+	var obj wire.PartialObject
+	if err := json.Unmarshal(value, &obj); err != nil {
+		return nil, nil, err
+	}
+	return obj.Metadata.Labels, map[string]string{
+		"metadata.name":      obj.Metadata.Name,
+		"metadata.namespace": obj.Metadata.Namespace,
+	}, nil
+}

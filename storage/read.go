@@ -1,0 +1,96 @@
+package storage
+
+import (
+	"context"
+	"errors"
+
+	"github.com/listwatch/listwatch/wire"
+)
+
+// This file is the contract between the server's handlers and whatever
+// serves their reads: a direct reader over an Interface (storage/etcd), or
+// the watch cache (storage/cache). Both keep Kubernetes' resourceVersion
+// semantics for LIST and WATCH; the handlers only translate to and from
+// HTTP.
+
+// GetListOptions are a LIST request's read parameters, already validated
+// for syntax and combinations by the server (see ValidateListOptions).
+type GetListOptions struct {
+	// ResourceVersion is "", "0" or a decimal revision.
+	ResourceVersion string
+	// ResourceVersionMatch is "", wire.MatchNotOlderThan or wire.MatchExact.
+	ResourceVersionMatch string
+	// Limit caps the number of items; 0 means none. Always honoured.
+	Limit int64
+	// Continue is the token from the previous page, if any.
+	Continue string
+	// Predicate filters items; the zero value keeps everything.
+	Predicate Predicate
+}
+
+// ListPage is one page of a LIST.
+type ListPage struct {
+	// Items are the matching objects in key order; Values carry their RVs.
+	Items []KV
+	// Revision is the list's resourceVersion; for every page of a paged
+	// list it is the first page's.
+	Revision int64
+	// Continue is set when more items may follow.
+	Continue string
+	// RemainingItemCount, when known, counts the items after this page;
+	// nil on the last page and when a predicate makes it unknowable.
+	RemainingItemCount *int64
+}
+
+// WatchOptions are a WATCH request's parameters.
+type WatchOptions struct {
+	ResourceVersion      string
+	ResourceVersionMatch string
+	// SendInitialEvents asks for the current state as ADDED events first,
+	// ended by a bookmark with InitialEventsEnd set.
+	SendInitialEvents *bool
+	// AllowBookmarks lets the reader send periodic bookmarks.
+	AllowBookmarks bool
+	Predicate      Predicate
+}
+
+// WatchEvent is one event ready to send.
+type WatchEvent struct {
+	Type wire.EventType
+	// Object is the object's JSON (with its resourceVersion); nil for
+	// bookmarks, which the server renders for the resource's kind.
+	Object []byte
+	// Revision of the event: the object's RV, or the bookmark's RV.
+	Revision int64
+	// InitialEventsEnd marks the bookmark that ends the initial events.
+	InitialEventsEnd bool
+	// Frame, if set, is the whole encoded line
+	// {"type":…,"object":…}\n, shared by every watcher of the event.
+	Frame []byte
+}
+
+// EventStream is an open watch.
+type EventStream interface {
+	// Next blocks for the next event. An error ends the stream: a
+	// *CompactedError (410 Expired on the wire), ctx.Err(), or
+	// ErrWatchClosed.
+	Next(ctx context.Context) (WatchEvent, error)
+	Close()
+}
+
+// ListWatcher serves LIST and WATCH with Kubernetes semantics under a
+// key prefix.
+type ListWatcher interface {
+	GetList(ctx context.Context, prefix string, opts GetListOptions) (ListPage, error)
+	WatchList(ctx context.Context, prefix string, opts WatchOptions) (EventStream, error)
+}
+
+// Errors a ListWatcher returns beyond those of Interface.
+var (
+	// ErrInvalidContinue: a continue token that is malformed, tampered
+	// with, or issued for another prefix (400 BadRequest).
+	ErrInvalidContinue = errors.New("storage: invalid continue token")
+	// ErrTooLargeResourceVersion: the revision asked for did not arrive in
+	// time (504 Timeout with a "Too large resource version" message).
+	ErrTooLargeResourceVersion = errors.New("storage: too large resource version")
+)
