@@ -88,7 +88,7 @@ func FieldSelectorFromSet(set map[string]string) FieldSelector {
 	return s
 }
 
-var fieldEscaper = strings.NewReplacer(`\`, `\\`, `,`, `\,`, `=`, `\=`)
+var fieldEscaper = strings.NewReplacer(`\`, `\\`, `,`, `\,`, `=`, `\=`, `!`, `\!`)
 
 func escapeField(s string) string { return fieldEscaper.Replace(s) }
 
