@@ -1,0 +1,107 @@
+package apiserver
+
+import (
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Options configure a server. The zero value (with DataDir set) is a
+// secure single-machine server with embedded etcd on https://127.0.0.1:6443.
+type Options struct {
+	// DataDir holds etcd's data (unless EtcdServers is set), credentials and
+	// the kubeconfig. Default "./listwatch-data".
+	DataDir string
+	// BindAddress to listen on; default 127.0.0.1.
+	BindAddress string
+	// Port to listen on; default 6443. Use -1 for a free port (tests).
+	Port int
+	// Hosts are extra names and IPs for the serving certificate.
+	Hosts []string
+
+	// EtcdServers, when set, replaces the embedded etcd with a cluster.
+	EtcdServers  []string
+	EtcdCAFile   string
+	EtcdCertFile string
+	EtcdKeyFile  string
+
+	// TokenAuthFile is an extra static token file (token,user,uid,"groups").
+	// The admin token generated in DataDir is always accepted.
+	TokenAuthFile string
+	// AuthorizationPolicyFile is an ABAC policy (JSON lines). Without one,
+	// only system:masters (the admin) is allowed.
+	AuthorizationPolicyFile string
+
+	MaxRequestsInFlight         int
+	MaxMutatingRequestsInFlight int
+	MaxWatches                  int
+	MaxBodyBytes                int64
+	// RequestTimeout bounds non-watch requests; default 60s.
+	RequestTimeout time.Duration
+	// MinRequestTimeout: a watch ends after a random time in [min, 2*min);
+	// default 30m.
+	MinRequestTimeout time.Duration
+
+	// DisableWatchCache serves LIST and WATCH straight from etcd.
+	DisableWatchCache bool
+	// CompactionInterval between etcd compactions; default 5m. Negative
+	// disables compaction (for another process to do it).
+	CompactionInterval time.Duration
+
+	// KubeconfigPath to write; default DataDir/kubeconfig.
+	KubeconfigPath string
+
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+}
+
+// ErrOptions wraps every invalid-options error.
+var ErrOptions = errors.New("apiserver: invalid options")
+
+func (o Options) withDefaults() (Options, error) {
+	if o.DataDir == "" {
+		o.DataDir = "listwatch-data"
+	}
+	abs, err := filepath.Abs(o.DataDir)
+	if err != nil {
+		return o, errors.Join(ErrOptions, err)
+	}
+	o.DataDir = abs
+	if o.BindAddress == "" {
+		o.BindAddress = "127.0.0.1"
+	}
+	switch {
+	case o.Port == 0:
+		o.Port = 6443
+	case o.Port < 0:
+		o.Port = 0
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = 3 << 20
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = 60 * time.Second
+	}
+	if o.MinRequestTimeout == 0 {
+		o.MinRequestTimeout = 30 * time.Minute
+	}
+	if o.CompactionInterval == 0 {
+		o.CompactionInterval = 5 * time.Minute
+	}
+	if o.KubeconfigPath == "" {
+		o.KubeconfigPath = filepath.Join(o.DataDir, "kubeconfig")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Registerer == nil {
+		o.Registerer = prometheus.NewRegistry()
+	}
+	if (o.EtcdCertFile == "") != (o.EtcdKeyFile == "") {
+		return o, errors.Join(ErrOptions, errors.New("--etcd-certfile and --etcd-keyfile go together"))
+	}
+	return o, nil
+}

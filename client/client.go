@@ -1,0 +1,231 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// maxRetries is how many times a GET answered 429 or 5xx with a
+// Retry-After header is retried before the error is returned.
+const maxRetries = 5
+
+// Client talks to one API server. It is safe for concurrent use; share one
+// per server. It starts no goroutine of its own (the HTTP transport's
+// connection goroutines end with their connections; CloseIdleConnections
+// ends the idle ones).
+type Client struct {
+	base      *url.URL
+	http      *http.Client
+	transport *http.Transport
+	limiter   *rateLimiter
+	timeout   time.Duration
+	log       *slog.Logger
+	clock     clock
+}
+
+// New builds a Client from cfg, reading any certificate files it names.
+func New(cfg *Config) (*Client, error) {
+	return newClient(cfg, realClock{})
+}
+
+func newClient(cfg *Config, clk clock) (*Client, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	base, err := parseHost(cfg.Host)
+	if err != nil {
+		return nil, err
+	}
+	var execP *execProvider
+	if cfg.Exec != nil {
+		var cluster *execCluster
+		if cfg.Exec.ProvideClusterInfo {
+			cluster = &execCluster{Server: cfg.Host, TLSServerName: cfg.ServerName,
+				InsecureSkipTLSVerify: cfg.Insecure, CertificateAuthorityData: cfg.CAData}
+		}
+		if execP, err = newExecProvider(*cfg.Exec, cluster, clk); err != nil {
+			return nil, err
+		}
+	}
+	tr, err := newTransport(cfg, execP)
+	if err != nil {
+		return nil, err
+	}
+	if execP != nil {
+		execP.onNewCert = tr.CloseIdleConnections
+	}
+	auth := &authTransport{base: tr, userAgent: cfg.UserAgent, static: cfg.BearerToken, exec: execP}
+	if auth.userAgent == "" {
+		auth.userAgent = "listwatch/" + Version
+	}
+	if cfg.BearerTokenFile != "" {
+		auth.file = newTokenFile(cfg.BearerTokenFile, cfg.BearerToken, clk)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Client{
+		base:      base,
+		http:      &http.Client{Transport: auth},
+		transport: tr,
+		limiter:   newRateLimiter(cfg.QPS, cfg.Burst, clk),
+		timeout:   cfg.Timeout,
+		log:       log,
+		clock:     clk,
+	}, nil
+}
+
+// CloseIdleConnections closes pooled connections that carry no request.
+func (c *Client) CloseIdleConnections() { c.transport.CloseIdleConnections() }
+
+// request is one call to the server.
+type request struct {
+	method      string
+	path        string // under the base URL, starting with "/"
+	query       url.Values
+	body        []byte // nil: no body
+	contentType string // of body; "" means application/json
+	watch       bool   // no Config.Timeout, no retries
+}
+
+// Do sends a request to path (under the Host's path) and returns the
+// response of a 2xx answer, whose body the caller must close. Any other
+// answer is returned as a *wire.Status error. A non-nil body is sent as
+// application/json. Do waits on the rate limiter, applies Config.Timeout
+// until the body is closed, and retries GETs answered 429 or 5xx with
+// Retry-After.
+func (c *Client) Do(ctx context.Context, method, path string, query url.Values, body []byte) (*http.Response, error) {
+	return c.send(ctx, request{method: method, path: path, query: query, body: body})
+}
+
+// GetJSON GETs path and decodes the JSON answer into out; for discovery,
+// /version and other documents.
+func (c *Client) GetJSON(ctx context.Context, path string, out any) error {
+	resp, err := c.send(ctx, request{method: http.MethodGet, path: path})
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("client: decoding %s: %w", path, err)
+	}
+	return nil
+}
+
+func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		resp, retryAfter, err := c.attempt(ctx, r)
+		if retryAfter < 0 || attempt >= maxRetries {
+			return resp, err
+		}
+		c.log.DebugContext(ctx, "retrying request", "method", r.method, "path", r.path,
+			"after", retryAfter, "attempt", attempt+1, "error", err)
+		if err := c.clock.Sleep(ctx, retryAfter); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// attempt sends r once. retryAfter >= 0 asks the caller to retry after
+// that delay; the response has then been consumed.
+func (c *Client) attempt(ctx context.Context, r request) (resp *http.Response, retryAfter time.Duration, err error) {
+	if err := c.limiter.wait(ctx); err != nil {
+		return nil, -1, err
+	}
+	cancel := context.CancelFunc(func() {})
+	if c.timeout > 0 && !r.watch {
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+	}
+	req, err := c.newHTTPRequest(ctx, r)
+	if err != nil {
+		cancel()
+		return nil, -1, err
+	}
+	start := c.clock.Now()
+	resp, err = c.http.Do(req)
+	if err != nil {
+		cancel()
+		c.log.DebugContext(ctx, "request failed", "method", r.method, "url", req.URL.String(), "error", err)
+		return nil, -1, err
+	}
+	c.log.DebugContext(ctx, "request", "method", r.method, "url", req.URL.String(),
+		"status", resp.StatusCode, "proto", resp.Proto, "latency", c.clock.Now().Sub(start))
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+		return resp, -1, nil
+	}
+	defer cancel()
+	defer resp.Body.Close()
+	st := statusError(resp)
+	if d, ok := retryDelay(r, resp); ok {
+		return nil, d, st
+	}
+	return nil, -1, st
+}
+
+func (c *Client) newHTTPRequest(ctx context.Context, r request) (*http.Request, error) {
+	u := *c.base
+	u.Path = c.base.Path + r.path
+	u.RawQuery = r.query.Encode()
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), body)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if r.body != nil {
+		ct := r.contentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		req.Header.Set("Content-Type", ct)
+	}
+	return req, nil
+}
+
+// retryDelay says whether a failed response may be retried and after how
+// long: only GETs that are not watches (they are idempotent and hold no
+// stream), only for 429 and 5xx, and only when the server named a delay in
+// whole seconds with Retry-After, as client-go does.
+func retryDelay(r request, resp *http.Response) (time.Duration, bool) {
+	if r.method != http.MethodGet || r.watch {
+		return 0, false
+	}
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode < 500 {
+		return 0, false
+	}
+	h := resp.Header.Get("Retry-After")
+	if h == "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(h)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return time.Duration(n) * time.Second, true
+}
+
+// cancelOnClose ends a request's timeout context when its body is closed,
+// so that Config.Timeout covers the caller's read of the body too.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}

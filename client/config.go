@@ -1,0 +1,135 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+)
+
+// Defaults applied by New to zero fields of Config.
+const (
+	// DefaultQPS and DefaultBurst match client-go's rest.Config defaults.
+	DefaultQPS   float32 = 5
+	DefaultBurst int     = 10
+)
+
+// Version is the listwatch version sent in the default User-Agent.
+// Builds may override it with -ldflags "-X".
+var Version = "v0.1.0-dev"
+
+// Config says where an API server is and how to authenticate to it. Build
+// one by hand, with LoadKubeconfig, InClusterConfig or ConfigFromURL.
+//
+// Zero values are meaningful: every field documents what its zero value
+// does. A Config is read by New and not retained afterwards except for the
+// file names, which are re-read as documented.
+type Config struct {
+	// Host is the server's base URL, "https://host:port" (a bare
+	// "host:port" is taken as https). A path prefix is kept.
+	Host string
+
+	// CAData (PEM) or CAFile verify the server's certificate. Neither set:
+	// the system roots. CAData wins over CAFile.
+	CAData []byte
+	CAFile string
+	// CertData/KeyData (PEM) or CertFile/KeyFile present a client
+	// certificate. Data wins over files.
+	CertData, KeyData []byte
+	CertFile, KeyFile string
+	// Insecure skips verification of the server's certificate. It is an
+	// error together with CAData or CAFile, as in kubectl.
+	Insecure bool
+	// ServerName overrides the name checked in the server's certificate
+	// (and sent as SNI). Empty: the host of Host.
+	ServerName string
+
+	// BearerToken is sent as "Authorization: Bearer <token>".
+	BearerToken string
+	// BearerTokenFile, when set, wins over BearerToken; the file is
+	// re-read at most once a minute, because projected service account
+	// tokens rotate.
+	BearerTokenFile string
+	// Exec runs a credential plugin for tokens or client certificates.
+	// It wins over the bearer token fields.
+	Exec *ExecConfig
+
+	// QPS and Burst size the client-side token bucket every request waits
+	// on. Zero: DefaultQPS and DefaultBurst. A negative QPS disables rate
+	// limiting.
+	QPS   float32
+	Burst int
+	// Timeout bounds each non-watch request, from sending it to reading
+	// its body (including the body read by the caller of Do). Zero: no
+	// timeout. Watches are bounded only by their context and by the
+	// server's timeoutSeconds.
+	Timeout time.Duration
+	// UserAgent is sent with every request. Empty: "listwatch/<Version>".
+	UserAgent string
+
+	// Namespace is the default namespace of the kubeconfig context or of
+	// the pod's service account; informational, New does not use it.
+	Namespace string
+	// Logger receives one debug record per request. Nil: slog.Default().
+	Logger *slog.Logger
+}
+
+// ErrConfig is wrapped by every error about an invalid Config or
+// kubeconfig.
+var ErrConfig = errors.New("client: invalid config")
+
+// ConfigFromURL is the Config of a server at rawURL authenticated with a
+// bearer token (empty: none). Use it for tests and for listwatch serve's
+// plain-HTTP mode.
+func ConfigFromURL(rawURL, token string) (*Config, error) {
+	if _, err := parseHost(rawURL); err != nil {
+		return nil, err
+	}
+	return &Config{Host: rawURL, BearerToken: token}, nil
+}
+
+// parseHost turns Host into a base URL with no trailing slash.
+func parseHost(host string) (*url.URL, error) {
+	if host == "" {
+		return nil, fmt.Errorf("%w: host is empty", ErrConfig)
+	}
+	u, err := url.Parse(host)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		// "host:port" parses with the host as scheme; retry as https.
+		u2, err2 := url.Parse("https://" + host)
+		if err2 != nil || u2.Host == "" {
+			return nil, fmt.Errorf("%w: host %q is not a URL", ErrConfig, host)
+		}
+		u = u2
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("%w: host %q: scheme must be http or https", ErrConfig, host)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("%w: host %q must not have a query or fragment", ErrConfig, host)
+	}
+	for len(u.Path) > 0 && u.Path[len(u.Path)-1] == '/' {
+		u.Path = u.Path[:len(u.Path)-1]
+	}
+	u.RawPath = ""
+	return u, nil
+}
+
+func (c *Config) validate() error {
+	if c.Insecure && (len(c.CAData) > 0 || c.CAFile != "") {
+		return fmt.Errorf("%w: specifying a root certificates file with the insecure flag is not allowed", ErrConfig)
+	}
+	hasCert := len(c.CertData) > 0 || c.CertFile != ""
+	hasKey := len(c.KeyData) > 0 || c.KeyFile != ""
+	if hasCert != hasKey {
+		return fmt.Errorf("%w: client certificate and key must be given together", ErrConfig)
+	}
+	if c.Burst < 0 {
+		return fmt.Errorf("%w: burst %d is negative", ErrConfig, c.Burst)
+	}
+	if c.Timeout < 0 {
+		return fmt.Errorf("%w: timeout %v is negative", ErrConfig, c.Timeout)
+	}
+	return nil
+}

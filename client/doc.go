@@ -1,0 +1,51 @@
+// Package client is a REST client for Kubernetes-compatible API servers: a
+// real kube-apiserver, or listwatch serve. It imports nothing from
+// k8s.io, yet decodes into any type with object accessors, so *corev1.Pod
+// from k8s.io/api works as well as *object.Unstructured.
+//
+// There are only a few types: Config says where the server is and how to
+// authenticate; Client holds one HTTP transport, rate limiter and
+// credentials per server; Resource[T] is a typed view of one resource,
+// optionally in one namespace; Watcher[T] reads a watch stream.
+//
+// # Basics
+//
+//	cfg, err := client.LoadKubeconfig("", "") // $KUBECONFIG or ~/.kube/config
+//	c, err := client.New(cfg)
+//	pods := client.NewResource[*corev1.Pod](c, client.GroupVersionResource{Version: "v1", Resource: "pods"})
+//	list, err := pods.Namespace("default").ListAll(ctx, wire.ListOptions{})
+//	w, err := pods.Watch(ctx, wire.ListOptions{ResourceVersion: list.Metadata.ResourceVersion, AllowWatchBookmarks: true})
+//	defer w.Close()
+//	for {
+//		ev, err := w.Next() // io.EOF when the server ends the watch
+//		...
+//	}
+//
+// Config comes from a kubeconfig (LoadKubeconfig: several files merged as
+// kubectl merges $KUBECONFIG, tokens, token files, client certificates,
+// exec credential plugins), from a pod's service account
+// (InClusterConfig) or from a URL and a token (ConfigFromURL).
+//
+// # Guarantees
+//
+//   - Every request waits on one token bucket per Client (Config.QPS and
+//     Burst), with the request's context.
+//   - Non-2xx answers are *wire.Status errors; IsNotFound, IsConflict,
+//     IsGone and the other Is functions classify them, by reason and,
+//     when a Status carries no reason, by HTTP code.
+//   - GETs answered 429 or 5xx with Retry-After are retried a few times
+//     after the server's delay. Writes and watches are never retried.
+//   - ListAll follows continue tokens and, if one expires, falls back to a
+//     single full list, as client-go's pager does. ListEach streams page
+//     by page and returns the expiry instead.
+//   - A Watcher starts no goroutine; Close from another goroutine unblocks
+//     Next. An ERROR event (such as 410 Expired for a resourceVersion too
+//     old to watch from) is returned by Next as a *wire.Status.
+//
+// # Caveats
+//
+// Only JSON is spoken (no protobuf, no CBOR). Basic auth, auth-provider
+// plugins, impersonation and proxy-url in kubeconfig are not supported.
+// An exec plugin never gets a terminal, so interactiveMode Always is
+// refused.
+package client

@@ -1,0 +1,168 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/listwatch/listwatch/wire"
+)
+
+// maxErrorBody caps how much of an error response is read.
+const maxErrorBody = 1 << 20
+
+// statusError turns a non-2xx response into a *wire.Status. A body that is
+// a Status is used as sent (its code filled in from the response when
+// missing); any other body becomes the message of a Status synthesized
+// from the HTTP code, as client-go's NewGenericServerResponse does.
+func statusError(resp *http.Response) *wire.Status {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	var st wire.Status
+	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" {
+		if st.Code == 0 {
+			st.Code = int32(resp.StatusCode)
+		}
+		if st.Status == "" {
+			st.Status = wire.StatusFailure
+		}
+		return &st
+	}
+	return synthesizeStatus(resp.StatusCode, strings.TrimSpace(string(body)), resp.Header.Get("Retry-After"))
+}
+
+func synthesizeStatus(code int, body, retryAfter string) *wire.Status {
+	reason, msg := reasonForCode(code)
+	if body != "" {
+		msg = body
+	}
+	st := &wire.Status{
+		TypeMeta: wire.TypeMeta{APIVersion: "v1", Kind: "Status"},
+		Status:   wire.StatusFailure,
+		Message:  msg,
+		Reason:   reason,
+		Code:     int32(code),
+	}
+	if n, err := strconv.Atoi(retryAfter); err == nil && n >= 0 {
+		st.Details = &wire.StatusDetails{RetryAfterSeconds: int32(n)}
+	}
+	return st
+}
+
+func reasonForCode(code int) (wire.StatusReason, string) {
+	switch code {
+	case http.StatusBadRequest:
+		return wire.ReasonBadRequest, "the server rejected our request for an unknown reason"
+	case http.StatusUnauthorized:
+		return wire.ReasonUnauthorized, "the server has asked for the client to provide credentials"
+	case http.StatusForbidden:
+		return wire.ReasonForbidden, "the server does not allow access to the requested resource"
+	case http.StatusNotFound:
+		return wire.ReasonNotFound, "the server could not find the requested resource"
+	case http.StatusMethodNotAllowed:
+		return wire.ReasonMethodNotAllowed, "the server does not allow this method on the requested resource"
+	case http.StatusNotAcceptable:
+		return wire.ReasonNotAcceptable, "the server was unable to respond with a content type that the client supports"
+	case http.StatusConflict:
+		return wire.ReasonConflict, "the server reported a conflict"
+	case http.StatusGone:
+		return wire.ReasonGone, "the server has asked for the client to retry with a fresh resourceVersion"
+	case http.StatusRequestEntityTooLarge:
+		return wire.ReasonRequestEntityTooLarge, "the server has rejected the request because it is too large"
+	case http.StatusUnsupportedMediaType:
+		return wire.ReasonUnsupportedMediaType, "the server was unable to handle the media type of the request"
+	case http.StatusUnprocessableEntity:
+		return wire.ReasonInvalid, "the server rejected our request due to an error in our request"
+	case http.StatusTooManyRequests:
+		return wire.ReasonTooManyRequests, "the server has received too many requests and has asked us to try again later"
+	case http.StatusInternalServerError:
+		return wire.ReasonInternalError, "an error on the server has prevented the request from succeeding"
+	case http.StatusServiceUnavailable:
+		return wire.ReasonServiceUnavailable, "the server is currently unable to handle the request"
+	case http.StatusGatewayTimeout:
+		return wire.ReasonTimeout, "the server was unable to return a response in the time allotted, but may still be processing the request"
+	}
+	return wire.ReasonUnknown, "an error on the server (" + strconv.Itoa(code) + ") has prevented the request from succeeding"
+}
+
+// statusOf finds the *wire.Status in err's chain.
+func statusOf(err error) (*wire.Status, bool) {
+	var st *wire.Status
+	ok := errors.As(err, &st)
+	return st, ok
+}
+
+// isReason says whether err is a Status with one of reasons, or, for a
+// Status with no reason, with the given HTTP code (0: no code fallback).
+func isReason(err error, code int32, reasons ...wire.StatusReason) bool {
+	st, ok := statusOf(err)
+	if !ok {
+		return false
+	}
+	for _, r := range reasons {
+		if st.Reason == r {
+			return true
+		}
+	}
+	return st.Reason == wire.ReasonUnknown && code != 0 && st.Code == code
+}
+
+// IsNotFound: 404 NotFound.
+func IsNotFound(err error) bool { return isReason(err, http.StatusNotFound, wire.ReasonNotFound) }
+
+// IsAlreadyExists: 409 AlreadyExists (a create of an existing name).
+func IsAlreadyExists(err error) bool { return isReason(err, 0, wire.ReasonAlreadyExists) }
+
+// IsConflict: 409 Conflict (a stale resourceVersion on update or delete).
+func IsConflict(err error) bool { return isReason(err, http.StatusConflict, wire.ReasonConflict) }
+
+// IsGone: 410, reason Gone or Expired. A reader that sees it must relist.
+func IsGone(err error) bool {
+	return isReason(err, http.StatusGone, wire.ReasonGone, wire.ReasonExpired)
+}
+
+// IsExpired: 410 Expired, a resourceVersion or continue token too old.
+func IsExpired(err error) bool { return isReason(err, 0, wire.ReasonExpired) }
+
+// IsInvalid: 422 Invalid.
+func IsInvalid(err error) bool {
+	return isReason(err, http.StatusUnprocessableEntity, wire.ReasonInvalid)
+}
+
+// IsBadRequest: 400 BadRequest.
+func IsBadRequest(err error) bool { return isReason(err, http.StatusBadRequest, wire.ReasonBadRequest) }
+
+// IsForbidden: 403 Forbidden.
+func IsForbidden(err error) bool { return isReason(err, http.StatusForbidden, wire.ReasonForbidden) }
+
+// IsUnauthorized: 401 Unauthorized.
+func IsUnauthorized(err error) bool {
+	return isReason(err, http.StatusUnauthorized, wire.ReasonUnauthorized)
+}
+
+// IsTooManyRequests: 429 TooManyRequests.
+func IsTooManyRequests(err error) bool {
+	return isReason(err, http.StatusTooManyRequests, wire.ReasonTooManyRequests)
+}
+
+// IsTimeout: the request ran out of time on the server, reason Timeout
+// (504) or ServerTimeout.
+func IsTimeout(err error) bool {
+	return isReason(err, http.StatusGatewayTimeout, wire.ReasonTimeout, wire.ReasonServerTimeout)
+}
+
+// ErrRequest is wrapped by errors about a request the client refuses to
+// send (an empty name, an object that does not encode).
+var ErrRequest = errors.New("client: invalid request")
+
+// drainClose reads what is left of a body (so the connection can be
+// reused) and closes it.
+func drainClose(body io.ReadCloser) error {
+	_, err := io.Copy(io.Discard, io.LimitReader(body, maxErrorBody))
+	if cerr := body.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,284 @@
+package client
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The kubeconfig document, as much of it as listwatch honours. Fields not
+// listed (username/password, impersonation, proxy-url, auth-provider) are
+// ignored.
+type kubeconfig struct {
+	CurrentContext string         `yaml:"current-context"`
+	Clusters       []namedCluster `yaml:"clusters"`
+	Users          []namedUser    `yaml:"users"`
+	Contexts       []namedContext `yaml:"contexts"`
+}
+
+type namedCluster struct {
+	Name    string      `yaml:"name"`
+	Cluster kubeCluster `yaml:"cluster"`
+}
+
+type kubeCluster struct {
+	Server                   string `yaml:"server"`
+	CertificateAuthority     string `yaml:"certificate-authority"`
+	CertificateAuthorityData string `yaml:"certificate-authority-data"`
+	InsecureSkipTLSVerify    bool   `yaml:"insecure-skip-tls-verify"`
+	TLSServerName            string `yaml:"tls-server-name"`
+}
+
+type namedUser struct {
+	Name string   `yaml:"name"`
+	User kubeUser `yaml:"user"`
+}
+
+type kubeUser struct {
+	Token                 string    `yaml:"token"`
+	TokenFile             string    `yaml:"tokenFile"`
+	ClientCertificate     string    `yaml:"client-certificate"`
+	ClientCertificateData string    `yaml:"client-certificate-data"`
+	ClientKey             string    `yaml:"client-key"`
+	ClientKeyData         string    `yaml:"client-key-data"`
+	Exec                  *kubeExec `yaml:"exec"`
+}
+
+type kubeExec struct {
+	APIVersion         string       `yaml:"apiVersion"`
+	Command            string       `yaml:"command"`
+	Args               []string     `yaml:"args"`
+	Env                []ExecEnvVar `yaml:"env"`
+	InstallHint        string       `yaml:"installHint"`
+	ProvideClusterInfo bool         `yaml:"provideClusterInfo"`
+	InteractiveMode    string       `yaml:"interactiveMode"`
+}
+
+type namedContext struct {
+	Name    string      `yaml:"name"`
+	Context kubeContext `yaml:"context"`
+}
+
+type kubeContext struct {
+	Cluster   string `yaml:"cluster"`
+	User      string `yaml:"user"`
+	Namespace string `yaml:"namespace"`
+}
+
+// mergedKubeconfig is several kubeconfig files merged the way kubectl
+// merges $KUBECONFIG: for every cluster, user and context name, and for
+// current-context, the first file that sets it wins. File paths are
+// already resolved against the directory of the file they came from.
+type mergedKubeconfig struct {
+	currentContext string
+	clusters       map[string]kubeCluster
+	users          map[string]kubeUser
+	contexts       map[string]kubeContext
+}
+
+// LoadKubeconfig reads a kubeconfig and returns the Config of one of its
+// contexts.
+//
+// path "" means $KUBECONFIG, a list of files separated by the OS list
+// separator (':' on Unix) merged first-wins as kubectl does (missing files
+// in the list are skipped), or ~/.kube/config when $KUBECONFIG is empty.
+// context "" means the current-context. Relative file paths in the
+// kubeconfig (certificates, keys, token files, exec commands containing a
+// separator) are resolved against the directory of the file that names
+// them.
+func LoadKubeconfig(path, context string) (*Config, error) {
+	paths, explicit, err := kubeconfigPaths(path)
+	if err != nil {
+		return nil, err
+	}
+	m := newMergedKubeconfig()
+	found := 0
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			if !explicit && errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return nil, fmt.Errorf("%w: kubeconfig: %w", ErrConfig, err)
+		}
+		if err := m.add(data, filepath.Dir(p)); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		found++
+	}
+	if found == 0 {
+		return nil, fmt.Errorf("%w: kubeconfig: none of %q exists", ErrConfig, paths)
+	}
+	return m.config(context)
+}
+
+func kubeconfigPaths(path string) (paths []string, explicit bool, err error) {
+	if path != "" {
+		return []string{path}, true, nil
+	}
+	if env := os.Getenv("KUBECONFIG"); env != "" {
+		seen := map[string]bool{}
+		for _, p := range filepath.SplitList(env) {
+			if p != "" && !seen[p] {
+				seen[p] = true
+				paths = append(paths, p)
+			}
+		}
+		if len(paths) > 0 {
+			return paths, false, nil
+		}
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: kubeconfig: %w", ErrConfig, err)
+	}
+	return []string{filepath.Join(home, ".kube", "config")}, true, nil
+}
+
+// parseKubeconfig is LoadKubeconfig for one document held in memory, with
+// relative paths resolved against dir. It touches no file.
+func parseKubeconfig(data []byte, dir, context string) (*Config, error) {
+	m := newMergedKubeconfig()
+	if err := m.add(data, dir); err != nil {
+		return nil, err
+	}
+	return m.config(context)
+}
+
+func newMergedKubeconfig() *mergedKubeconfig {
+	return &mergedKubeconfig{
+		clusters: map[string]kubeCluster{},
+		users:    map[string]kubeUser{},
+		contexts: map[string]kubeContext{},
+	}
+}
+
+func (m *mergedKubeconfig) add(data []byte, dir string) error {
+	var kc kubeconfig
+	if err := yaml.Unmarshal(data, &kc); err != nil {
+		return fmt.Errorf("%w: kubeconfig: %w", ErrConfig, err)
+	}
+	if m.currentContext == "" {
+		m.currentContext = kc.CurrentContext
+	}
+	for _, c := range kc.Clusters {
+		if _, ok := m.clusters[c.Name]; !ok {
+			c.Cluster.CertificateAuthority = resolvePath(dir, c.Cluster.CertificateAuthority)
+			m.clusters[c.Name] = c.Cluster
+		}
+	}
+	for _, u := range kc.Users {
+		if _, ok := m.users[u.Name]; !ok {
+			u.User.TokenFile = resolvePath(dir, u.User.TokenFile)
+			u.User.ClientCertificate = resolvePath(dir, u.User.ClientCertificate)
+			u.User.ClientKey = resolvePath(dir, u.User.ClientKey)
+			if e := u.User.Exec; e != nil && strings.ContainsRune(e.Command, filepath.Separator) {
+				e.Command = resolvePath(dir, e.Command)
+			}
+			m.users[u.Name] = u.User
+		}
+	}
+	for _, c := range kc.Contexts {
+		if _, ok := m.contexts[c.Name]; !ok {
+			m.contexts[c.Name] = c.Context
+		}
+	}
+	return nil
+}
+
+func resolvePath(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) || dir == "" {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+func (m *mergedKubeconfig) config(context string) (*Config, error) {
+	if context == "" {
+		context = m.currentContext
+	}
+	if context == "" {
+		return nil, fmt.Errorf("%w: kubeconfig: no context given and current-context is not set", ErrConfig)
+	}
+	kctx, ok := m.contexts[context]
+	if !ok {
+		return nil, fmt.Errorf("%w: kubeconfig: context %q not found", ErrConfig, context)
+	}
+	cluster, ok := m.clusters[kctx.Cluster]
+	if !ok {
+		return nil, fmt.Errorf("%w: kubeconfig: cluster %q of context %q not found", ErrConfig, kctx.Cluster, context)
+	}
+	cfg := &Config{
+		Host:       cluster.Server,
+		CAFile:     cluster.CertificateAuthority,
+		Insecure:   cluster.InsecureSkipTLSVerify,
+		ServerName: cluster.TLSServerName,
+		Namespace:  kctx.Namespace,
+	}
+	var err error
+	if cfg.CAData, err = decodeBase64("certificate-authority-data", cluster.CertificateAuthorityData); err != nil {
+		return nil, err
+	}
+	if kctx.User != "" {
+		user, ok := m.users[kctx.User]
+		if !ok {
+			return nil, fmt.Errorf("%w: kubeconfig: user %q of context %q not found", ErrConfig, kctx.User, context)
+		}
+		if err := applyUser(cfg, user); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := parseHost(cfg.Host); err != nil {
+		return nil, fmt.Errorf("kubeconfig: cluster %q: %w", kctx.Cluster, err)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func applyUser(cfg *Config, u kubeUser) error {
+	cfg.BearerToken = u.Token
+	cfg.BearerTokenFile = u.TokenFile
+	cfg.CertFile = u.ClientCertificate
+	cfg.KeyFile = u.ClientKey
+	var err error
+	if cfg.CertData, err = decodeBase64("client-certificate-data", u.ClientCertificateData); err != nil {
+		return err
+	}
+	if cfg.KeyData, err = decodeBase64("client-key-data", u.ClientKeyData); err != nil {
+		return err
+	}
+	if e := u.Exec; e != nil {
+		if e.Command == "" {
+			return fmt.Errorf("%w: kubeconfig: exec: command is empty", ErrConfig)
+		}
+		cfg.Exec = &ExecConfig{
+			APIVersion:         e.APIVersion,
+			Command:            e.Command,
+			Args:               e.Args,
+			Env:                e.Env,
+			InstallHint:        e.InstallHint,
+			ProvideClusterInfo: e.ProvideClusterInfo,
+			InteractiveMode:    e.InteractiveMode,
+		}
+	}
+	return nil
+}
+
+func decodeBase64(field, s string) ([]byte, error) {
+	if s == "" {
+		return nil, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
+	if err != nil {
+		return nil, fmt.Errorf("%w: kubeconfig: %s: %w", ErrConfig, field, err)
+	}
+	return b, nil
+}

@@ -1,0 +1,287 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/listwatch/listwatch/object"
+)
+
+// KnownObjects is what the queue needs to know about the consumer's cache:
+// Replace turns keys that are known but missing from a list into Deleted
+// deltas, and Resync emits Sync for every known key. *Store satisfies it.
+type KnownObjects[T object.Object] interface {
+	ListKeys() []string
+	GetByKey(key string) (T, bool)
+}
+
+// PopProcessFunc handles one key's deltas. It runs with the queue's lock
+// held (as client-go's DeltaFIFO does), so it must not call back into the
+// queue; the lock is what lets Replace trust KnownObjects. Return an error
+// wrapping ErrRequeue to put the deltas back.
+type PopProcessFunc[T object.Object] func(key string, deltas Deltas[T], isInInitialList bool) error
+
+// DeltaQueue is a typed DeltaFIFO: a FIFO of keys, each with the deltas that
+// accumulated for it since it was last popped.
+//
+// The zero value is not usable; use NewDeltaQueue. It starts no goroutine.
+type DeltaQueue[T object.Object] struct {
+	known     KnownObjects[T]
+	transform func(T) (T, error)
+
+	// ready holds a token whenever the queue may be non-empty; Pop waits
+	// on it. Capacity 1, written without blocking.
+	ready chan struct{}
+
+	// mu guards everything below and is held while a PopProcessFunc runs.
+	// Lock order: mu, then the KnownObjects' own lock.
+	mu sync.Mutex
+	// items holds the pending deltas of every queued key; every key in
+	// order is in items and vice versa, and items[k] is never empty.
+	items map[string]Deltas[T]
+	order []string
+	// populated is set by the first Replace; initialCount is how many of
+	// the keys queued at that moment are still to be popped.
+	populated    bool
+	initialCount int
+	closed       bool
+}
+
+// DeltaQueueOptions configure a DeltaQueue.
+type DeltaQueueOptions[T object.Object] struct {
+	// KnownObjects is the consumer's cache. Without it Replace cannot
+	// detect deletions and Resync does nothing.
+	KnownObjects KnownObjects[T]
+	// Transform, if set, is applied to every object entering the queue
+	// through Add, Update, Delete and Replace (not to Sync or to the
+	// Deleted deltas Replace synthesises, whose objects came from the
+	// cache and were transformed already).
+	Transform func(T) (T, error)
+}
+
+// NewDeltaQueue returns an empty queue.
+func NewDeltaQueue[T object.Object](opts DeltaQueueOptions[T]) *DeltaQueue[T] {
+	return &DeltaQueue[T]{
+		known:     opts.KnownObjects,
+		transform: opts.Transform,
+		ready:     make(chan struct{}, 1),
+		items:     map[string]Deltas[T]{},
+	}
+}
+
+// Add queues an Added delta.
+func (q *DeltaQueue[T]) Add(obj T) error { return q.push(Added, obj) }
+
+// Update queues an Updated delta.
+func (q *DeltaQueue[T]) Update(obj T) error { return q.push(Updated, obj) }
+
+// Delete queues a Deleted delta, unless the object is neither known nor
+// queued: then it was already deleted and there is nothing to say.
+func (q *DeltaQueue[T]) Delete(obj T) error {
+	obj, err := q.transformed(obj)
+	if err != nil {
+		return err
+	}
+	key := object.Key(obj)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if _, queued := q.items[key]; !queued {
+		if q.known == nil {
+			return nil
+		}
+		if _, ok := q.known.GetByKey(key); !ok {
+			return nil
+		}
+	}
+	q.appendLocked(key, Delta[T]{Type: Deleted, Object: obj})
+	return nil
+}
+
+func (q *DeltaQueue[T]) push(t DeltaType, obj T) error {
+	obj, err := q.transformed(obj)
+	if err != nil {
+		return err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.appendLocked(object.Key(obj), Delta[T]{Type: t, Object: obj})
+	return nil
+}
+
+func (q *DeltaQueue[T]) transformed(obj T) (T, error) {
+	if q.transform == nil {
+		return obj, nil
+	}
+	out, err := q.transform(obj)
+	if err != nil {
+		return out, fmt.Errorf("informer: transform %s: %w", object.Key(obj), err)
+	}
+	return out, nil
+}
+
+func (q *DeltaQueue[T]) appendLocked(key string, d Delta[T]) {
+	old, queued := q.items[key]
+	q.items[key] = dedupDeletes(append(old, d))
+	if !queued {
+		q.order = append(q.order, key)
+		q.signal()
+	}
+}
+
+func (q *DeltaQueue[T]) signal() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// Replace queues a Replaced delta for every object in list, and a Deleted
+// delta (FinalStateUnknown, carrying the last known state) for every key
+// that is known or queued but absent from list. The first Replace marks
+// the queue populated; HasSynced turns true once all keys queued then have
+// been popped. rv is the list's resourceVersion, kept for symmetry with
+// client-go and for logs.
+func (q *DeltaQueue[T]) Replace(list []T, rv string) error {
+	_ = rv
+	objs := make([]T, len(list))
+	for i, o := range list {
+		t, err := q.transformed(o)
+		if err != nil {
+			return err
+		}
+		objs[i] = t
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	present := make(map[string]struct{}, len(objs))
+	for _, o := range objs {
+		k := object.Key(o)
+		present[k] = struct{}{}
+		q.appendLocked(k, Delta[T]{Type: Replaced, Object: o})
+	}
+	// Keys queued but not listed: the newest queued state is the last known.
+	for _, k := range q.order {
+		if _, ok := present[k]; ok {
+			continue
+		}
+		newest, _ := q.items[k].Newest()
+		if newest.Type == Deleted {
+			continue
+		}
+		q.appendLocked(k, Delta[T]{Type: Deleted, Object: newest.Object, FinalStateUnknown: true})
+	}
+	if q.known != nil {
+		for _, k := range q.known.ListKeys() {
+			if _, ok := present[k]; ok {
+				continue
+			}
+			if _, queued := q.items[k]; queued {
+				continue // handled above
+			}
+			last, ok := q.known.GetByKey(k)
+			if !ok {
+				continue
+			}
+			q.appendLocked(k, Delta[T]{Type: Deleted, Object: last, FinalStateUnknown: true})
+		}
+	}
+	if !q.populated {
+		q.populated = true
+		q.initialCount = len(q.order)
+	}
+	return nil
+}
+
+// Resync queues a Sync delta, with the cached object, for every known key
+// that has no pending deltas (a pending delta is newer than a resync).
+func (q *DeltaQueue[T]) Resync() error {
+	if q.known == nil {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, k := range q.known.ListKeys() {
+		if _, queued := q.items[k]; queued {
+			continue
+		}
+		if obj, ok := q.known.GetByKey(k); ok {
+			q.appendLocked(k, Delta[T]{Type: Sync, Object: obj})
+		}
+	}
+	return nil
+}
+
+// Pop waits for a key, removes it with its deltas, and calls process with
+// the lock held. It returns ctx.Err() when ctx ends first, ErrQueueClosed
+// after Close, and process's error otherwise (after requeueing the deltas
+// if that error wraps ErrRequeue).
+func (q *DeltaQueue[T]) Pop(ctx context.Context, process PopProcessFunc[T]) error {
+	for {
+		q.mu.Lock()
+		if q.closed {
+			q.mu.Unlock()
+			return ErrQueueClosed
+		}
+		if len(q.order) > 0 {
+			err := q.popLocked(process)
+			q.mu.Unlock()
+			return err
+		}
+		q.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-q.ready:
+		}
+	}
+}
+
+func (q *DeltaQueue[T]) popLocked(process PopProcessFunc[T]) error {
+	key := q.order[0]
+	q.order[0] = ""
+	q.order = q.order[1:]
+	if len(q.order) > 0 {
+		q.signal() // let another Pop proceed without waiting for an Add
+	}
+	deltas := q.items[key]
+	delete(q.items, key)
+	initial := q.initialCount > 0
+	if initial {
+		q.initialCount--
+	}
+	err := process(key, deltas, initial)
+	if errors.Is(err, ErrRequeue) {
+		for _, d := range deltas {
+			q.appendLocked(key, d)
+		}
+		if initial {
+			q.initialCount++
+		}
+	}
+	return err
+}
+
+// Close makes every current and future Pop return ErrQueueClosed.
+func (q *DeltaQueue[T]) Close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.signal()
+}
+
+// HasSynced reports whether the first Replace happened and every key it
+// queued has been popped and processed.
+func (q *DeltaQueue[T]) HasSynced() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.populated && q.initialCount == 0
+}
+
+// Len is the number of queued keys.
+func (q *DeltaQueue[T]) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.order)
+}

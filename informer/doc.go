@@ -1,0 +1,53 @@
+// Package informer keeps a local, indexed, eventually consistent copy of one
+// kind of Kubernetes resource and tells handlers about every change to it.
+//
+// There are only a few types:
+//
+//   - ListerWatcher: the two calls the informer needs from the API server
+//     (a *client.Resource[T] is one; NewListWatchFromClient adds selectors).
+//   - Reflector: lists (paged, or as a streaming initial list), then watches
+//     from the list's resourceVersion, relists on 410, backs off on errors,
+//     and feeds what it sees into a DeltaQueue.
+//   - DeltaQueue: per-object queued changes (Added, Updated, Deleted,
+//     Replaced, Sync), popped one key at a time.
+//   - Store: the thread-safe, indexed cache the informer keeps.
+//   - Informer: one pop loop that applies deltas to the Store and fans them
+//     out to every registered Handler, each with its own buffer.
+//   - Factory: shares one Informer per (type, resource, namespace, selectors).
+//
+// # Basics
+//
+//	inf := informer.New(lw, informer.Options[*corev1.Pod]{})
+//	reg, _ := inf.AddEventHandler(informer.HandlerFuncs[*corev1.Pod]{
+//		AddFunc: func(p *corev1.Pod, initial bool) { ... },
+//	}, informer.HandlerOptions{})
+//	go inf.Run(ctx)            // blocks until ctx ends
+//	informer.WaitFor(ctx, reg.HasSynced)
+//	pods := inf.Lister().List()
+//
+// # Guarantees
+//
+//   - Convergence: after every fault the reflector relists and Replace turns
+//     the difference into deltas, so the Store ends equal to the server's
+//     state, and each handler sees, per key, a consistent history: an Add
+//     before any Update, nothing after a Delete until the next Add.
+//   - Never backwards: events and bookmarks whose resourceVersion is not
+//     newer than the last one seen are dropped. Kubernetes calls
+//     resourceVersions opaque; both kube-apiserver and listwatch's server use
+//     etcd revisions, so the reflector compares them as unsigned integers
+//     whenever both parse, and accepts the event when either does not.
+//   - Isolation: a slow handler only grows its own buffer; it never blocks
+//     the pop loop or another handler.
+//   - Typed deletes: OnDelete receives the last known object and whether its
+//     final state is unknown (deleted while the watch was down); there are
+//     no tombstones to type-assert.
+//
+// # Caveats
+//
+// Objects handed to handlers and returned by the Lister are the stored
+// pointers, shared by every reader. Never mutate them; copy first.
+//
+// Handlers run on their own goroutine, one notification at a time per
+// handler; a handler that must not miss changes after a Remove should not
+// rely on buffered notifications being delivered.
+package informer

@@ -1,0 +1,253 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/listwatch/listwatch/object"
+)
+
+// Options configure an Informer. The zero value is usable.
+type Options[T object.Object] struct {
+	// Indexers are added to the store's built-in indexes.
+	Indexers Indexers[T]
+	// Transform, if set, rewrites every object before it is stored and
+	// handed to handlers (see DropManagedFields). It may modify its
+	// argument in place: the object is not shared yet.
+	Transform func(T) (T, error)
+	// Reflector tunes listing and watching; its ResyncPeriod and
+	// ShouldResync are set by the informer.
+	Reflector ReflectorOptions
+}
+
+// Informer is a shared informer: one reflector, one delta queue, one
+// indexed store, and any number of handlers.
+type Informer[T object.Object] struct {
+	store     *Store[T]
+	queue     *DeltaQueue[T]
+	reflector *Reflector[T]
+	logger    *slog.Logger
+
+	// mu guards listeners, the listeners' resync state and the run state.
+	// The pop loop holds it for reading while it updates the store and
+	// fans out, so AddEventHandler (which holds it for writing) sees the
+	// store and the notification stream at one consistent point.
+	// Lock order: DeltaQueue.mu, then mu, then Store.mu.
+	mu        sync.RWMutex
+	listeners map[*listener[T]]struct{}
+	runCtx    context.Context // non-nil while Run is running
+	started   bool
+	stopped   bool
+	// wg counts the reflector and listener goroutines. Add is only called
+	// with mu held and !stopped, before Run's final Wait.
+	wg sync.WaitGroup
+}
+
+// New returns an informer over lw. It starts nothing; call Run.
+func New[T object.Object](lw ListerWatcher[T], opts Options[T]) (*Informer[T], error) {
+	store, err := NewStore(opts.Indexers)
+	if err != nil {
+		return nil, err
+	}
+	i := &Informer[T]{store: store, listeners: map[*listener[T]]struct{}{}}
+	i.queue = NewDeltaQueue(DeltaQueueOptions[T]{KnownObjects: store, Transform: opts.Transform})
+	ro := opts.Reflector
+	ro.ResyncPeriod = i.resyncPeriod
+	ro.ShouldResync = i.shouldResync
+	i.reflector = NewReflector(lw, Sink[T](i.queue), ro)
+	i.logger = i.reflector.logger
+	return i, nil
+}
+
+// Lister reads the informer's store. The objects are shared: do not mutate.
+func (i *Informer[T]) Lister() Lister[T] { return i.store }
+
+// AddIndexers adds indexes; only before Run.
+func (i *Informer[T]) AddIndexers(ix Indexers[T]) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.started {
+		return ErrStarted
+	}
+	return i.store.AddIndexers(ix)
+}
+
+// HasSynced reports whether the first full list has been stored (every
+// handler registered by then has been sent all of it, but may not have
+// handled it yet: use the registration's HasSynced for that).
+func (i *Informer[T]) HasSynced() bool { return i.queue.HasSynced() }
+
+// LastSyncError is why the informer is currently failing to list or
+// watch, or nil.
+func (i *Informer[T]) LastSyncError() error { return i.reflector.LastSyncError() }
+
+// LastSyncResourceVersion is the newest resourceVersion observed.
+func (i *Informer[T]) LastSyncResourceVersion() string {
+	return i.reflector.LastSyncResourceVersion()
+}
+
+// Run lists, watches and delivers until ctx ends, then returns after the
+// reflector, the pop loop and every handler goroutine have exited.
+// It returns ErrStarted if called twice.
+func (i *Informer[T]) Run(ctx context.Context) error {
+	i.mu.Lock()
+	if i.started {
+		i.mu.Unlock()
+		return ErrStarted
+	}
+	i.started, i.runCtx = true, ctx
+	for l := range i.listeners {
+		i.startListenerLocked(l)
+	}
+	i.wg.Go(func() { _ = i.reflector.Run(ctx) })
+	i.mu.Unlock()
+
+	for ctx.Err() == nil {
+		err := i.queue.Pop(ctx, i.process)
+		if err != nil && ctx.Err() == nil {
+			i.logger.Error("processing deltas", "err", err)
+		}
+	}
+
+	i.mu.Lock()
+	i.stopped, i.runCtx = true, nil
+	i.mu.Unlock()
+	i.wg.Wait()
+	return nil
+}
+
+func (i *Informer[T]) startListenerLocked(l *listener[T]) {
+	lctx, cancel := context.WithCancel(i.runCtx)
+	l.cancel = cancel
+	i.wg.Go(func() {
+		defer cancel()
+		l.run(lctx)
+	})
+}
+
+// process applies one key's deltas to the store and fans them out. It runs
+// under the queue's lock (see PopProcessFunc).
+func (i *Informer[T]) process(key string, deltas Deltas[T], initial bool) error {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	for _, d := range deltas {
+		old, exists := i.store.GetByKey(key)
+		switch d.Type {
+		case Sync, Replaced, Added, Updated:
+			i.store.Update(d.Object)
+			if !exists {
+				i.distribute(notification[T]{kind: notifyAdd, obj: d.Object, flag: initial}, false)
+				continue
+			}
+			isSync := d.Type == Sync ||
+				(d.Type == Replaced && old.GetResourceVersion() == d.Object.GetResourceVersion())
+			i.distribute(notification[T]{kind: notifyUpdate, old: old, obj: d.Object}, isSync)
+		case Deleted:
+			if !exists {
+				continue // handlers never saw it, or saw its delete already
+			}
+			i.store.DeleteKey(key)
+			i.distribute(notification[T]{kind: notifyDelete, obj: d.Object, flag: d.FinalStateUnknown}, false)
+		}
+	}
+	return nil
+}
+
+// distribute queues n for every listener; a resync goes only to listeners
+// whose resync is due. Caller holds mu (read).
+func (i *Informer[T]) distribute(n notification[T], isSync bool) {
+	for l := range i.listeners {
+		if isSync && !l.resyncing {
+			continue
+		}
+		l.add(n)
+	}
+}
+
+// resyncPeriod is the smallest handler resync period, 0 if none.
+func (i *Informer[T]) resyncPeriod() time.Duration {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	var p time.Duration
+	for l := range i.listeners {
+		if l.resyncPeriod > 0 && (p == 0 || l.resyncPeriod < p) {
+			p = l.resyncPeriod
+		}
+	}
+	return p
+}
+
+// shouldResync marks the listeners whose resync is due; the marks stay
+// until the next tick, while the queued Sync deltas are processed.
+func (i *Informer[T]) shouldResync() bool {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	now := time.Now()
+	due := false
+	for l := range i.listeners {
+		l.resyncing = l.resyncPeriod > 0 && !now.Before(l.nextResync)
+		if l.resyncing {
+			l.nextResync = now.Add(l.resyncPeriod)
+			due = true
+		}
+	}
+	return due
+}
+
+// Registration is one handler's membership in an informer.
+type Registration[T object.Object] struct {
+	inf *Informer[T]
+	l   *listener[T]
+}
+
+// HasSynced reports whether the informer has synced and this handler has
+// handled every object of its initial state.
+func (r *Registration[T]) HasSynced() bool {
+	// Order matters: once the informer has synced, every initial add has
+	// been queued to the listener, so a zero count then is final.
+	return r.inf.HasSynced() && r.l.initialDelivered()
+}
+
+// Remove stops deliveries to the handler; buffered notifications are
+// dropped. Safe to call more than once.
+func (r *Registration[T]) Remove() {
+	i := r.inf
+	i.mu.Lock()
+	delete(i.listeners, r.l)
+	if r.l.cancel != nil {
+		r.l.cancel()
+	}
+	i.mu.Unlock()
+	i.reflector.KickResync()
+}
+
+// AddEventHandler registers h. It may be called at any time before Run
+// returns: a handler added to a running informer first gets OnAdd(obj,
+// true) for every object in the store, then the changes after that point.
+func (i *Informer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (*Registration[T], error) {
+	if h == nil {
+		return nil, errors.New("informer: nil handler")
+	}
+	l := newListener(h, opts.ResyncPeriod)
+	i.mu.Lock()
+	if i.stopped {
+		i.mu.Unlock()
+		return nil, ErrStopped
+	}
+	l.nextResync = time.Now().Add(l.resyncPeriod)
+	for _, obj := range i.store.List() {
+		l.add(notification[T]{kind: notifyAdd, obj: obj, flag: true})
+	}
+	i.listeners[l] = struct{}{}
+	if i.runCtx != nil {
+		i.startListenerLocked(l)
+	}
+	i.mu.Unlock()
+	if opts.ResyncPeriod > 0 {
+		i.reflector.KickResync()
+	}
+	return &Registration[T]{inf: i, l: l}, nil
+}

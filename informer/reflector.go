@@ -1,0 +1,510 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// ReflectorOptions configure a Reflector. The zero value is usable.
+type ReflectorOptions struct {
+	// Name appears in logs (for example "pods" or "default/configmaps").
+	Name string
+	// PageSize is the LIST limit; default 500. Negative lists in one page.
+	PageSize int64
+	// StreamingList opens with a watch that sends the initial state
+	// (sendInitialEvents=true) instead of a LIST, falling back to LIST when
+	// the server refuses it or ends the stream before the end bookmark.
+	StreamingList bool
+	// MinWatchTimeout: each watch asks the server to end it after a random
+	// time in [MinWatchTimeout, 2*MinWatchTimeout), spreading reconnects
+	// like client-go; default 5 minutes. The client gives up on a silent
+	// watch WatchDeadlineGrace after that.
+	MinWatchTimeout    time.Duration
+	WatchDeadlineGrace time.Duration // default 30s
+	Backoff            BackoffOptions
+	// Logger; default slog.Default(). LogEvery rate-limits the "cannot
+	// sync" message (default 30s; a change of cause logs at once).
+	Logger   *slog.Logger
+	LogEvery time.Duration
+	// ResyncPeriod returns the current resync period (0: none);
+	// ShouldResync, if set, is asked at every tick. Both are read by the
+	// resync goroutine; KickResync tells it the period changed.
+	ResyncPeriod func() time.Duration
+	ShouldResync func() bool
+}
+
+func (o ReflectorOptions) withDefaults() ReflectorOptions {
+	if o.PageSize == 0 {
+		o.PageSize = 500
+	}
+	if o.MinWatchTimeout <= 0 {
+		o.MinWatchTimeout = 5 * time.Minute
+	}
+	if o.WatchDeadlineGrace <= 0 {
+		o.WatchDeadlineGrace = 30 * time.Second
+	}
+	o.Backoff = o.Backoff.withDefaults()
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.LogEvery <= 0 {
+		o.LogEvery = 30 * time.Second
+	}
+	return o
+}
+
+// Reflector keeps a Sink in step with the server: list, then watch from the
+// list's resourceVersion, relist when the watch history is gone.
+type Reflector[T object.Object] struct {
+	lw     ListerWatcher[T]
+	sink   Sink[T]
+	opts   ReflectorOptions
+	kick   chan struct{} // capacity 1: the resync period changed
+	logger *slog.Logger
+
+	// mu guards the fields below; it is never held across a call to lw or
+	// sink.
+	mu sync.Mutex
+	// lastRV is the newest resourceVersion observed (list, event or
+	// bookmark). It never decreases except when a relist defines a new
+	// baseline.
+	lastRV string
+	// rvGone: the server said lastRV is too old; the next list or
+	// streaming list asks for the latest state (resourceVersion "").
+	rvGone       bool
+	lastErr      error
+	streamingOff bool
+	goneInARow   int
+	logClass     string
+	loggedAt     time.Time
+	suppressed   int
+}
+
+// NewReflector returns a reflector feeding sink from lw. It starts nothing.
+func NewReflector[T object.Object](lw ListerWatcher[T], sink Sink[T], opts ReflectorOptions) *Reflector[T] {
+	opts = opts.withDefaults()
+	return &Reflector[T]{
+		lw: lw, sink: sink, opts: opts,
+		kick:   make(chan struct{}, 1),
+		logger: opts.Logger.With("reflector", opts.Name),
+	}
+}
+
+// LastSyncResourceVersion is the newest resourceVersion the reflector has
+// observed.
+func (r *Reflector[T]) LastSyncResourceVersion() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastRV
+}
+
+// LastSyncError is the error that ended the last list-and-watch attempt,
+// or nil once a later list succeeded.
+func (r *Reflector[T]) LastSyncError() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastErr
+}
+
+// KickResync tells the resync goroutine to re-read ResyncPeriod.
+func (r *Reflector[T]) KickResync() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run lists and watches until ctx ends, retrying with backoff, and returns
+// nil after its resync goroutine has exited.
+func (r *Reflector[T]) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	if r.opts.ResyncPeriod != nil {
+		wg.Go(func() { r.resyncLoop(ctx) })
+	}
+	defer wg.Wait()
+	b := backoff{opts: r.opts.Backoff}
+	for {
+		start := time.Now()
+		err := r.listAndWatch(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		r.recordError(err)
+		t := time.NewTimer(b.next(time.Since(start)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// listAndWatch returns only with an error (or when ctx ends).
+func (r *Reflector[T]) listAndWatch(ctx context.Context) error {
+	var w *openWatch[T]
+	if r.streaming() {
+		var err error
+		if w, err = r.streamList(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			r.logger.Info("streaming list failed, falling back to LIST", "err", err)
+			w = nil
+		}
+	}
+	if w == nil {
+		if err := r.list(ctx); err != nil {
+			return err
+		}
+	}
+	return r.watchLoop(ctx, w)
+}
+
+func (r *Reflector[T]) streaming() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.opts.StreamingList && !r.streamingOff
+}
+
+// relistRV is where a (streaming) list starts: the latest state when
+// nothing is known or the known RV is gone, else not older than what was
+// already seen, so the cache never goes back in time.
+func (r *Reflector[T]) relistRV() (rv, match string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.rvGone || r.lastRV == "" {
+		return "", ""
+	}
+	return r.lastRV, wire.MatchNotOlderThan
+}
+
+// list does a paged LIST and hands the result to Replace.
+func (r *Reflector[T]) list(ctx context.Context) error {
+	rv, match := r.relistRV()
+	opts := wire.ListOptions{ResourceVersion: rv, ResourceVersionMatch: match, Limit: max(r.opts.PageSize, 0)}
+	var items []T
+	listRV := ""
+	for {
+		page, err := r.lw.List(ctx, opts)
+		if err != nil && opts.Continue != "" && isGone(err) {
+			// The continue token outlived the server's history: take
+			// everything in one consistent read instead.
+			page, err = r.lw.List(ctx, wire.ListOptions{})
+			items, listRV = nil, ""
+			opts.Continue = ""
+		}
+		if err != nil {
+			if isGone(err) {
+				r.setGone()
+			}
+			return fmt.Errorf("list: %w", err)
+		}
+		if listRV == "" {
+			listRV = page.Metadata.ResourceVersion
+		}
+		items = append(items, page.Items...)
+		if page.Metadata.Continue == "" {
+			break
+		}
+		opts = wire.ListOptions{Limit: opts.Limit, Continue: page.Metadata.Continue}
+	}
+	return r.replace(items, listRV)
+}
+
+func (r *Reflector[T]) replace(items []T, rv string) error {
+	if err := r.sink.Replace(items, rv); err != nil {
+		return fmt.Errorf("replace: %w", err)
+	}
+	r.mu.Lock()
+	r.lastRV, r.rvGone, r.lastErr = rv, false, nil
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *Reflector[T]) setGone() {
+	r.mu.Lock()
+	r.rvGone = true
+	r.mu.Unlock()
+}
+
+// openWatch is a watch with the cancel func of its client-side deadline.
+type openWatch[T object.Object] struct {
+	w       client.Watcher[T]
+	stop    func()
+	started time.Time
+	events  int
+}
+
+func (ow *openWatch[T]) close() {
+	ow.stop()
+	_ = ow.w.Close()
+}
+
+// startWatch opens a watch with a randomised server timeout, a client
+// deadline a little later, and Close wired to ctx so Next never outlives it.
+func (r *Reflector[T]) startWatch(ctx context.Context, opts wire.ListOptions) (*openWatch[T], error) {
+	timeout := r.opts.MinWatchTimeout + rand.N(r.opts.MinWatchTimeout)
+	secs := int64(timeout / time.Second)
+	opts.TimeoutSeconds = &secs
+	opts.AllowWatchBookmarks = true
+	wctx, cancel := context.WithTimeout(ctx, timeout+r.opts.WatchDeadlineGrace)
+	w, err := r.lw.Watch(wctx, opts)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	closed := make(chan struct{})
+	stopAfter := context.AfterFunc(wctx, func() {
+		_ = w.Close()
+		close(closed)
+	})
+	stop := func() {
+		if !stopAfter() {
+			<-closed // the close is running or done; wait so nothing outlives us
+		}
+		cancel()
+	}
+	return &openWatch[T]{w: w, stop: stop, started: time.Now()}, nil
+}
+
+// watchLoop watches from lastRV until an error, re-watching after a clean
+// end. w, if not nil, is an already open watch (a streaming list's).
+func (r *Reflector[T]) watchLoop(ctx context.Context, w *openWatch[T]) error {
+	for {
+		if w == nil {
+			r.mu.Lock()
+			opts := wire.ListOptions{ResourceVersion: r.lastRV}
+			r.mu.Unlock()
+			var err error
+			if w, err = r.startWatch(ctx, opts); err != nil {
+				if isGone(err) {
+					r.setGone()
+				}
+				return err
+			}
+		}
+		err := r.consume(w, nil)
+		w.close()
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case isGone(err):
+			r.setGone()
+			return fmt.Errorf("watch: %w", err)
+		case errors.Is(err, io.EOF) || errors.Is(err, context.DeadlineExceeded):
+			if w.events == 0 && time.Since(w.started) < time.Second {
+				return fmt.Errorf("watch: very short watch: ended after %v with no events", time.Since(w.started))
+			}
+			w = nil // the server (or our deadline) ended it; watch again from lastRV
+		default:
+			return fmt.Errorf("watch: %w", err)
+		}
+	}
+}
+
+// initialEvents collects a streaming list until its end bookmark.
+type initialEvents[T object.Object] struct {
+	items map[string]T
+	done  bool
+}
+
+// streamList opens a watch with sendInitialEvents and consumes it up to the
+// initial-events-end bookmark, which triggers Replace. It returns the open
+// watch, positioned after the bookmark. On error the watch is closed and
+// the caller falls back to LIST.
+func (r *Reflector[T]) streamList(ctx context.Context) (*openWatch[T], error) {
+	rv, _ := r.relistRV()
+	send := true
+	opts := wire.ListOptions{SendInitialEvents: &send, ResourceVersionMatch: wire.MatchNotOlderThan, ResourceVersion: rv}
+	w, err := r.startWatch(ctx, opts)
+	if err != nil {
+		if isGone(err) {
+			r.setGone()
+		} else if refusesStreaming(err) {
+			r.disableStreaming()
+		}
+		return nil, err
+	}
+	ie := &initialEvents[T]{items: map[string]T{}}
+	err = r.consume(w, ie)
+	if ie.done {
+		return w, nil // consume stopped right after Replace
+	}
+	w.close()
+	switch {
+	case err == nil:
+		err = ErrNoInitialEventsEnd
+	case errors.Is(err, io.EOF):
+		// The server ignored sendInitialEvents (an older or different
+		// server): do not wait for it again.
+		r.disableStreaming()
+		err = fmt.Errorf("%w: %w", ErrNoInitialEventsEnd, err)
+	case isGone(err):
+		r.setGone()
+	}
+	return nil, err
+}
+
+func refusesStreaming(err error) bool {
+	switch wire.CodeOf(err) {
+	case 400, 404, 405, 406, 415, 422, 501:
+		return true
+	}
+	return false
+}
+
+func (r *Reflector[T]) disableStreaming() {
+	r.mu.Lock()
+	r.streamingOff = true
+	r.mu.Unlock()
+}
+
+// consume applies w's events to the sink until Next fails. With ie set it
+// collects the initial events instead, and returns nil right after the
+// end bookmark's Replace.
+func (r *Reflector[T]) consume(w *openWatch[T], ie *initialEvents[T]) error {
+	for {
+		ev, err := w.w.Next()
+		if err != nil {
+			return err
+		}
+		if isNil(ev.Object) {
+			return fmt.Errorf("watch: %s event without an object", ev.Type)
+		}
+		w.events++
+		if ie != nil {
+			if err := r.collect(ie, ev); err != nil || ie.done {
+				return err
+			}
+			continue
+		}
+		if err := r.apply(ev); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *Reflector[T]) collect(ie *initialEvents[T], ev wire.Event[T]) error {
+	switch ev.Type {
+	case wire.Added, wire.Modified:
+		ie.items[object.Key(ev.Object)] = ev.Object
+	case wire.Deleted:
+		delete(ie.items, object.Key(ev.Object))
+	case wire.Bookmark:
+		if ev.Object.GetAnnotations()[wire.AnnotationInitialEventsEnd] != "true" {
+			return nil
+		}
+		list := make([]T, 0, len(ie.items))
+		for _, o := range ie.items {
+			list = append(list, o)
+		}
+		ie.items = nil
+		if err := r.replace(list, ev.Object.GetResourceVersion()); err != nil {
+			return err
+		}
+		ie.done = true
+	default:
+		return fmt.Errorf("watch: unexpected event type %q", ev.Type)
+	}
+	return nil
+}
+
+// apply hands one watch event to the sink, dropping anything not newer
+// than lastRV (duplicates and out-of-order delivery around reconnects).
+func (r *Reflector[T]) apply(ev wire.Event[T]) error {
+	rv := ev.Object.GetResourceVersion()
+	r.mu.Lock()
+	fresh := newerRV(rv, r.lastRV)
+	r.mu.Unlock()
+	if false && !fresh {
+		return nil
+	}
+	var err error
+	switch ev.Type {
+	case wire.Added:
+		err = r.sink.Add(ev.Object)
+	case wire.Modified:
+		err = r.sink.Update(ev.Object)
+	case wire.Deleted:
+		err = r.sink.Delete(ev.Object)
+	case wire.Bookmark:
+	default:
+		return fmt.Errorf("watch: unexpected event type %q", ev.Type)
+	}
+	if err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	r.mu.Lock()
+	if rv != "" {
+		r.lastRV = rv
+	}
+	r.goneInARow = 0
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *Reflector[T]) resyncLoop(ctx context.Context) {
+	for {
+		period := r.opts.ResyncPeriod()
+		var tick <-chan time.Time
+		var t *time.Timer
+		if period > 0 {
+			t = time.NewTimer(period)
+			tick = t.C
+		}
+		select {
+		case <-ctx.Done():
+			if t != nil {
+				t.Stop()
+			}
+			return
+		case <-r.kick:
+			if t != nil {
+				t.Stop()
+			}
+		case <-tick:
+			if r.opts.ShouldResync == nil || r.opts.ShouldResync() {
+				if err := r.sink.Resync(); err != nil {
+					r.logger.Error("resync failed", "err", err)
+				}
+			}
+		}
+	}
+}
+
+func isGone(err error) bool {
+	if wire.CodeOf(err) == 410 {
+		return true
+	}
+	switch wire.ReasonOf(err) {
+	case wire.ReasonGone, wire.ReasonExpired:
+		return true
+	}
+	return false
+}
+
+// isNil reports whether v is a nil interface or a nil pointer, which a
+// decoder may produce for an event without an object.
+func isNil[T any](v T) bool {
+	rv := reflect.ValueOf(any(v))
+	if !rv.IsValid() {
+		return true
+	}
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Interface, reflect.Slice:
+		return rv.IsNil()
+	}
+	return false
+}

@@ -1,0 +1,241 @@
+package informer
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/listwatch/listwatch/object"
+)
+
+// Lister is the read side of a Store: what handlers and controllers use.
+// Every method returns the stored pointers; callers must not mutate them.
+type Lister[T object.Object] interface {
+	Get(namespace, name string) (T, bool)
+	GetByKey(key string) (T, bool)
+	List() []T
+	ListKeys() []string
+	ByIndex(indexName, value string) ([]T, error)
+	IndexKeys(indexName, value string) ([]string, error)
+}
+
+var _ Lister[*object.Unstructured] = (*Store[*object.Unstructured])(nil)
+
+// Store is a thread-safe map from object.Key to object, with indexes.
+//
+// Two indexes always exist: IndexNamespace (value: the namespace) and
+// IndexLabel (value: LabelIndexValue(key, value) for every label). More are
+// added with AddIndexers before the store is filled.
+//
+// The zero value is not usable; use NewStore. Objects are stored and
+// returned by pointer without copying.
+type Store[T object.Object] struct {
+	// mu guards items, indexers and indices. Lock order: a DeltaQueue's
+	// lock (if held) before mu.
+	mu    sync.RWMutex
+	items map[string]T
+	// indexers[name] computes the index values of an object; indices[name]
+	// maps each value to the set of keys whose object produced it. For
+	// every stored object and indexer, the object's key is in exactly the
+	// sets of the values the indexer returns for it.
+	indexers map[string]IndexFunc[T]
+	indices  map[string]map[string]map[string]struct{}
+}
+
+// NewStore returns an empty store with the built-in indexes and extra.
+func NewStore[T object.Object](extra Indexers[T]) (*Store[T], error) {
+	s := &Store[T]{
+		items:    map[string]T{},
+		indexers: map[string]IndexFunc[T]{},
+		indices:  map[string]map[string]map[string]struct{}{},
+	}
+	if err := s.AddIndexers(Indexers[T]{IndexNamespace: NamespaceIndexFunc[T], IndexLabel: LabelIndexFunc[T]}); err != nil {
+		return nil, err
+	}
+	if err := s.AddIndexers(extra); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// AddIndexers registers indexes. It fails with ErrStarted once the store
+// holds objects, and with ErrIndexerConflict for a name already in use.
+func (s *Store[T]) AddIndexers(ix Indexers[T]) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.items) > 0 {
+		return fmt.Errorf("%w: store already has objects", ErrStarted)
+	}
+	for name := range ix {
+		if _, dup := s.indexers[name]; dup {
+			return fmt.Errorf("%w: %q", ErrIndexerConflict, name)
+		}
+	}
+	for name, fn := range ix {
+		s.indexers[name] = fn
+		s.indices[name] = map[string]map[string]struct{}{}
+	}
+	return nil
+}
+
+// Add stores obj, replacing any object with the same key.
+func (s *Store[T]) Add(obj T) { s.Update(obj) }
+
+// Update stores obj, replacing any object with the same key.
+func (s *Store[T]) Update(obj T) {
+	key := object.Key(obj)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.putLocked(key, obj)
+}
+
+// Delete removes the object with obj's key.
+func (s *Store[T]) Delete(obj T) { s.DeleteKey(object.Key(obj)) }
+
+// DeleteKey removes the object stored under key.
+func (s *Store[T]) DeleteKey(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.items[key]; ok {
+		s.unindexLocked(key, old)
+		delete(s.items, key)
+	}
+}
+
+// Replace makes the store hold exactly list.
+func (s *Store[T]) Replace(list []T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.items = make(map[string]T, len(list))
+	for name := range s.indices {
+		s.indices[name] = map[string]map[string]struct{}{}
+	}
+	for _, obj := range list {
+		s.putLocked(object.Key(obj), obj)
+	}
+}
+
+func (s *Store[T]) putLocked(key string, obj T) {
+	if old, ok := s.items[key]; ok {
+		s.unindexLocked(key, old)
+	}
+	s.items[key] = obj
+	for name, fn := range s.indexers {
+		idx := s.indices[name]
+		for _, v := range fn(obj) {
+			set := idx[v]
+			if set == nil {
+				set = map[string]struct{}{}
+				idx[v] = set
+			}
+			set[key] = struct{}{}
+		}
+	}
+}
+
+func (s *Store[T]) unindexLocked(key string, old T) {
+	for name, fn := range s.indexers {
+		idx := s.indices[name]
+		for _, v := range fn(old) {
+			if set := idx[v]; set != nil {
+				delete(set, key)
+				if len(set) == 0 {
+					delete(idx, v)
+				}
+			}
+		}
+	}
+}
+
+// Get returns the object named namespace/name.
+func (s *Store[T]) Get(namespace, name string) (T, bool) {
+	return s.GetByKey(object.NewKey(namespace, name))
+}
+
+// GetByKey returns the object stored under key.
+func (s *Store[T]) GetByKey(key string) (T, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	obj, ok := s.items[key]
+	return obj, ok
+}
+
+// List returns every object, in no particular order.
+func (s *Store[T]) List() []T {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]T, 0, len(s.items))
+	for _, obj := range s.items {
+		out = append(out, obj)
+	}
+	return out
+}
+
+// ListKeys returns every key, in no particular order.
+func (s *Store[T]) ListKeys() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]string, 0, len(s.items))
+	for k := range s.items {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Len is the number of stored objects.
+func (s *Store[T]) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.items)
+}
+
+// IndexKeys returns the sorted keys of the objects whose indexName index
+// includes value.
+func (s *Store[T]) IndexKeys(indexName, value string) ([]string, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	idx, ok := s.indices[indexName]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidIndex, indexName)
+	}
+	keys := make([]string, 0, len(idx[value]))
+	for k := range idx[value] {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys, nil
+}
+
+// ByIndex returns the objects whose indexName index includes value,
+// ordered by key.
+func (s *Store[T]) ByIndex(indexName, value string) ([]T, error) {
+	keys, err := s.IndexKeys(indexName, value)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]T, 0, len(keys))
+	for _, k := range keys {
+		if obj, ok := s.items[k]; ok {
+			out = append(out, obj)
+		}
+	}
+	return out, nil
+}
+
+// IndexValues returns the values indexName currently holds, sorted.
+func (s *Store[T]) IndexValues(indexName string) ([]string, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	idx, ok := s.indices[indexName]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidIndex, indexName)
+	}
+	out := make([]string, 0, len(idx))
+	for v := range idx {
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return out, nil
+}

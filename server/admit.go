@@ -1,0 +1,234 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// readBody reads a request body up to the server's limit.
+func (c *call) readBody() ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, c.s.maxBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, wire.NewRequestEntityTooLarge(c.s.maxBody)
+		}
+		return nil, wire.NewBadRequest("unable to read request body: " + err.Error())
+	}
+	return b, nil
+}
+
+// decodeBody reads and decodes a create or update body, checking what
+// the URL decides: its apiVersion and kind (filled in when empty) and its
+// namespace.
+func (c *call) decodeBody() (*doc, error) {
+	ct := c.r.Header.Get("Content-Type")
+	typ, _ := parseMediaRange(ct)
+	if !isJSONContent(ct) && typ != contentProtobuf {
+		return nil, wire.NewUnsupportedMediaType(ct)
+	}
+	b, err := c.readBody()
+	if err != nil {
+		return nil, err
+	}
+	if typ == contentProtobuf {
+		if b, err = protobufToJSON(b); err != nil {
+			return nil, err
+		}
+	}
+	c.tr.Step("About to convert to expected version")
+	d, err := decodeDoc(b)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkType(d); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// checkType enforces that d is of the URL's kind and apiVersion, and in
+// its namespace, as kube's decoding and BeforeCreate/BeforeUpdate do.
+func (c *call) checkType(d *doc) error {
+	r := c.res
+	if d.apiVersion == "" {
+		d.apiVersion = r.apiVersion()
+	}
+	if d.kind == "" {
+		d.kind = r.kind
+	}
+	if d.kind != r.kind {
+		return wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the object's kind does not match the request's resource", d.kind, r.version, r.kind))
+	}
+	if d.apiVersion != r.apiVersion() {
+		return wire.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", d.apiVersion, r.apiVersion()))
+	}
+	ns := d.metaString("namespace")
+	switch {
+	case !r.namespaced:
+		delete(d.meta, "namespace")
+	case ns == "":
+		d.setMeta("namespace", c.ns)
+	case ns != c.ns:
+		return wire.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
+}
+
+// validateMeta is the metadata validation of every write: name, labels,
+// annotations. It returns a 422 Invalid with one cause per problem.
+func (c *call) validateMeta(d *doc) error {
+	m, err := d.objectMeta()
+	if err != nil {
+		return err
+	}
+	var causes []wire.StatusCause
+	if m.Name == "" {
+		causes = append(causes, fieldRequired("metadata.name", "name or generateName is required"))
+	} else if err := c.res.checkName(m.Name); err != nil {
+		causes = append(causes, fieldInvalid("metadata.name", m.Name, err.Error()))
+	}
+	if err := object.ValidateLabels(m.Labels); err != nil {
+		causes = append(causes, fieldInvalid("metadata.labels", "", err.Error()))
+	}
+	if err := object.ValidateAnnotations(m.Annotations); err != nil {
+		causes = append(causes, fieldInvalid("metadata.annotations", "", err.Error()))
+	}
+	if c.res.crd == "" && c.res.plural == "customresourcedefinitions" {
+		causes = append(causes, validateCRD(d, m.Name)...)
+	}
+	if len(causes) > 0 {
+		return invalid(c.res.qualifiedKind(), c.res.group, c.res.kind, m.Name, causes...)
+	}
+	return nil
+}
+
+// prepareCreate sets what the server owns on a new object: name from
+// generateName, uid, creationTimestamp, generation, and no resourceVersion.
+func (c *call) prepareCreate(d *doc) {
+	if d.metaString("name") == "" {
+		if gen := d.metaString("generateName"); gen != "" {
+			d.setMeta("name", generateName(gen))
+		}
+	}
+	d.setMeta("uid", newUID())
+	d.setMeta("creationTimestamp", c.s.now().UTC().Format(time.RFC3339))
+	delete(d.meta, "resourceVersion")
+	delete(d.meta, "deletionTimestamp")
+	delete(d.meta, "deletionGracePeriodSeconds")
+	delete(d.meta, "selfLink")
+	if c.res.crd != "" || c.res.plural == "customresourcedefinitions" {
+		d.setMeta("generation", 1)
+	} else {
+		delete(d.meta, "generation")
+	}
+	c.prepareKind(d, nil)
+}
+
+// prepareUpdate carries the server-owned fields of old into d and checks
+// that the immutable ones were not changed.
+func (c *call) prepareUpdate(d, old *doc) error {
+	for _, k := range []string{"creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"} {
+		if v, ok := old.meta[k]; ok {
+			d.meta[k] = v
+		} else {
+			delete(d.meta, k)
+		}
+	}
+	oldUID := old.metaString("uid")
+	if uid := d.metaString("uid"); uid == "" {
+		d.setMeta("uid", oldUID)
+	} else if uid != oldUID {
+		return invalid(c.res.qualifiedKind(), c.res.group, c.res.kind, c.name,
+			fieldInvalid("metadata.uid", uid, "field is immutable"))
+	}
+	if c.res.crd != "" || c.res.plural == "customresourcedefinitions" {
+		// Generation counts changes to everything but metadata and status.
+		if specChanged(d, old) {
+			var g int64
+			_ = json.Unmarshal(old.meta["generation"], &g)
+			d.setMeta("generation", g+1)
+		}
+	}
+	c.prepareKind(d, old)
+	return nil
+}
+
+func specChanged(d, old *doc) bool {
+	if len(d.rest) != len(old.rest) {
+		return true
+	}
+	for k, v := range d.rest {
+		if k == "status" {
+			continue
+		}
+		if string(compactJSON(v)) != string(compactJSON(old.rest[k])) {
+			return true
+		}
+	}
+	return false
+}
+
+func compactJSON(b []byte) []byte {
+	var out []byte
+	var v any
+	if json.Unmarshal(b, &v) == nil {
+		out, _ = json.Marshal(v)
+	}
+	return out
+}
+
+// prepareKind applies the per-kind rules of kube's strategies that
+// clients rely on: a namespace is Active with the kubernetes finalizer
+// spec; a CRD's status says it is established under its names.
+func (c *call) prepareKind(d, old *doc) {
+	switch {
+	case c.res.group == "" && c.res.plural == "namespaces":
+		if old != nil {
+			if st, ok := old.rest["status"]; ok {
+				d.rest["status"] = st
+			}
+			return
+		}
+		d.setField("status", map[string]string{"phase": "Active"})
+		var spec map[string]any
+		if !d.field("spec", &spec) || spec == nil {
+			d.setField("spec", map[string][]string{"finalizers": {"kubernetes"}})
+		}
+	case c.res.crd == "" && c.res.plural == "customresourcedefinitions":
+		setCRDStatus(d, c.s.now())
+	}
+}
+
+// generateName appends five random characters from kube's alphabet (no
+// vowels, no confusable digits) to base.
+func generateName(base string) string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	const maxBase = 63 - 5
+	if len(base) > maxBase {
+		base = base[:maxBase]
+	}
+	var b [5]byte
+	_, _ = rand.Read(b[:])
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return base + string(b[:])
+}
+
+// newUID returns a random (version 4) UUID.
+func newUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}

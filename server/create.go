@@ -1,0 +1,79 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// create answers POST on a collection: 201 with the stored object, 409
+// AlreadyExists, 404 if the namespace is missing, 403 if it is
+// terminating, 422 for invalid metadata.
+func (c *call) create() error {
+	d, err := c.decodeBody()
+	if err != nil {
+		return err
+	}
+	c.prepareCreate(d)
+	if err := c.validateMeta(d); err != nil {
+		return err
+	}
+	name := d.metaString("name")
+	c.name = name
+	if c.res.namespaced {
+		if err := c.s.checkNamespaceOpen(c.r.Context(), c.res, c.ns, name); err != nil {
+			return err
+		}
+	}
+	value := d.encode()
+	c.tr.Step("About to store object in database")
+	if isDryRun(c.r) {
+		return c.writeObject(http.StatusCreated, value)
+	}
+	rev, err := c.s.store.Create(c.r.Context(), c.res.key(c.ns, name), value)
+	c.tr.Step("Object stored in database")
+	if err != nil {
+		return storageError(err, c.res, name)
+	}
+	stored, err := storage.WithResourceVersion(value, rev)
+	if err != nil {
+		return err
+	}
+	c.s.afterWrite(c.res, stored)
+	return c.writeObject(http.StatusCreated, stored)
+}
+
+// checkNamespaceOpen: ns exists and is not being deleted.
+func (s *Server) checkNamespaceOpen(ctx context.Context, r *resource, ns, name string) error {
+	nsRes, _ := s.reg.lookup("", "v1", "namespaces")
+	kv, err := s.store.Get(ctx, nsRes.key("", ns))
+	if errors.Is(err, storage.ErrNotFound) {
+		return wire.NewNotFound(nsRes.gr(), ns)
+	}
+	if err != nil {
+		return storageError(err, nsRes, ns)
+	}
+	if d, err := decodeDoc(kv.Value); err == nil && d.metaString("deletionTimestamp") != "" {
+		return wire.NewForbidden(r.gr(), name,
+			"unable to create new content in namespace "+ns+" because it is being terminated")
+	}
+	return nil
+}
+
+// afterWrite lets the server react to its own writes at once (a new CRD is
+// served before the create returns) instead of waiting for Run's watch.
+func (s *Server) afterWrite(r *resource, stored []byte) {
+	if r.crd == "" && r.plural == "customresourcedefinitions" {
+		if err := s.applyCRD(stored); err != nil {
+			s.log.Warn("crd not served", slog.Any("err", err))
+		}
+	}
+}
+
+func isDryRun(r *http.Request) bool {
+	return len(r.URL.Query()["dryRun"]) > 0
+}

@@ -1,0 +1,169 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// delete answers DELETE on an object. Preconditions (uid,
+// resourceVersion) from the DeleteOptions body are checked against the
+// current object, and a failed one is a 409 Conflict. Deleting a
+// namespace deletes everything in it first; deleting a CRD deletes its
+// custom resources first. The response is the deleted object for custom
+// resources, namespaces and CRDs, and a Success Status naming the object
+// for the other built-ins, as kube-apiserver answers.
+func (c *call) delete() error {
+	opts, err := c.deleteOptions()
+	if err != nil {
+		return err
+	}
+	ctx := c.r.Context()
+	key := c.res.key(c.ns, c.name)
+	kv, err := c.s.store.Get(ctx, key)
+	if err != nil {
+		return storageError(err, c.res, c.name)
+	}
+	cur, err := decodeDoc(kv.Value)
+	if err != nil {
+		return wire.NewInternalError(err)
+	}
+	if err := c.checkPreconditions(opts, cur, kv.Revision); err != nil {
+		return err
+	}
+	if isDryRun(c.r) || len(opts.DryRun) > 0 {
+		return c.writeDeleted(kv.Value, cur)
+	}
+	switch {
+	case c.res.group == "" && c.res.plural == "namespaces":
+		if err := c.s.deleteNamespaceContents(ctx, c.name); err != nil {
+			return err
+		}
+	case c.res.crd == "" && c.res.plural == "customresourcedefinitions":
+		if err := c.s.deleteCRDContents(ctx, kv.Value); err != nil {
+			return err
+		}
+	}
+	expect := int64(0)
+	if opts.Preconditions != nil {
+		expect = kv.Revision
+	}
+	last, err := c.s.store.Delete(ctx, key, expect)
+	c.tr.Step("Object deleted from database")
+	if err != nil {
+		return storageError(err, c.res, c.name)
+	}
+	if c.res.crd == "" && c.res.plural == "customresourcedefinitions" {
+		c.s.reg.setCRD(c.name, nil)
+	}
+	return c.writeDeleted(last.Value, cur)
+}
+
+func (c *call) writeDeleted(value []byte, cur *doc) error {
+	if c.res.crd != "" || c.res.plural == "namespaces" || c.res.plural == "customresourcedefinitions" {
+		return c.writeObject(http.StatusOK, value)
+	}
+	st := wire.NewSuccess()
+	st.Details = &wire.StatusDetails{Name: c.name, Group: c.res.group, Kind: c.res.plural, UID: cur.metaString("uid")}
+	writeJSON(c.w, http.StatusOK, st)
+	return nil
+}
+
+// deleteOptions reads DeleteOptions from the body (if any) and the query.
+func (c *call) deleteOptions() (wire.DeleteOptions, error) {
+	var o wire.DeleteOptions
+	b, err := c.readBody()
+	if err != nil {
+		return o, err
+	}
+	if len(b) > 0 {
+		if err := json.Unmarshal(b, &o); err != nil {
+			return o, wire.NewBadRequest("the body of the request was not valid DeleteOptions: " + err.Error())
+		}
+	}
+	if v := c.r.URL.Query().Get("propagationPolicy"); v != "" {
+		o.PropagationPolicy = &v
+	}
+	if p := o.PropagationPolicy; p != nil && *p != "Orphan" && *p != "Background" && *p != "Foreground" {
+		return o, invalid("DeleteOptions.meta.k8s.io", "meta.k8s.io", "DeleteOptions", "",
+			fieldNotSupported("propagationPolicy", *p, "Foreground", "Background", "Orphan", "nil"))
+	}
+	return o, nil
+}
+
+func (c *call) checkPreconditions(o wire.DeleteOptions, cur *doc, rev int64) error {
+	p := o.Preconditions
+	if p == nil {
+		return nil
+	}
+	if p.UID != nil && *p.UID != cur.metaString("uid") {
+		return wire.NewConflict(c.res.gr(), c.name, fmt.Sprintf(
+			"Precondition failed: UID in precondition: %s, UID in object meta: %s", *p.UID, cur.metaString("uid")))
+	}
+	if p.ResourceVersion != nil && *p.ResourceVersion != fmt.Sprint(rev) {
+		return wire.NewConflict(c.res.gr(), c.name, fmt.Sprintf(
+			"Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %d", *p.ResourceVersion, rev))
+	}
+	return nil
+}
+
+// deleteCollection answers DELETE on a collection: every object matching
+// the selectors is deleted, and the list of deleted objects returned.
+func (c *call) deleteCollection() error {
+	q := c.r.URL.Query()
+	if _, err := c.deleteOptions(); err != nil {
+		return err
+	}
+	pred, err := predicate(c.res, q.Get("labelSelector"), q.Get("fieldSelector"))
+	if err != nil {
+		return err
+	}
+	page, err := c.s.reader.GetList(c.r.Context(), c.res.prefix(c.ns), storage.GetListOptions{Predicate: pred})
+	if err != nil {
+		return storageError(err, c.res, "")
+	}
+	deleted := make([]storage.KV, 0, len(page.Items))
+	for _, kv := range page.Items {
+		if isDryRun(c.r) {
+			deleted = append(deleted, kv)
+			continue
+		}
+		last, err := c.s.store.Delete(c.r.Context(), kv.Key, 0)
+		if errors.Is(err, storage.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return storageError(err, c.res, "")
+		}
+		deleted = append(deleted, last)
+	}
+	c.tr.Step("Objects deleted from database", slog.Int("count", len(deleted)))
+	return c.streamList(wire.ListMeta{}, c.res.listKind, c.res.apiVersion(), deleted, func(b []byte) ([]byte, error) {
+		return c.res.relabel(b), nil
+	})
+}
+
+// deletePrefix deletes every key under prefix, page by page, as the
+// namespace and CRD cleanups do.
+func (s *Server) deletePrefix(ctx context.Context, prefix string) error {
+	for {
+		res, err := s.store.List(ctx, prefix, storage.ListOptions{Limit: 500})
+		if err != nil {
+			return err
+		}
+		for _, kv := range res.Items {
+			if _, err := s.store.Delete(ctx, kv.Key, 0); err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return err
+			}
+		}
+		if !res.More {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/listwatch/listwatch/wire"
+)
+
+// discovery serves the legacy discovery documents. A client asking for
+// aggregated discovery (apidiscovery.k8s.io/v2) first and plain JSON after
+// gets these with Content-Type application/json, which client-go and
+// kubectl read as "aggregated discovery unsupported" and fall back to the
+// per-group documents.
+func (s *Server) discovery(w http.ResponseWriter, r *http.Request, p string) {
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	switch {
+	case p == "/api":
+		writeJSON(w, http.StatusOK, wire.APIVersions{
+			TypeMeta: wire.TypeMeta{Kind: "APIVersions"},
+			Versions: []string{"v1"},
+			ServerAddressByClientCIDRs: []wire.ServerAddressByClientCIDR{
+				{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host},
+			},
+		})
+	case p == "/apis":
+		groups, versions := s.reg.groupVersions()
+		list := wire.APIGroupList{TypeMeta: wire.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []wire.APIGroup{}}
+		for _, g := range groups {
+			list.Groups = append(list.Groups, apiGroup(g, versions[g], false))
+		}
+		writeJSON(w, http.StatusOK, list)
+	case parts[0] == "apis" && len(parts) == 2:
+		_, versions := s.reg.groupVersions()
+		vs, ok := versions[parts[1]]
+		if !ok {
+			writeError(w, notFoundPath())
+			return
+		}
+		writeJSON(w, http.StatusOK, apiGroup(parts[1], vs, true))
+	default:
+		group, version := "", parts[1]
+		if parts[0] == "apis" {
+			group, version = parts[1], parts[2]
+		}
+		list, ok := s.resourceList(group, version)
+		if !ok {
+			writeError(w, notFoundPath())
+			return
+		}
+		writeJSON(w, http.StatusOK, list)
+	}
+}
+
+func apiGroup(name string, versions []string, typed bool) wire.APIGroup {
+	g := wire.APIGroup{Name: name}
+	if typed {
+		g.TypeMeta = wire.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+	}
+	for _, v := range versions {
+		g.Versions = append(g.Versions, wire.GroupVersionForDiscovery{GroupVersion: name + "/" + v, Version: v})
+	}
+	g.PreferredVersion = g.Versions[0]
+	return g
+}
+
+func (s *Server) resourceList(group, version string) (wire.APIResourceList, bool) {
+	gv := version
+	if group != "" {
+		gv = group + "/" + version
+	}
+	list := wire.APIResourceList{TypeMeta: wire.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv}
+	for _, r := range s.reg.all() {
+		if r.group != group || r.version != version {
+			continue
+		}
+		list.Resources = append(list.Resources, wire.APIResource{
+			Name: r.plural, SingularName: r.singular, Namespaced: r.namespaced, Kind: r.kind,
+			Verbs: r.verbs(), ShortNames: r.shortNames, Categories: r.categories,
+		})
+	}
+	return list, len(list.Resources) > 0
+}

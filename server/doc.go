@@ -1,0 +1,47 @@
+// Package server is listwatch's Kubernetes-compatible API server: the
+// HTTP API over a storage.Interface (writes and gets) and a
+// storage.ListWatcher (LIST and WATCH), which unmodified kubectl and
+// client-go work against.
+//
+// There are three types: Config, Server and, in server/request, Info. A
+// Server is built by New (which starts nothing), serves requests through
+// Handler, and does its background work in Run:
+//
+//	srv, err := server.New(server.Config{Store: store, Reader: cache})
+//	go srv.Run(ctx)                       // default namespaces, CRD watch
+//	http.ListenAndServeTLS(addr, cert, key, filters(srv.Handler()))
+//
+// Handler has no authentication, authorization or limits: those are
+// filters wrapped around it (server/filters, server/auth), which read the
+// request.Info that request.WithRequestInfo puts in the context.
+//
+// # Resources
+//
+// Built in: namespaces, configmaps, secrets, pods, services,
+// serviceaccounts, events (core v1), coordination.k8s.io/v1 leases and
+// apiextensions.k8s.io/v1 customresourcedefinitions. Creating a CRD serves
+// its resource at once, in discovery and the API; Run follows the CRDs in
+// storage, so servers sharing one etcd all serve them. Objects are stored
+// schemaless, as sent, with the server-owned metadata (uid,
+// creationTimestamp, generation) set and no resourceVersion: storage
+// injects it on read. Stored JSON starts with apiVersion, kind and
+// metadata, so the resourceVersion splice is cheap.
+//
+// # Wire behaviour
+//
+// Paths, JSON shapes, status codes, reasons and messages follow
+// kube-apiserver: list options validated as kube does (422 Invalid
+// ListOptions, 400 for bad selectors and tokens), LIST streamed item by
+// item, WATCH as newline-framed JSON events flushed one by one with
+// bookmarks and the initial-events-end bookmark, a compacted
+// resourceVersion as HTTP 200 plus an ERROR event with 410 Expired,
+// Table output for kubectl, and every error a Status.
+//
+// # Caveats
+//
+// Deletion is immediate: finalizers and graceful deletion are not
+// modelled, and a namespace's contents are deleted synchronously by the
+// DELETE of the namespace. Subresources (status, scale) are not served.
+// Server-side apply answers 415. Multi-version CRDs convert by relabelling
+// apiVersion only (conversion strategy None).
+package server

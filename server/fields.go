@@ -1,0 +1,72 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// predicate builds the storage.Predicate of a LIST, WATCH or
+// DELETECOLLECTION from its selectors, refusing fields r cannot select on
+// with kube's 400 "field label not supported".
+func predicate(r *resource, labelSel, fieldSel string) (storage.Predicate, error) {
+	ls, err := object.ParseLabelSelector(labelSel)
+	if err != nil {
+		return storage.Predicate{}, wire.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+	}
+	fs, err := object.ParseFieldSelector(fieldSel)
+	if err != nil {
+		return storage.Predicate{}, wire.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
+	}
+	for _, f := range fs.Fields() {
+		if f == "metadata.name" || f == "metadata.namespace" {
+			continue
+		}
+		if _, ok := r.fields[f]; !ok {
+			return storage.Predicate{}, wire.NewBadRequest("field label not supported: " + f)
+		}
+	}
+	p := storage.Predicate{Label: ls, Field: fs}
+	if len(r.fields) > 0 && !fs.Empty() {
+		p.Attrs = attrFunc(r)
+	}
+	return p, nil
+}
+
+// attrFunc extracts labels, metadata.name/namespace and r's own selectable
+// fields from a stored value.
+func attrFunc(r *resource) storage.AttrFunc {
+	return func(value []byte) (map[string]string, map[string]string, error) {
+		var obj map[string]any
+		if err := json.Unmarshal(value, &obj); err != nil {
+			return nil, nil, err
+		}
+		labels := map[string]string{}
+		if m, ok := lookup(obj, []string{"metadata", "labels"}).(map[string]any); ok {
+			for k, v := range m {
+				labels[k], _ = v.(string)
+			}
+		}
+		fields := make(map[string]string, len(r.fields)+2)
+		fields["metadata.name"] = scalarString(lookup(obj, []string{"metadata", "name"}))
+		fields["metadata.namespace"] = scalarString(lookup(obj, []string{"metadata", "namespace"}))
+		for f, path := range r.fields {
+			fields[f] = scalarString(lookup(obj, path))
+		}
+		return labels, fields, nil
+	}
+}
+
+// selectableFields lists r's field selector labels, for tests and errors.
+func selectableFields(r *resource) []string {
+	out := []string{"metadata.name", "metadata.namespace"}
+	for f := range r.fields {
+		out = append(out, f)
+	}
+	slices.Sort(out)
+	return out
+}

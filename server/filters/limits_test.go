@@ -1,0 +1,161 @@
+package filters
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/wire"
+)
+
+func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
+
+func newRequest(method, target string) *http.Request { return httptest.NewRequest(method, target, nil) }
+
+// bobMayDoAnything is a legacy ABAC line: every resource and path.
+func bobMayDoAnything(t *testing.T) auth.PolicyList {
+	t.Helper()
+	pl, err := auth.ParsePolicyFile(strings.NewReader(`{"user":"bob"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
+}
+
+// async sends a request on its own goroutine and delivers the status code
+// (or -1 on a transport error) when it completes.
+func (e *env) async(c *http.Client, method, path, token string) <-chan int {
+	out := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest(method, e.srv.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := c.Do(req)
+		if err != nil {
+			out <- -1
+			return
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		out <- resp.StatusCode
+	}()
+	return out
+}
+
+func (e *env) waitEntered(t *testing.T, n int) {
+	t.Helper()
+	for range n {
+		<-e.entered
+	}
+}
+
+func TestMaxInFlight(t *testing.T) {
+	e := newEnv(t, envConfig{policy: bobMayDoAnything(t), limits: InFlightLimits{ReadOnly: 2, Mutating: 1, Watches: 1}})
+	c := e.client(t)
+	const pods = "/api/v1/namespaces/default/pods"
+
+	held := []<-chan int{
+		e.async(c, http.MethodGet, pods+"?hold=1", bobToken),
+		e.async(c, http.MethodGet, pods+"/a?hold=1", bobToken),
+		e.async(c, http.MethodPost, pods+"?hold=1", bobToken),
+		e.async(c, http.MethodGet, pods+"?watch=1&hold=1", bobToken),
+	}
+	e.waitEntered(t, len(held))
+
+	for _, r := range []struct{ method, path, token string }{
+		{http.MethodGet, pods, bobToken},
+		{http.MethodPut, pods + "/a", bobToken},
+		{http.MethodGet, pods + "?watch=true", bobToken},
+		{http.MethodGet, pods + "?watch=true", e.creds.AdminToken}, // masters too: watches cost memory
+	} {
+		resp := e.do(t, c, r.method, r.path, r.token, nil)
+		if got := resp.Header.Get("Retry-After"); got != "1" {
+			t.Errorf("%s %s: Retry-After %q, want 1", r.method, r.path, got)
+		}
+		s := wantStatus(t, resp, http.StatusTooManyRequests, wire.ReasonTooManyRequests, "Too many requests, please try again later.")
+		if s.Details == nil || s.Details.RetryAfterSeconds != 1 {
+			t.Errorf("details %+v", s.Details)
+		}
+	}
+	// Like kube-apiserver, system:masters is not refused by the read-only
+	// and mutating limits.
+	decodeEcho(t, e.do(t, c, http.MethodGet, pods, e.creds.AdminToken, nil))
+	decodeEcho(t, e.do(t, c, http.MethodDelete, pods+"/a", e.creds.AdminToken, nil))
+
+	close(e.release)
+	for i, ch := range held {
+		if code := <-ch; code != http.StatusOK {
+			t.Errorf("held request %d: %d", i, code)
+		}
+	}
+	// Slots are given back.
+	decodeEcho(t, e.do(t, c, http.MethodGet, pods, bobToken, nil))
+	decodeEcho(t, e.do(t, c, http.MethodGet, pods+"?watch=1", bobToken, nil))
+	decodeEcho(t, e.do(t, c, http.MethodPost, pods, bobToken, nil))
+}
+
+func TestInFlightLimitsDefaults(t *testing.T) {
+	got := InFlightLimits{Mutating: -1}.withDefaults()
+	if got != (InFlightLimits{ReadOnly: 400, Mutating: -1, Watches: 10000}) {
+		t.Errorf("withDefaults = %+v", got)
+	}
+	if newSemaphore(-1) != nil || !semaphore(nil).tryAcquire() {
+		t.Error("a negative limit must mean unlimited")
+	}
+}
+
+// chunked hides the length of r so the client sends Transfer-Encoding: chunked.
+type chunked struct{ io.Reader }
+
+func TestBodyLimit(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	c := e.client(t, e.adminCert(t))
+	const path = "/api/v1/namespaces/default/configmaps"
+	const msg = "Request entity too large: limit is 3145728"
+	big := bytes.Repeat([]byte("x"), 4<<20)
+
+	resp := e.do(t, c, http.MethodPost, path, "", bytes.NewReader(big))
+	wantStatus(t, resp, http.StatusRequestEntityTooLarge, wire.ReasonRequestEntityTooLarge, msg)
+
+	resp = e.do(t, c, http.MethodPost, path, "", chunked{bytes.NewReader(big)})
+	wantStatus(t, resp, http.StatusRequestEntityTooLarge, wire.ReasonRequestEntityTooLarge, msg)
+
+	for _, n := range []int{0, 1 << 20, 3 << 20} {
+		got := decodeEcho(t, e.do(t, c, http.MethodPost, path, "", chunked{bytes.NewReader(big[:n])}))
+		if got.BodyLen != int64(n) {
+			t.Errorf("chunked %d bytes: handler read %d", n, got.BodyLen)
+		}
+		got = decodeEcho(t, e.do(t, c, http.MethodPut, path+"/x", "", bytes.NewReader(big[:n])))
+		if got.BodyLen != int64(n) {
+			t.Errorf("sized %d bytes: handler read %d", n, got.BodyLen)
+		}
+	}
+}
+
+func TestBodyLimitChunkedIsBounded(t *testing.T) {
+	// An endless chunked body is cut off after limit+1 bytes.
+	var read int64
+	body := io.NopCloser(readFunc(func(p []byte) (int, error) {
+		read += int64(len(p))
+		return len(p), nil
+	}))
+	r := httptest.NewRequest(http.MethodPost, "/x", body)
+	r.ContentLength = -1
+	rec := newRecorder()
+	WithBodyLimit(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		t.Error("handler called for an oversized body")
+	}), 1000).ServeHTTP(rec, r)
+	if rec.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("status %d", rec.Code)
+	}
+	if read > 1001+512 { // io.ReadAll may over-ask slightly; LimitReader caps what it gets
+		t.Errorf("read %d bytes of an endless body with limit 1000", read)
+	}
+}
+
+type readFunc func([]byte) (int, error)
+
+func (f readFunc) Read(p []byte) (int, error) { return f(p) }

@@ -1,0 +1,14 @@
+package server
+
+import "net/http"
+
+// get answers GET on one object, straight from storage (a linearizable
+// read, as kube serves a GET without resourceVersion).
+func (c *call) get() error {
+	kv, err := c.s.store.Get(c.r.Context(), c.res.key(c.ns, c.name))
+	c.tr.Step("About to write a response")
+	if err != nil {
+		return storageError(err, c.res, c.name)
+	}
+	return c.writeObject(http.StatusOK, kv.Value)
+}

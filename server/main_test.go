@@ -1,0 +1,175 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/listwatch/listwatch/server/request"
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/etcdtest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// etcd's and grpc's long-lived helpers outlive a single test's
+		// cleanup by design.
+		goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"),
+		goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
+	)
+}
+
+// env is one server on a fresh embedded etcd, served over real HTTP on
+// 127.0.0.1, with Run going.
+type env struct {
+	t     *testing.T
+	etcd  *etcdtest.Etcd
+	srv   *Server
+	http  *httptest.Server
+	url   string
+	store storage.Interface
+}
+
+type envOption func(*Config)
+
+func newEnv(t *testing.T, opts ...envOption) *env {
+	t.Helper()
+	e := etcdtest.Start(t)
+	return startEnv(t, e.Store, e, opts...)
+}
+
+func startEnv(t *testing.T, store storage.Interface, e *etcdtest.Etcd, opts ...envOption) *env {
+	t.Helper()
+	cfg := Config{Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	hs := httptest.NewServer(request.WithRequestInfo(srv.Handler()))
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	select {
+	case <-srv.booted:
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not boot")
+	}
+	return &env{t: t, etcd: e, srv: srv, http: hs, url: hs.URL, store: store}
+}
+
+// response is a finished HTTP exchange.
+type response struct {
+	code int
+	body []byte
+	hdr  http.Header
+}
+
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("response %d is not JSON: %v: %s", r.code, err, r.body)
+	}
+	return m
+}
+
+// do sends one request; body may be nil, a string, or a value to marshal.
+func (e *env) do(method, path string, body any, hdr ...string) response {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		bs, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(bs)
+	}
+	req, err := http.NewRequest(method, e.url+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return response{code: resp.StatusCode, body: b, hdr: resp.Header}
+}
+
+// must checks the status code and returns the decoded body.
+func (e *env) must(code int, method, path string, body any, hdr ...string) map[string]any {
+	e.t.Helper()
+	r := e.do(method, path, body, hdr...)
+	if r.code != code {
+		e.t.Fatalf("%s %s: got %d, want %d: %s", method, path, r.code, code, r.body)
+	}
+	return r.json(e.t)
+}
+
+// expectStatus checks a failed request's code, reason and (if not empty)
+// message.
+func (e *env) expectStatus(code int, reason, msg string, method, path string, body any, hdr ...string) map[string]any {
+	e.t.Helper()
+	m := e.must(code, method, path, body, hdr...)
+	if m["kind"] != "Status" || m["reason"] != reason || int(m["code"].(float64)) != code {
+		e.t.Fatalf("%s %s: got %v", method, path, m)
+	}
+	if msg != "" && m["message"] != msg {
+		e.t.Fatalf("%s %s: message %q, want %q", method, path, m["message"], msg)
+	}
+	return m
+}
+
+func cm(name string, labels map[string]string, data map[string]string) map[string]any {
+	md := map[string]any{"name": name}
+	if labels != nil {
+		md["labels"] = labels
+	}
+	return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": md, "data": data}
+}
+
+func path(m map[string]any, p ...string) any {
+	var cur any = m
+	for _, k := range p {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = mm[k]
+	}
+	return cur
+}

@@ -1,0 +1,154 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/listwatch/listwatch/storage"
+
+	"github.com/listwatch/listwatch/wire"
+)
+
+// doc is an object being written: its type, its metadata fields kept raw,
+// and the rest of its fields kept raw. It is stored canonically by
+// encode: apiVersion, kind, metadata first, then the other fields by name,
+// so storage.WithResourceVersion finds metadata after two short fields.
+type doc struct {
+	apiVersion, kind string
+	meta             map[string]json.RawMessage
+	rest             map[string]json.RawMessage
+}
+
+// decodeDoc parses a request body or a stored value. Anything that is not
+// a JSON object with an object (or absent) metadata is a 400.
+func decodeDoc(b []byte) (*doc, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil || top == nil {
+		if err == nil {
+			err = fmt.Errorf("expected a JSON object")
+		}
+		return nil, wire.NewBadRequest("the object provided is unrecognized: json parse error: " + err.Error())
+	}
+	d := &doc{meta: map[string]json.RawMessage{}, rest: top}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"apiVersion", &d.apiVersion}, {"kind", &d.kind}} {
+		if raw, ok := top[f.name]; ok {
+			if err := json.Unmarshal(raw, f.dst); err != nil {
+				return nil, wire.NewBadRequest(fmt.Sprintf("the object provided is unrecognized: %s must be a string", f.name))
+			}
+			delete(top, f.name)
+		}
+	}
+	if raw, ok := top["metadata"]; ok {
+		if !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			if err := json.Unmarshal(raw, &d.meta); err != nil || d.meta == nil {
+				return nil, wire.NewBadRequest("the object provided is unrecognized: metadata must be an object")
+			}
+		}
+		delete(top, "metadata")
+	}
+	return d, nil
+}
+
+// metaString returns a string metadata field, "" if absent or not a string.
+func (d *doc) metaString(k string) string {
+	var s string
+	if raw, ok := d.meta[k]; ok {
+		_ = json.Unmarshal(raw, &s)
+	}
+	return s
+}
+
+func (d *doc) setMeta(k string, v any) {
+	b, _ := json.Marshal(v)
+	d.meta[k] = b
+}
+
+// objectMeta decodes the metadata for validation.
+func (d *doc) objectMeta() (wire.ObjectMeta, error) {
+	var m wire.ObjectMeta
+	b, _ := json.Marshal(d.meta)
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, wire.NewBadRequest("the object provided is unrecognized: metadata: " + err.Error())
+	}
+	return m, nil
+}
+
+// encode writes the canonical stored form. It never includes
+// metadata.resourceVersion: storage adds it on read.
+func (d *doc) encode() []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"apiVersion":`)
+	writeJSONString(&b, d.apiVersion)
+	b.WriteString(`,"kind":`)
+	writeJSONString(&b, d.kind)
+	b.WriteString(`,"metadata":{`)
+	writeFields(&b, d.meta, "resourceVersion")
+	b.WriteByte('}')
+	if len(d.rest) > 0 {
+		b.WriteByte(',')
+		writeFields(&b, d.rest, "")
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func writeJSONString(b *bytes.Buffer, s string) {
+	q, _ := json.Marshal(s)
+	b.Write(q)
+}
+
+// writeFields writes m's fields sorted by name, compacted, skipping skip.
+func writeFields(b *bytes.Buffer, m map[string]json.RawMessage, skip string) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if k != skip {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeJSONString(b, k)
+		b.WriteByte(':')
+		if err := json.Compact(b, m[k]); err != nil {
+			b.WriteString("null")
+		}
+	}
+}
+
+// field returns a top-level field decoded into v; false if absent.
+func (d *doc) field(name string, v any) bool {
+	raw, ok := d.rest[name]
+	return ok && json.Unmarshal(raw, v) == nil
+}
+
+func (d *doc) setField(name string, v any) {
+	b, _ := json.Marshal(v)
+	d.rest[name] = b
+}
+
+// encodeWithRV is encode with metadata.resourceVersion set to rv, the form
+// a client sees and a patch applies to.
+func (d *doc) encodeWithRV(rv string) []byte {
+	if rv == "" {
+		return d.encode()
+	}
+	b := d.encode()
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		return b
+	}
+	out, err := storage.WithResourceVersion(b, n)
+	if err != nil {
+		return b
+	}
+	return out
+}

@@ -1,0 +1,40 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+
+	"github.com/listwatch/listwatch/wire"
+)
+
+// contentProtobuf is the body type kubectl and client-go's typed clients
+// send for built-in kinds. listwatch stores JSON, so such a body is
+// decoded into the k8s.io/api type and re-encoded as JSON before anything
+// else sees it. Responses are always JSON, which those clients accept.
+const contentProtobuf = "application/vnd.kubernetes.protobuf"
+
+// protobufCodec knows the built-in kinds served here.
+var protobufCodec = func() *protobuf.Serializer {
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := coordinationv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return protobuf.NewSerializer(s, s)
+}()
+
+// protobufToJSON converts a protobuf-encoded built-in object to JSON.
+func protobufToJSON(b []byte) ([]byte, error) {
+	obj, _, err := protobufCodec.Decode(b, nil, nil)
+	if err != nil {
+		return nil, wire.NewBadRequest(fmt.Sprintf("unable to decode protobuf body: %v", err))
+	}
+	return json.Marshal(obj)
+}

@@ -1,0 +1,103 @@
+package request
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	cases := []struct {
+		method, url string
+		want        Info
+	}{
+		{"GET", "/api/v1/namespaces/ns/configmaps", Info{IsResourceRequest: true, Verb: "list", APIPrefix: "api", APIVersion: "v1", Namespace: "ns", Resource: "configmaps"}},
+		{"GET", "/api/v1/namespaces/ns/configmaps?watch=true", Info{IsResourceRequest: true, Verb: "watch", APIPrefix: "api", APIVersion: "v1", Namespace: "ns", Resource: "configmaps"}},
+		{"GET", "/api/v1/namespaces/ns/configmaps?watch=0", Info{IsResourceRequest: true, Verb: "list", APIPrefix: "api", APIVersion: "v1", Namespace: "ns", Resource: "configmaps"}},
+		{"GET", "/api/v1/watch/namespaces/ns/configmaps", Info{IsResourceRequest: true, Verb: "watch", APIPrefix: "api", APIVersion: "v1", Namespace: "ns", Resource: "configmaps"}},
+		{"GET", "/api/v1/watch/namespaces/ns/configmaps/a", Info{IsResourceRequest: true, Verb: "watch", APIPrefix: "api", APIVersion: "v1", Namespace: "ns", Resource: "configmaps", Name: "a"}},
+		{"GET", "/api/v1/namespaces/ns/configmaps/a", Info{IsResourceRequest: true, Verb: "get", APIPrefix: "api", APIVersion: "v1", Namespace: "ns", Resource: "configmaps", Name: "a"}},
+		{"GET", "/api/v1/namespaces/ns/configmaps?fieldSelector=metadata.name%3Da", Info{IsResourceRequest: true, Verb: "list", APIPrefix: "api", APIVersion: "v1", Namespace: "ns", Resource: "configmaps", Name: "a"}},
+		{"POST", "/api/v1/namespaces/ns/pods", Info{IsResourceRequest: true, Verb: "create", APIPrefix: "api", APIVersion: "v1", Namespace: "ns", Resource: "pods"}},
+		{"PUT", "/api/v1/namespaces/ns/pods/p/status", Info{IsResourceRequest: true, Verb: "update", APIPrefix: "api", APIVersion: "v1", Namespace: "ns", Resource: "pods", Name: "p", Subresource: "status"}},
+		{"PATCH", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/l", Info{IsResourceRequest: true, Verb: "patch", APIPrefix: "apis", APIGroup: "coordination.k8s.io", APIVersion: "v1", Namespace: "kube-system", Resource: "leases", Name: "l"}},
+		{"DELETE", "/api/v1/namespaces/ns/secrets", Info{IsResourceRequest: true, Verb: "deletecollection", APIPrefix: "api", APIVersion: "v1", Namespace: "ns", Resource: "secrets"}},
+		{"DELETE", "/api/v1/namespaces/ns", Info{IsResourceRequest: true, Verb: "delete", APIPrefix: "api", APIVersion: "v1", Namespace: "ns", Resource: "namespaces", Name: "ns"}},
+		{"PUT", "/api/v1/namespaces/ns/finalize", Info{IsResourceRequest: true, Verb: "update", APIPrefix: "api", APIVersion: "v1", Namespace: "ns", Resource: "namespaces", Name: "ns", Subresource: "finalize"}},
+		{"GET", "/api/v1/namespaces", Info{IsResourceRequest: true, Verb: "list", APIPrefix: "api", APIVersion: "v1", Resource: "namespaces"}},
+		{"GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x.y", Info{IsResourceRequest: true, Verb: "get", APIPrefix: "apis", APIGroup: "apiextensions.k8s.io", APIVersion: "v1", Resource: "customresourcedefinitions", Name: "x.y"}},
+		{"GET", "/api", Info{Verb: "get"}},
+		{"GET", "/api/v1", Info{Verb: "get"}},
+		{"GET", "/apis/apps/v1", Info{Verb: "get"}},
+		{"GET", "/healthz", Info{Verb: "get"}},
+		{"HEAD", "/version", Info{Verb: "head"}},
+	}
+	for _, c := range cases {
+		r := httptest.NewRequest(c.method, c.url, nil)
+		got, err := Parse(r)
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.method, c.url, err)
+		}
+		c.want.Path = r.URL.Path
+		if *got != c.want {
+			t.Errorf("%s %s:\n got %+v\nwant %+v", c.method, c.url, *got, c.want)
+		}
+	}
+	if _, err := Parse(httptest.NewRequest("GET", "/api/v1/watch", nil)); err == nil {
+		t.Error("/api/v1/watch parsed")
+	}
+}
+
+func TestWithRequestInfo(t *testing.T) {
+	var got *Info
+	h := WithRequestInfo(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = InfoFrom(r.Context())
+	}))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/api/v1/pods", nil))
+	if got == nil || got.Verb != "list" || got.Resource != "pods" {
+		t.Fatalf("info %+v", got)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/watch/", nil))
+	if rec.Code != 500 || !strings.Contains(rec.Body.String(), `"InternalError"`) {
+		t.Fatalf("bad path: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// FuzzParse: any path parses without panicking; a resource request always
+// names a version and a resource and a known verb, and a name never
+// contains a slash.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"/api/v1/namespaces/a/pods/b/status", "/apis/g/v/watch/x", "/api/v1/watch/namespaces/x", "//api//v1", "/api/v1/pods?watch=1&fieldSelector=metadata.name=x"} {
+		f.Add("GET", s)
+	}
+	f.Add("DELETE", "/apis/a/b/c")
+	f.Fuzz(func(t *testing.T, method, target string) {
+		r, err := http.NewRequest(method, "http://h"+target, nil)
+		if err != nil {
+			return
+		}
+		info, err := Parse(r)
+		if err != nil {
+			return
+		}
+		if !info.IsResourceRequest {
+			return
+		}
+		if info.APIVersion == "" || info.Resource == "" {
+			t.Fatalf("%s %q: %+v", method, target, info)
+		}
+		switch info.Verb {
+		case "", "get", "list", "watch", "create", "update", "patch", "delete", "deletecollection":
+		default:
+			t.Fatalf("verb %q", info.Verb)
+		}
+		if info.Verb == "deletecollection" && info.Name != "" {
+			t.Fatalf("deletecollection with a name: %+v", info)
+		}
+		if info.APIPrefix == "apis" && info.APIGroup == "" {
+			t.Fatalf("apis without group: %+v", info)
+		}
+	})
+}

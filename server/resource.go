@@ -1,0 +1,117 @@
+package server
+
+import (
+	"strings"
+
+	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// resource is one served group/version/resource: how its objects are named,
+// keyed, selected and shown. Values are immutable once registered; a CRD
+// update registers new ones.
+type resource struct {
+	group, version string
+	plural         string
+	singular       string
+	kind, listKind string
+	shortNames     []string
+	categories     []string
+	namespaced     bool
+	// keyGroup is the group part of storage keys: "" for the core group
+	// and the built-ins kube stores without one (leases), else the group.
+	keyGroup string
+	// fields are the selectable fields beyond metadata.name and
+	// metadata.namespace, each with its path in the object.
+	fields map[string][]string
+	// columns are the Table columns after NAME (AGE is appended last).
+	columns []column
+	// validateName checks metadata.name; DNS-1123 subdomain by default.
+	validateName func(string) error
+	// crd is the name of the defining CustomResourceDefinition, "" for
+	// built-ins. Custom resources differ from built-ins where kube does:
+	// updates need a resourceVersion, strategic merge patch is refused,
+	// generation is kept.
+	crd string
+	// rewriteVersion: the CRD serves several versions, so stored objects
+	// may carry another apiVersion and are relabelled on the way out
+	// (conversion strategy None).
+	rewriteVersion bool
+}
+
+func (r *resource) gr() wire.GroupResource {
+	return wire.GroupResource{Group: r.group, Resource: r.plural}
+}
+
+// apiVersion is the apiVersion of the resource's objects: "v1" or "g/v".
+func (r *resource) apiVersion() string {
+	if r.group == "" {
+		return r.version
+	}
+	return r.group + "/" + r.version
+}
+
+// prefix is the storage prefix of the resource's objects in namespace ns,
+// or of all of them when ns is "". It ends in '/', so no resource's prefix
+// is a prefix of another's.
+func (r *resource) prefix(ns string) string {
+	var b strings.Builder
+	b.WriteString("/registry/")
+	if r.keyGroup != "" {
+		b.WriteString(r.keyGroup)
+		b.WriteByte('/')
+	}
+	b.WriteString(r.plural)
+	b.WriteByte('/')
+	if ns != "" && r.namespaced {
+		b.WriteString(ns)
+		b.WriteByte('/')
+	}
+	return b.String()
+}
+
+func (r *resource) key(ns, name string) string { return r.prefix(ns) + name }
+
+func (r *resource) verbs() []string {
+	if r.plural == "namespaces" && r.group == "" {
+		return []string{"create", "delete", "get", "list", "patch", "update", "watch"}
+	}
+	return []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+}
+
+func (r *resource) checkName(name string) error {
+	if r.validateName != nil {
+		return r.validateName(name)
+	}
+	return object.ValidateDNS1123Subdomain(name)
+}
+
+// qualifiedKind is "Kind" for the core group, "Kind.group" otherwise, as
+// kube writes it in Invalid messages.
+func (r *resource) qualifiedKind() string {
+	if r.group == "" {
+		return r.kind
+	}
+	return r.kind + "." + r.group
+}
+
+// relabel returns value with its top-level apiVersion set to r's, for a
+// CRD serving several versions; objects are stored with apiVersion first
+// (see encodeObject), so this is a prefix splice, not a decode.
+func (r *resource) relabel(value []byte) []byte {
+	if !r.rewriteVersion {
+		return value
+	}
+	const head = `{"apiVersion":"`
+	if !strings.HasPrefix(string(value), head) {
+		return value
+	}
+	end := strings.IndexByte(string(value[len(head):]), '"')
+	if end < 0 || string(value[len(head):len(head)+end]) == r.apiVersion() {
+		return value
+	}
+	out := make([]byte, 0, len(value)+len(r.apiVersion()))
+	out = append(out, head...)
+	out = append(out, r.apiVersion()...)
+	return append(out, value[len(head)+end:]...)
+}

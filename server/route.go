@@ -1,0 +1,133 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+
+	"github.com/listwatch/listwatch/server/request"
+	"github.com/listwatch/listwatch/trace"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// serveHTTP routes one request: health and version, discovery, OpenAPI,
+// then resource requests by verb. A panic becomes a 500 Status.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.log.Error("handler panic", slog.Any("panic", p), slog.String("path", r.URL.Path),
+				slog.String("stack", string(debug.Stack())))
+			writeError(w, wire.NewInternalError(fmt.Errorf("%v", p)))
+		}
+	}()
+	if s.serveNonResource(w, r) {
+		return
+	}
+	info, ok := request.InfoFrom(r.Context())
+	if !ok {
+		var err error
+		if info, err = request.Parse(r); err != nil {
+			writeError(w, wire.NewInternalError(err))
+			return
+		}
+	}
+	if !info.IsResourceRequest {
+		writeError(w, notFoundPath())
+		return
+	}
+	s.serveResource(w, r, info)
+}
+
+// serveResource runs the verb of a resource request, traced.
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *request.Info) {
+	res, ok := s.reg.lookup(info.APIGroup, info.APIVersion, info.Resource)
+	if !ok || info.Subresource != "" || (info.Namespace != "" && !res.namespaced && info.Resource != "namespaces") {
+		writeError(w, notFoundPath())
+		return
+	}
+	ns := info.Namespace
+	if res.plural == "namespaces" && res.group == "" {
+		ns = "" // /api/v1/namespaces/x names the namespace x, not a namespace to look in
+	}
+	if res.namespaced && ns == "" && info.Verb != "list" && info.Verb != "watch" {
+		writeError(w, notFoundPath())
+		return
+	}
+	tr := trace.New(strings.ToUpper(info.Verb[:1])+info.Verb[1:],
+		slog.String("url", r.URL.RequestURI()), slog.String("resource", res.gr().String()))
+	defer tr.LogIfLong(r.Context(), s.log, s.slow)
+	ctx := trace.WithTrace(r.Context(), tr)
+	req := &call{s: s, w: w, r: r.WithContext(ctx), res: res, ns: ns, name: info.Name, tr: tr}
+	var err error
+	switch info.Verb {
+	case "get":
+		err = req.get()
+	case "list":
+		err = req.list()
+	case "watch":
+		err = req.watch()
+	case "create":
+		err = req.create()
+	case "update":
+		err = req.update()
+	case "patch":
+		err = req.patch()
+	case "delete":
+		err = req.delete()
+	case "deletecollection":
+		if res.plural == "namespaces" && res.group == "" {
+			err = wire.NewMethodNotSupported(res.gr(), "deletecollection")
+			break
+		}
+		err = req.deleteCollection()
+	default:
+		err = wire.NewMethodNotSupported(res.gr(), strings.ToLower(r.Method))
+	}
+	if err != nil {
+		writeError(w, err)
+	}
+}
+
+// call is one resource request being served.
+type call struct {
+	s    *Server
+	w    http.ResponseWriter
+	r    *http.Request
+	res  *resource
+	ns   string
+	name string
+	tr   *trace.Trace
+}
+
+// writeObject writes one stored value (with its resourceVersion) as the
+// response, in the form the client accepts.
+func (c *call) writeObject(code int, value []byte) error {
+	out, err := negotiate(c.r.Header.Get("Accept"))
+	if err != nil {
+		return err
+	}
+	value = c.res.relabel(value)
+	switch out.form {
+	case formTable:
+		t, err := c.table(out, [][]byte{value}, wire.ListMeta{})
+		if err != nil {
+			return err
+		}
+		writeJSON(c.w, code, t)
+	case formPartial:
+		po, err := partialObject(value)
+		if err != nil {
+			return err
+		}
+		writeRaw(c.w, code, po)
+	default:
+		writeRaw(c.w, code, value)
+	}
+	c.tr.Step("Writing http response done")
+	return nil
+}

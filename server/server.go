@@ -1,0 +1,128 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/trace"
+)
+
+// ErrNoStore: Config.Store is nil.
+var ErrNoStore = errors.New("server: Config.Store is required")
+
+// Config configures a Server. Only Store is required.
+type Config struct {
+	// Store serves writes and single-object reads.
+	Store storage.Interface
+	// Reader serves LIST and WATCH: the watch cache, or a direct reader
+	// over Store. Required until storage/direct is wired as the default.
+	Reader storage.ListWatcher
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Registerer, if set, receives the server's metrics.
+	Registerer prometheus.Registerer
+	// MinRequestTimeout bounds watches without timeoutSeconds: each ends
+	// after a random time in [MinRequestTimeout, 2*MinRequestTimeout).
+	// Default 30 minutes.
+	MinRequestTimeout time.Duration
+	// SlowThreshold is the duration past which a request's trace is
+	// logged. Default trace.DefaultThreshold.
+	SlowThreshold time.Duration
+	// MaxBodyBytes caps request bodies; default 3 MiB, as kube.
+	MaxBodyBytes int64
+	// Now is the clock for creationTimestamp and table ages; default
+	// time.Now.
+	Now func() time.Time
+}
+
+// Server is the API: routing, discovery, and the verbs over storage.
+type Server struct {
+	store   storage.Interface
+	reader  storage.ListWatcher
+	log     *slog.Logger
+	minReq  time.Duration
+	slow    time.Duration
+	maxBody int64
+	now     func() time.Time
+	reg     *registry
+	metrics *metrics
+
+	// bootOnce closes booted when Run has made the default namespaces
+	// and loaded the CRDs; /readyz fails until then.
+	bootOnce sync.Once
+	booted   chan struct{}
+}
+
+// New validates cfg and returns a Server. It starts nothing.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, ErrNoStore
+	}
+	s := &Server{
+		store:   cfg.Store,
+		reader:  cfg.Reader,
+		log:     cfg.Logger,
+		minReq:  cfg.MinRequestTimeout,
+		slow:    cfg.SlowThreshold,
+		maxBody: cfg.MaxBodyBytes,
+		now:     cfg.Now,
+		reg:     newRegistry(),
+		booted:  make(chan struct{}),
+	}
+	if s.reader == nil {
+		r, err := defaultReader(cfg.Store)
+		if err != nil {
+			return nil, err
+		}
+		s.reader = r
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.minReq <= 0 {
+		s.minReq = 30 * time.Minute
+	}
+	if s.slow <= 0 {
+		s.slow = trace.DefaultThreshold
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = 3 << 20
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	m, err := newMetrics(cfg.Registerer, s.reg)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics = m
+	return s, nil
+}
+
+// Run creates the default namespaces if absent, then follows the CRDs in
+// storage (its own and other servers') so their resources are served,
+// until ctx ends. It returns after its work has stopped.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.bootstrapNamespaces(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	err := s.followCRDs(ctx, func() { s.bootOnce.Do(func() { close(s.booted) }) })
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// Handler returns the API without authentication, authorization or limits;
+// those are filters wrapped around it.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }

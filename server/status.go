@@ -1,0 +1,140 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// writeJSON writes v as the response body with code.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code, b = http.StatusInternalServerError, mustStatusJSON(wire.NewInternalError(err))
+	}
+	writeRaw(w, code, b)
+}
+
+func writeRaw(w http.ResponseWriter, code int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
+
+func mustStatusJSON(s *wire.Status) []byte {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// writeError writes err as a Status. Errors that are not a *wire.Status
+// become 500s; handlers translate storage errors first (storageError).
+func writeError(w http.ResponseWriter, err error) {
+	st := asStatus(err)
+	writeRaw(w, int(st.Code), mustStatusJSON(st))
+}
+
+func asStatus(err error) *wire.Status {
+	var st *wire.Status
+	if errors.As(err, &st) {
+		return st
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return wire.NewTimeout(fmt.Sprintf("the request did not complete in time: %v", err))
+	case errors.Is(err, context.Canceled):
+		return wire.NewTimeout("the request was canceled")
+	}
+	return wire.NewInternalError(err)
+}
+
+// storageError translates a storage error about the object name of r into
+// the Status kube-apiserver returns for it.
+func storageError(err error, r *resource, name string) error {
+	var st *wire.Status
+	var compacted *storage.CompactedError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &st):
+		return st
+	case errors.Is(err, storage.ErrNotFound):
+		return wire.NewNotFound(r.gr(), name)
+	case errors.Is(err, storage.ErrExists):
+		return wire.NewAlreadyExists(r.gr(), name)
+	case errors.Is(err, storage.ErrConflict):
+		return wire.NewConflict(r.gr(), name, wire.ConflictModified)
+	case errors.As(err, &compacted):
+		return wire.NewResourceExpired(tooOldMessage(compacted))
+	case errors.Is(err, storage.ErrInvalidContinue):
+		return wire.NewBadRequest("invalid continue token: " + strings.TrimPrefix(err.Error(), "storage: "))
+	case errors.Is(err, storage.ErrTooLargeResourceVersion), errors.Is(err, storage.ErrFutureRevision):
+		return tooLargeRV(err)
+	}
+	return asStatus(err)
+}
+
+func tooOldMessage(c *storage.CompactedError) string {
+	return fmt.Sprintf("too old resource version: %d (%d)", c.Requested, c.Compacted)
+}
+
+// tooLargeRV is kube's 504 for a resourceVersion the store has not
+// reached: clients retry it after a second.
+func tooLargeRV(err error) *wire.Status {
+	st := wire.NewTimeout("Too large resource version: " + strings.TrimPrefix(err.Error(), "storage: "))
+	st.Details = &wire.StatusDetails{RetryAfterSeconds: 1,
+		Causes: []wire.StatusCause{{Type: "ResourceVersionTooLarge", Message: "Too large resource version"}}}
+	return st
+}
+
+// continueExpired is kube's 410 for a continue token whose revision was
+// compacted.
+func continueExpired() *wire.Status {
+	return wire.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. " +
+		"You can start a new list without the continue parameter, or use the continue token in this response to " +
+		"retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - " +
+		"objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+}
+
+// notFoundPath is the 404 of a path that names no served resource.
+func notFoundPath() *wire.Status {
+	st := wire.NewNotFound(wire.GroupResource{}, "")
+	st.Message = "the server could not find the requested resource"
+	st.Details = &wire.StatusDetails{}
+	return st
+}
+
+// invalid builds kube's 422: `Kind.group "name" is invalid: field: Type: detail`.
+// Each cause's Message is the error body ("Invalid value: ...").
+func invalid(qualifiedKind, group, kind, name string, causes ...wire.StatusCause) *wire.Status {
+	st := wire.NewInvalid(group, qualifiedKind, name, causes...)
+	st.Details.Kind = kind
+	return st
+}
+
+func fieldInvalid(field, value, detail string) wire.StatusCause {
+	return wire.StatusCause{Type: "FieldValueInvalid", Field: field,
+		Message: fmt.Sprintf("Invalid value: %q: %s", value, detail)}
+}
+
+func fieldRequired(field, detail string) wire.StatusCause {
+	return wire.StatusCause{Type: "FieldValueRequired", Field: field, Message: "Required value: " + detail}
+}
+
+func fieldForbidden(field, detail string) wire.StatusCause {
+	return wire.StatusCause{Type: "FieldValueForbidden", Field: field, Message: "Forbidden: " + detail}
+}
+
+func fieldNotSupported(field, value string, supported ...string) wire.StatusCause {
+	q := make([]string, len(supported))
+	for i, s := range supported {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return wire.StatusCause{Type: "FieldValueNotSupported", Field: field,
+		Message: fmt.Sprintf("Unsupported value: %q: supported values: %s", value, strings.Join(q, ", "))}
+}

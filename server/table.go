@@ -1,0 +1,238 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/listwatch/listwatch/wire"
+)
+
+// column is one Table column after NAME. A cell is taken from path (a
+// string, number or bool there), counted from the keys of count's maps or
+// arrays, or computed by cell.
+type column struct {
+	name     string
+	typ      string // "string" (default), "integer", "date"
+	priority int32
+	path     []string
+	count    [][]string
+	cell     func(obj map[string]any) any
+}
+
+func (c column) value(obj map[string]any) any {
+	switch {
+	case c.cell != nil:
+		return c.cell(obj)
+	case c.count != nil:
+		n := 0
+		for _, p := range c.count {
+			switch v := lookup(obj, p).(type) {
+			case map[string]any:
+				n += len(v)
+			case []any:
+				n += len(v)
+			}
+		}
+		return n
+	case c.typ == "date":
+		s, _ := lookup(obj, c.path).(string)
+		return translateTimestamp(s, time.Now())
+	default:
+		return scalarString(lookup(obj, c.path))
+	}
+}
+
+// tableColumns are the Table's column definitions for r: NAME, r's
+// columns, then AGE, as kube prints them.
+func tableColumns(r *resource) []wire.TableColumnDefinition {
+	cols := []wire.TableColumnDefinition{{Name: "Name", Type: "string", Format: "name",
+		Description: "Name must be unique within a namespace."}}
+	for _, c := range r.columns {
+		t := c.typ
+		if t == "" || t == "date" {
+			t = "string"
+		}
+		cols = append(cols, wire.TableColumnDefinition{Name: c.name, Type: t, Priority: c.priority})
+	}
+	return append(cols, wire.TableColumnDefinition{Name: "Age", Type: "string",
+		Description: "CreationTimestamp is a timestamp representing the server time when this object was created."})
+}
+
+// tableRowOptions says what a row's object holds.
+type includeObject string
+
+const (
+	includeNone     includeObject = "None"
+	includeMetadata includeObject = "Metadata"
+	includeFull     includeObject = "Object"
+)
+
+// tableRow renders one stored value as a row; now is passed in so every
+// row of a table ages against the same instant.
+func tableRow(r *resource, value []byte, include includeObject, now time.Time) (wire.TableRow, error) {
+	var obj map[string]any
+	if err := json.Unmarshal(value, &obj); err != nil {
+		return wire.TableRow{}, err
+	}
+	name, _ := lookup(obj, []string{"metadata", "name"}).(string)
+	created, _ := lookup(obj, []string{"metadata", "creationTimestamp"}).(string)
+	cells := []any{name}
+	for _, c := range r.columns {
+		cells = append(cells, c.value(obj))
+	}
+	cells = append(cells, translateTimestamp(created, now))
+	row := wire.TableRow{Cells: cells}
+	switch include {
+	case includeFull:
+		row.Object = value
+	case includeMetadata:
+		po, err := partialObject(value)
+		if err != nil {
+			return wire.TableRow{}, err
+		}
+		row.Object = po
+	}
+	return row, nil
+}
+
+// partialObject turns a stored value into a meta.k8s.io/v1
+// PartialObjectMetadata: its metadata only.
+func partialObject(value []byte) ([]byte, error) {
+	var m struct {
+		Metadata json.RawMessage `json:"metadata"`
+	}
+	if err := json.Unmarshal(value, &m); err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(m.Metadata)+80)
+	out = append(out, `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":`...)
+	out = append(out, m.Metadata...)
+	return append(out, '}'), nil
+}
+
+// translateTimestamp is kubectl's short age: 5s, 3m20s, 4h, 12d.
+func translateTimestamp(ts string, now time.Time) string {
+	t, err := time.Parse(time.RFC3339, ts)
+	if err != nil {
+		return "<unknown>"
+	}
+	return shortDuration(now.Sub(t))
+}
+
+func shortDuration(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch s := int64(d.Round(time.Second) / time.Second); {
+	case s < 120:
+		return fmt.Sprintf("%ds", s)
+	case s < 600:
+		if s%60 == 0 {
+			return fmt.Sprintf("%dm", s/60)
+		}
+		return fmt.Sprintf("%dm%ds", s/60, s%60)
+	case s < 3*3600:
+		return fmt.Sprintf("%dm", s/60)
+	case s < 8*3600:
+		if m := (s / 60) % 60; m != 0 {
+			return fmt.Sprintf("%dh%dm", s/3600, m)
+		}
+		return fmt.Sprintf("%dh", s/3600)
+	case s < 48*3600:
+		return fmt.Sprintf("%dh", s/3600)
+	case s < 8*86400:
+		if h := (s / 3600) % 24; h != 0 {
+			return fmt.Sprintf("%dd%dh", s/86400, h)
+		}
+		return fmt.Sprintf("%dd", s/86400)
+	case s < 2*365*86400:
+		return fmt.Sprintf("%dd", s/86400)
+	default:
+		return fmt.Sprintf("%dy", s/(365*86400))
+	}
+}
+
+func lookup(obj map[string]any, path []string) any {
+	var cur any = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[p]
+	}
+	return cur
+}
+
+// scalarString renders a JSON scalar as a field selector or a cell sees it.
+func scalarString(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case bool:
+		return strconv.FormatBool(v)
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case nil:
+		return ""
+	default:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+}
+
+func podReady(obj map[string]any) any {
+	total, _ := lookup(obj, []string{"spec", "containers"}).([]any)
+	ready := 0
+	statuses, _ := lookup(obj, []string{"status", "containerStatuses"}).([]any)
+	for _, s := range statuses {
+		if m, ok := s.(map[string]any); ok && m["ready"] == true {
+			ready++
+		}
+	}
+	return fmt.Sprintf("%d/%d", ready, len(total))
+}
+
+func podStatus(obj map[string]any) any {
+	if _, ok := lookup(obj, []string{"metadata", "deletionTimestamp"}).(string); ok {
+		return "Terminating"
+	}
+	if r, ok := lookup(obj, []string{"status", "reason"}).(string); ok && r != "" {
+		return r
+	}
+	if p, ok := lookup(obj, []string{"status", "phase"}).(string); ok && p != "" {
+		return p
+	}
+	return "Pending"
+}
+
+func podRestarts(obj map[string]any) any {
+	n := 0.0
+	statuses, _ := lookup(obj, []string{"status", "containerStatuses"}).([]any)
+	for _, s := range statuses {
+		if m, ok := s.(map[string]any); ok {
+			c, _ := m["restartCount"].(float64)
+			n += c
+		}
+	}
+	return strconv.FormatFloat(n, 'f', -1, 64)
+}
+
+func eventObject(obj map[string]any) any {
+	kind, _ := lookup(obj, []string{"involvedObject", "kind"}).(string)
+	name, _ := lookup(obj, []string{"involvedObject", "name"}).(string)
+	return lowerFirst(kind) + "/" + name
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	b := []byte(s)
+	if b[0] >= 'A' && b[0] <= 'Z' {
+		b[0] += 'a' - 'A'
+	}
+	return string(b)
+}

@@ -1,0 +1,104 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// update answers PUT on an object. With metadata.resourceVersion it is a
+// compare-and-swap (409 Conflict when stale); without one it is
+// unconditional for built-ins and refused for custom resources, as kube's
+// strategies do (AllowUnconditionalUpdate).
+func (c *call) update() error {
+	d, err := c.decodeBody()
+	if err != nil {
+		return err
+	}
+	if n := d.metaString("name"); n != c.name {
+		if n == "" {
+			d.setMeta("name", c.name)
+		} else {
+			return wire.NewBadRequest("the name of the object (" + n + ") does not match the name on the URL (" + c.name + ")")
+		}
+	}
+	var expect int64
+	if rv := d.metaString("resourceVersion"); rv != "" {
+		if expect, err = strconv.ParseInt(rv, 10, 64); err != nil || expect <= 0 {
+			return invalid(c.res.qualifiedKind(), c.res.group, c.res.kind, c.name,
+				fieldInvalid("metadata.resourceVersion", rv, "must be a positive integer"))
+		}
+	} else if c.res.crd != "" {
+		return invalid(c.res.qualifiedKind(), c.res.group, c.res.kind, c.name, wire.StatusCause{
+			Type: "FieldValueInvalid", Field: "metadata.resourceVersion",
+			Message: "Invalid value: 0x0: must be specified for an update"})
+	}
+	stored, err := c.s.guaranteedUpdate(c.r.Context(), c, expect, func(*doc) (*doc, error) {
+		return d, nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.writeObject(http.StatusOK, stored)
+}
+
+// guaranteedUpdate is the read-modify-write loop of update and patch: read
+// the object, let fn compute the new one from it, admit and write it at
+// the read revision, and retry from the read when another writer got in
+// between — unless expect pins the revision the client saw, in which case
+// a mismatch is the client's 409 Conflict.
+func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn func(cur *doc) (*doc, error)) ([]byte, error) {
+	key := c.res.key(c.ns, c.name)
+	for attempt := 0; ; attempt++ {
+		kv, err := s.store.Get(ctx, key)
+		if err != nil {
+			return nil, storageError(err, c.res, c.name)
+		}
+		if expect != 0 && kv.Revision != expect {
+			return nil, wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
+		}
+		cur, err := decodeDoc(kv.Value)
+		if err != nil {
+			return nil, wire.NewInternalError(err)
+		}
+		next, err := fn(cur)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.checkType(next); err != nil {
+			return nil, err
+		}
+		if n := next.metaString("name"); n != c.name {
+			return nil, wire.NewBadRequest("the name of the object (" + n + ") does not match the name on the URL (" + c.name + ")")
+		}
+		if err := c.prepareUpdate(next, cur); err != nil {
+			return nil, err
+		}
+		if err := c.validateMeta(next); err != nil {
+			return nil, err
+		}
+		value := next.encode()
+		c.tr.Step("About to store object in database")
+		if isDryRun(c.r) {
+			return storage.WithResourceVersion(value, kv.Revision)
+		}
+		rev, err := s.store.Update(ctx, key, value, kv.Revision)
+		if errors.Is(err, storage.ErrConflict) && expect == 0 && attempt < 16 {
+			continue
+		}
+		if err != nil {
+			return nil, storageError(err, c.res, c.name)
+		}
+		c.tr.Step("Object stored in database")
+		stored, err := storage.WithResourceVersion(value, rev)
+		if err != nil {
+			return nil, err
+		}
+		s.afterWrite(c.res, stored)
+		return stored, nil
+	}
+}

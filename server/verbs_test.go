@@ -1,0 +1,124 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+)
+
+const cmPath = "/api/v1/namespaces/default/configmaps"
+
+func TestConfigMapVerbs(t *testing.T) {
+	e := newEnv(t)
+	created := e.must(201, "POST", cmPath, cm("a", map[string]string{"app": "x"}, map[string]string{"k": "v"}))
+	rv := path(created, "metadata", "resourceVersion").(string)
+	uid := path(created, "metadata", "uid").(string)
+	if rv == "" || uid == "" || path(created, "metadata", "creationTimestamp") == nil || path(created, "metadata", "namespace") != "default" {
+		t.Fatalf("server fields not set: %v", created)
+	}
+	e.expectStatus(409, "AlreadyExists", `configmaps "a" already exists`, "POST", cmPath, cm("a", nil, nil))
+
+	got := e.must(200, "GET", cmPath+"/a", nil)
+	if path(got, "metadata", "resourceVersion") != rv || path(got, "data", "k") != "v" {
+		t.Fatalf("get: %v", got)
+	}
+	e.expectStatus(404, "NotFound", `configmaps "nope" not found`, "GET", cmPath+"/nope", nil)
+
+	// Update: stale RV conflicts, current RV succeeds, no RV is unconditional for built-ins.
+	upd := cm("a", nil, map[string]string{"k": "v2"})
+	upd["metadata"].(map[string]any)["resourceVersion"] = rv
+	u1 := e.must(200, "PUT", cmPath+"/a", upd)
+	if path(u1, "metadata", "uid") != uid || path(u1, "metadata", "resourceVersion") == rv {
+		t.Fatalf("update: %v", u1)
+	}
+	e.expectStatus(409, "Conflict", `Operation cannot be fulfilled on configmaps "a": the object has been modified; please apply your changes to the latest version and try again`, "PUT", cmPath+"/a", upd)
+	e.must(200, "PUT", cmPath+"/a", cm("a", nil, map[string]string{"k": "v3"}))
+	e.expectStatus(404, "NotFound", "", "PUT", cmPath+"/zz", cm("zz", nil, nil))
+	e.expectStatus(400, "BadRequest", "the name of the object (b) does not match the name on the URL (a)", "PUT", cmPath+"/a", cm("b", nil, nil))
+
+	// Patches.
+	p := e.must(200, "PATCH", cmPath+"/a", `{"data":{"m":"1"}}`, "Content-Type", "application/merge-patch+json")
+	if path(p, "data", "m") != "1" || path(p, "data", "k") != "v3" {
+		t.Fatalf("merge patch: %v", p)
+	}
+	p = e.must(200, "PATCH", cmPath+"/a", `[{"op":"add","path":"/data/j","value":"2"}]`, "Content-Type", "application/json-patch+json")
+	if path(p, "data", "j") != "2" {
+		t.Fatalf("json patch: %v", p)
+	}
+	p = e.must(200, "PATCH", cmPath+"/a", `{"metadata":{"labels":{"s":"3"}}}`, "Content-Type", "application/strategic-merge-patch+json")
+	if path(p, "metadata", "labels", "s") != "3" {
+		t.Fatalf("strategic patch: %v", p)
+	}
+	e.expectStatus(409, "Conflict", "", "PATCH", cmPath+"/a", `{"metadata":{"resourceVersion":"1"}}`, "Content-Type", "application/merge-patch+json")
+	e.expectStatus(422, "Invalid", "", "PATCH", cmPath+"/a", `[{"op":"test","path":"/data/j","value":"nope"}]`, "Content-Type", "application/json-patch+json")
+	e.expectStatus(400, "BadRequest", "", "PATCH", cmPath+"/a", `{not json`, "Content-Type", "application/merge-patch+json")
+	e.expectStatus(415, "UnsupportedMediaType", "", "PATCH", cmPath+"/a", `a: b`, "Content-Type", "application/apply-patch+yaml")
+	e.expectStatus(404, "NotFound", "", "PATCH", cmPath+"/zz", `{}`, "Content-Type", "application/merge-patch+json")
+
+	// Delete with preconditions.
+	e.expectStatus(409, "Conflict", fmt.Sprintf(`Operation cannot be fulfilled on configmaps "a": Precondition failed: UID in precondition: wrong, UID in object meta: %s`, uid),
+		"DELETE", cmPath+"/a", map[string]any{"preconditions": map[string]any{"uid": "wrong"}})
+	e.expectStatus(409, "Conflict", "", "DELETE", cmPath+"/a", map[string]any{"preconditions": map[string]any{"resourceVersion": "1"}})
+	d := e.must(200, "DELETE", cmPath+"/a", map[string]any{"preconditions": map[string]any{"uid": uid}})
+	if d["kind"] != "Status" || d["status"] != "Success" || path(d, "details", "name") != "a" || path(d, "details", "uid") != uid {
+		t.Fatalf("delete: %v", d)
+	}
+	e.expectStatus(404, "NotFound", `configmaps "a" not found`, "DELETE", cmPath+"/a", nil)
+
+	// generateName and deletecollection by label.
+	for i := 0; i < 3; i++ {
+		obj := cm("", map[string]string{"grp": fmt.Sprint(i % 2)}, nil)
+		obj["metadata"].(map[string]any)["generateName"] = "gen-"
+		g := e.must(201, "POST", cmPath, obj)
+		if n := path(g, "metadata", "name").(string); len(n) != len("gen-")+5 {
+			t.Fatalf("generated name %q", n)
+		}
+	}
+	dc := e.must(200, "DELETE", cmPath+"?labelSelector=grp%3D0", nil)
+	if dc["kind"] != "ConfigMapList" || len(dc["items"].([]any)) != 2 {
+		t.Fatalf("deletecollection: %v", dc)
+	}
+	l := e.must(200, "GET", cmPath, nil)
+	if items := l["items"].([]any); len(items) != 1 || path(items[0].(map[string]any), "metadata", "labels", "grp") != "1" {
+		t.Fatalf("after deletecollection: %v", l)
+	}
+	// dryRun writes nothing.
+	e.must(201, "POST", cmPath+"?dryRun=All", cm("dry", nil, nil))
+	e.expectStatus(404, "NotFound", "", "GET", cmPath+"/dry", nil)
+}
+
+func TestStoredFormIsCanonical(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", cmPath, `{"data":{"z":"1"},"metadata":{"name":"c","resourceVersion":"99"},"kind":"ConfigMap","apiVersion":"v1"}`)
+	kv, err := e.store.Get(t.Context(), "/registry/configmaps/default/c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"resourceVersion":"`
+	if s := string(kv.Value); len(s) < len(want) || s[:len(want)] != want {
+		t.Fatalf("stored value not canonical: %s", kv.Value)
+	}
+	if fmt.Sprint(kv.Revision) == "99" {
+		t.Fatal("client resourceVersion stored")
+	}
+}
+
+func TestHealthVersionAndMethods(t *testing.T) {
+	e := newEnv(t)
+	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
+		if r := e.do("GET", p, nil); r.code != 200 || string(r.body) != "ok" {
+			t.Errorf("%s: %d %s", p, r.code, r.body)
+		}
+	}
+	v := e.must(200, "GET", "/version", nil)
+	if v["gitVersion"] != GitVersion || v["major"] != "1" {
+		t.Fatalf("version: %v", v)
+	}
+	e.expectStatus(405, "MethodNotAllowed", "", "POST", cmPath+"/a", cm("a", nil, nil))
+	e.expectStatus(404, "NotFound", "the server could not find the requested resource", "GET", "/api/v1/namespaces/default/widgets", nil)
+	e.expectStatus(404, "NotFound", "the server could not find the requested resource", "GET", "/apis/nope.io/v1/things", nil)
+	e.expectStatus(404, "NotFound", "", "GET", "/nothing/here", nil)
+	if r := e.do("GET", "/openapi/v3", nil); r.code != http.StatusOK {
+		t.Fatalf("openapi v3: %d", r.code)
+	}
+}

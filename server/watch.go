@@ -1,0 +1,205 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// watch answers a WATCH: a newline-framed stream of events, flushed one by
+// one, until timeoutSeconds (or a random time in [MinRequestTimeout,
+// 2*MinRequestTimeout)) passes, the client leaves, or the Reader ends the
+// stream. An expired resourceVersion is HTTP 200 and then one ERROR event
+// with a 410 Expired Status, as kube-apiserver answers it.
+func (c *call) watch() error {
+	out, err := negotiate(c.r.Header.Get("Accept"))
+	if err != nil {
+		return err
+	}
+	o, err := listOptions(c.r.URL.Query())
+	if err != nil {
+		return err
+	}
+	fieldSel := o.FieldSelector
+	if c.name != "" && !c.isFieldPinned(fieldSel) {
+		// A watch on /watch/…/{name} is a watch of the collection for one name.
+		fs := object.FieldSelectorFromSet(map[string]string{"metadata.name": c.name})
+		if fieldSel != "" {
+			fieldSel += ","
+		}
+		fieldSel += fs.String()
+	}
+	pred, err := predicate(c.res, o.LabelSelector, fieldSel)
+	if err != nil {
+		return err
+	}
+	timeout := time.Duration(float64(c.s.minReq) * (rand.Float64() + 1))
+	if o.TimeoutSeconds != nil {
+		timeout = time.Duration(*o.TimeoutSeconds) * time.Second
+	}
+	ctx, cancel := context.WithTimeout(c.r.Context(), timeout)
+	defer cancel()
+
+	stream, err := c.s.reader.WatchList(ctx, c.res.prefix(c.ns), storage.WatchOptions{
+		ResourceVersion: o.ResourceVersion, ResourceVersionMatch: o.ResourceVersionMatch,
+		SendInitialEvents: o.SendInitialEvents, AllowBookmarks: o.AllowWatchBookmarks, Predicate: pred,
+	})
+	var compacted *storage.CompactedError
+	if err != nil && !errors.As(err, &compacted) {
+		return storageError(err, c.res, "")
+	}
+	if stream != nil {
+		defer stream.Close()
+	}
+	c.tr.Step("Watch started")
+	ew := &eventWriter{call: c, out: out, allowBookmarks: o.AllowWatchBookmarks}
+	ew.start()
+	if err != nil {
+		ew.writeError(wire.NewResourceExpired(tooOldMessage(compacted)))
+		return nil
+	}
+	for {
+		ev, err := stream.Next(ctx)
+		if err != nil {
+			switch {
+			case errors.As(err, &compacted):
+				ew.writeError(wire.NewResourceExpired(tooOldMessage(compacted)))
+			case ctx.Err() != nil, errors.Is(err, storage.ErrWatchClosed):
+				// timeout, client gone, or the reader ended the watch: a clean end
+			default:
+				ew.writeError(asStatus(storageError(err, c.res, "")))
+			}
+			return nil
+		}
+		if !ew.write(ev) {
+			return nil
+		}
+	}
+}
+
+// isFieldPinned: the field selector already pins metadata.name.
+func (c *call) isFieldPinned(sel string) bool {
+	fs, err := object.ParseFieldSelector(sel)
+	if err != nil {
+		return false
+	}
+	_, ok := fs.RequiresExactMatch("metadata.name")
+	return ok
+}
+
+// eventWriter frames watch events onto the response.
+type eventWriter struct {
+	*call
+	out            output
+	allowBookmarks bool
+	flusher        http.Flusher
+	failed         bool
+}
+
+func (ew *eventWriter) start() {
+	ew.w.Header().Set("Content-Type", "application/json")
+	ew.w.Header().Set("Transfer-Encoding", "chunked")
+	ew.w.WriteHeader(http.StatusOK)
+	ew.flusher, _ = ew.w.(http.Flusher)
+	ew.flush()
+}
+
+func (ew *eventWriter) flush() {
+	if ew.flusher != nil {
+		ew.flusher.Flush()
+	}
+}
+
+// write sends ev and reports whether the stream is still writable.
+func (ew *eventWriter) write(ev storage.WatchEvent) bool {
+	if ev.Type == wire.Bookmark {
+		// Bookmarks only go to clients that asked, and never as Table rows.
+		if !ew.allowBookmarks || ew.out.form == formTable {
+			return true
+		}
+		return ew.line(ev.Type, ew.bookmark(ev))
+	}
+	if ev.Frame != nil && ew.out.form == formJSON && !ew.res.rewriteVersion {
+		return ew.raw(ev.Frame)
+	}
+	obj := ew.res.relabel(ev.Object)
+	switch ew.out.form {
+	case formTable:
+		t, err := ew.table(ew.out, [][]byte{obj}, wire.ListMeta{ResourceVersion: strconv.FormatInt(ev.Revision, 10)})
+		if err != nil {
+			ew.writeError(wire.NewInternalError(err))
+			return false
+		}
+		b, err := json.Marshal(t)
+		if err != nil {
+			return false
+		}
+		obj = b
+	case formPartial:
+		b, err := partialObject(obj)
+		if err != nil {
+			ew.writeError(wire.NewInternalError(err))
+			return false
+		}
+		obj = b
+	}
+	return ew.line(ev.Type, obj)
+}
+
+// bookmark renders a bookmark object of the resource's kind: only kind,
+// apiVersion and metadata.resourceVersion, plus the initial-events-end
+// annotation when it ends the initial events.
+func (ew *eventWriter) bookmark(ev storage.WatchEvent) []byte {
+	type meta struct {
+		ResourceVersion string            `json:"resourceVersion"`
+		Annotations     map[string]string `json:"annotations,omitempty"`
+	}
+	b := struct {
+		Kind       string `json:"kind"`
+		APIVersion string `json:"apiVersion"`
+		Metadata   meta   `json:"metadata"`
+	}{Kind: ew.res.kind, APIVersion: ew.res.apiVersion(), Metadata: meta{ResourceVersion: strconv.FormatInt(ev.Revision, 10)}}
+	if ew.out.form == formPartial {
+		b.Kind, b.APIVersion = "PartialObjectMetadata", "meta.k8s.io/v1"
+	}
+	if ev.InitialEventsEnd {
+		b.Metadata.Annotations = map[string]string{wire.AnnotationInitialEventsEnd: "true"}
+	}
+	out, _ := json.Marshal(b)
+	return out
+}
+
+func (ew *eventWriter) line(t wire.EventType, obj []byte) bool {
+	buf := make([]byte, 0, len(obj)+40)
+	buf = append(buf, `{"type":"`...)
+	buf = append(buf, t...)
+	buf = append(buf, `","object":`...)
+	buf = append(buf, obj...)
+	buf = append(buf, "}\n"...)
+	return ew.raw(buf)
+}
+
+func (ew *eventWriter) raw(b []byte) bool {
+	if ew.failed {
+		return false
+	}
+	if _, err := ew.w.Write(b); err != nil {
+		ew.failed = true
+		return false
+	}
+	ew.flush()
+	return true
+}
+
+func (ew *eventWriter) writeError(st *wire.Status) {
+	b, _ := json.Marshal(st)
+	ew.line(wire.Error, b)
+}

@@ -1,0 +1,21 @@
+package direct
+
+import "github.com/listwatch/listwatch/storage"
+
+// NewWithPageSize is New with a small initial-events page, so tests
+// cover initial states that span several pages.
+func NewWithPageSize(s storage.Interface, n int64) *Reader {
+	r := New(s)
+	r.pageSize = n
+	return r
+}
+
+var (
+	WithRevision = withRevision
+	ListMode     = listMode
+)
+
+type ReadMode = readMode
+
+func (m ReadMode) Exact() int64   { return m.exact }
+func (m ReadMode) Minimum() int64 { return m.minimum }

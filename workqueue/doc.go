@@ -1,0 +1,54 @@
+// Package workqueue is the queue between informer event handlers and
+// controller workers: handlers Add keys, workers Get a key, reconcile it,
+// and call Done.
+//
+// There is one type, Queue[T], generic over a comparable item (usually a
+// "namespace/name" key string), built by New. Its guarantees:
+//
+//   - Stingy: an item is queued at most once. Adding an item that is already
+//     queued does nothing (it keeps its place); adding an item that is being
+//     processed queues it again when Done is called, so it is processed once
+//     more, never by two workers at the same time.
+//   - Fair: items are handed out in the order they were first added, so a
+//     key that is re-added over and over cannot push others back.
+//   - Prioritised: AddLowPriority (for periodic resyncs) queues behind every
+//     normal Add, yet cannot starve: while both kinds wait, no more than
+//     Config.LowPriorityEvery normal items are handed out in a row.
+//   - Multiple consumers: any number of goroutines may Get at once.
+//   - Shutdown: ShutDown makes every Get return shutdown=true at once and
+//     drops what was queued; ShutDownWithDrain also waits until the items
+//     being processed are Done. Unlike client-go, a queue that shuts down
+//     does not hand out its backlog first: a controller that stops should
+//     stop promptly, and the next one relists anyway.
+//
+// Delays and retries: AddAfter adds an item later (a repeated AddAfter keeps
+// the earliest time); AddRateLimited adds it after the delay its
+// RateLimiter chooses, and Forget resets that history. Delayed items sit in
+// one min-heap driven by one timer in Run, which the owner runs for the
+// life of the queue:
+//
+//	q := workqueue.New(workqueue.Config[string]{Name: "pods"})
+//	go func() { errc <- q.Run(ctx) }() // delivers AddAfter/AddRateLimited
+//	for {
+//		key, shutdown := q.Get()
+//		if shutdown {
+//			break
+//		}
+//		if err := sync(key); err != nil {
+//			q.AddRateLimited(key)
+//		} else {
+//			q.Forget(key)
+//		}
+//		q.Done(key)
+//	}
+//
+// New starts no goroutine, so a test can drive a queue step by step; only
+// delayed adds need Run. The controller package does all of this for you.
+//
+// Rate limiters: ExponentialBackoff (per item), TokenBucket (overall) and
+// MaxOf to combine them; DefaultControllerRateLimiter is client-go's default
+// (5ms·2ⁿ capped at 1000s, and 10 qps with bursts of 100).
+//
+// Metrics: pass a MetricsProvider, such as NewPrometheusProvider, which
+// exports client-go's workqueue_* metric names labelled by queue name.
+package workqueue

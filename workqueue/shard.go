@@ -1,0 +1,54 @@
+package workqueue
+
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+)
+
+// numShards splits the per-item state so that adds of different items, and
+// deduplicated adds above all, do not contend on one lock. A power of two.
+const numShards = 64
+
+// shard holds the state of the items that hash to it.
+type shard[T comparable] struct {
+	mu sync.Mutex
+	// items holds every dirty or processing item of the shard; an item that
+	// is neither is absent. Guarded by mu.
+	items map[T]itemState
+	_     [40]byte // keep neighbouring shards' locks off one cache line
+}
+
+// Item state flags.
+const (
+	flagDirty      uint8 = 1 << iota // waiting to be handed out (again)
+	flagProcessing                   // handed out by Get, not yet Done
+	flagLow                          // the pending hand-out is low priority
+)
+
+// itemState is what the queue knows about one item.
+//
+// Invariants, under the shard lock: an item that is dirty and not
+// processing has exactly one entry in a fifo (or is being handed out by a
+// Get that popped it and has yet to mark it processing); an item that is
+// processing has none.
+type itemState struct {
+	addedAt time.Time // when the item became dirty; set only with metrics
+	flags   uint8
+}
+
+type shards[T comparable] struct {
+	seed maphash.Seed
+	s    [numShards]shard[T]
+}
+
+func (s *shards[T]) init() {
+	s.seed = maphash.MakeSeed()
+	for i := range s.s {
+		s.s[i].items = make(map[T]itemState)
+	}
+}
+
+func (s *shards[T]) of(item T) *shard[T] {
+	return &s.s[maphash.Comparable(s.seed, item)&(numShards-1)]
+}
