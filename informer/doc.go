@@ -17,12 +17,12 @@
 //
 // # Basics
 //
-//	inf := informer.New(lw, informer.Options[*corev1.Pod]{})
+//	inf, _ := informer.New(lw, informer.Options[*corev1.Pod]{})
 //	reg, _ := inf.AddEventHandler(informer.HandlerFuncs[*corev1.Pod]{
 //		AddFunc: func(p *corev1.Pod, initial bool) { ... },
 //	}, informer.HandlerOptions{})
 //	go inf.Run(ctx)            // blocks until ctx ends
-//	informer.WaitFor(ctx, reg.HasSynced)
+//	informer.WaitForCacheSync(ctx, reg.HasSynced)
 //	pods := inf.Lister().List()
 //
 // # Guarantees

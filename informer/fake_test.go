@@ -33,8 +33,8 @@ type fakeServer struct {
 	snapshots map[string]map[string]U // continue token prefix -> state
 
 	// Faults, consumed one per call.
-	listErrs     []error
-	watchErrs    []error
+	listErrs           []error
+	watchErrs          []error
 	expireNextContinue int
 	replayOnWatch      int // re-send this many old events at watch start
 	// Streaming list: "ok", "refuse" (400 at start) or "ignore" (the
@@ -352,15 +352,15 @@ func (w *fakeWatcher) Close() error {
 // recorder is a Handler that checks each key's history is consistent and
 // keeps what the handler believes the state is.
 type recorder struct {
-	mu       sync.Mutex
-	state    map[string]string // key -> RV
-	errs     []string
-	adds     int
-	updates  int
-	syncs    int
-	deletes  int
-	unknown  int
-	initial  int
+	mu      sync.Mutex
+	state   map[string]string // key -> RV
+	errs    []string
+	adds    int
+	updates int
+	syncs   int
+	deletes int
+	unknown int
+	initial int
 }
 
 func newRecorder() *recorder { return &recorder{state: map[string]string{}} }

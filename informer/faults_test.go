@@ -20,8 +20,8 @@ func seed(srv *fakeServer, n int) {
 func TestFaults(t *testing.T) {
 	cases := []struct {
 		name   string
-		before func(*fakeServer)       // faults armed before Run
-		during func(*fakeServer)       // faults after the first sync
+		before func(*fakeServer) // faults armed before Run
+		during func(*fakeServer) // faults after the first sync
 		check  func(*testing.T, *harness)
 	}{
 		{name: "watch dropped mid-stream", during: func(s *fakeServer) {

@@ -428,7 +428,7 @@ func (r *Reflector[T]) apply(ev wire.Event[T]) error {
 	r.mu.Lock()
 	fresh := newerRV(rv, r.lastRV)
 	r.mu.Unlock()
-	if false && !fresh {
+	if !fresh {
 		return nil
 	}
 	var err error

@@ -17,9 +17,11 @@ func checkOutcome(t *testing.T, out []byte, err error) {
 		}
 		return
 	}
-	var m map[string]any
-	if jerr := json.Unmarshal(out, &m); jerr != nil || m == nil {
-		t.Fatalf("output %q is not a JSON object: %v", out, jerr)
+	if !json.Valid(out) {
+		t.Fatalf("output %q is not valid JSON", out)
+	}
+	if _, ok := mustDecode(t, out).(map[string]any); !ok {
+		t.Fatalf("output %q is not a JSON object", out)
 	}
 }
 

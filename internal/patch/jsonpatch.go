@@ -54,11 +54,8 @@ type operation struct {
 
 // decodeOperations decodes the patch one operation at a time, so a patch with
 // a million operations is refused after MaxOperations+1 of them rather than
-// after decoding them all.
+// after reading them all. Each operation is depth-checked on its own.
 func decodeOperations(p []byte) ([]operation, error) {
-	if err := checkDepth(p); err != nil {
-		return nil, fmt.Errorf("JSON patch: %v: %w", err, ErrInvalidPatch)
-	}
 	dec := json.NewDecoder(bytes.NewReader(p))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -73,9 +70,13 @@ func decodeOperations(p []byte) ([]operation, error) {
 		if len(ops) == MaxOperations {
 			return nil, fmt.Errorf("more than %d operations: %w: %w", MaxOperations, ErrTooManyOperations, ErrInvalidPatch)
 		}
-		var raw any
-		if err := dec.Decode(&raw); err != nil {
+		var text json.RawMessage
+		if err := dec.Decode(&text); err != nil {
 			return nil, fmt.Errorf("JSON patch is not valid JSON: %v: %w", err, ErrInvalidPatch)
+		}
+		raw, err := decodeJSON(text, "JSON patch operation", ErrInvalidPatch)
+		if err != nil {
+			return nil, err
 		}
 		op, err := parseOperation(raw)
 		if err != nil {

@@ -47,7 +47,7 @@ func TestNestingAtLimitAccepted(t *testing.T) {
 
 func TestHugeJSONPatchRefusedQuickly(t *testing.T) {
 	op := `{"op":"add","path":"/a","value":1},`
-	p := []byte("[" + strings.Repeat(op, 1_000_000) + `{"op":"add","path":"/a","value":1}]`)
+	p := []byte("[" + strings.Repeat(op, 200_000) + `{"op":"add","path":"/a","value":1}]`)
 	start := time.Now()
 	_, err := JSONPatch([]byte(`{}`), p)
 	if !errors.Is(err, ErrTooManyOperations) {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // tagFacts lists, by JSON path, the patch metadata Kubernetes' struct tags

@@ -137,7 +137,7 @@ func ensureCA(c *Credentials, now time.Time) (kp *keyPair, fresh bool, err error
 
 // ensureLeaf loads a certificate and key, and issues a new pair when the CA
 // is fresh, a file is missing or damaged, or ok rejects what is there.
-func ensureLeaf(c *Credentials, certName, keyName string, fresh bool, ok func(*keyPair) bool, make func() (*keyPair, error)) (*keyPair, error) {
+func ensureLeaf(c *Credentials, certName, keyName string, fresh bool, ok func(*keyPair) bool, issueNew func() (*keyPair, error)) (*keyPair, error) {
 	if !fresh {
 		certPEM, errC := os.ReadFile(c.Path(certName))
 		keyPEM, errK := os.ReadFile(c.Path(keyName))
@@ -147,7 +147,7 @@ func ensureLeaf(c *Credentials, certName, keyName string, fresh bool, ok func(*k
 			}
 		}
 	}
-	kp, err := make()
+	kp, err := issueNew()
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strings"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -216,13 +216,4 @@ func wantStatus(t *testing.T, resp *http.Response, code int, reason wire.StatusR
 	return &s
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-var _ = strings.Contains
+func contains(list []string, s string) bool { return slices.Contains(list, s) }

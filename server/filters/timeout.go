@@ -75,6 +75,7 @@ func WithTimeout(h http.Handler, d time.Duration) http.Handler {
 				panic(p)
 			default:
 			}
+			tw.finish()
 		case <-timer.C:
 			go logLatePanic(done, panicked, r)
 			tw.timeout(cancel)
@@ -114,8 +115,10 @@ func newHandlerPanic(v any) *HandlerPanic {
 func (p *HandlerPanic) String() string { return fmt.Sprint(p.Value) }
 
 // timeoutWriter lets the handler write until timeout() and never after.
-// The handler gets its own header map, copied out on WriteHeader, so a
-// handler still running after the timeout cannot race with the 504.
+// The handler gets its own header map, copied out on WriteHeader (or when
+// it returns without writing), so a handler still running after the timeout
+// cannot race with the 504. Header changes after WriteHeader are lost, as
+// they would be on the wire (trailers are not supported here).
 type timeoutWriter struct {
 	w      http.ResponseWriter
 	header http.Header // owned by the handler goroutine
@@ -160,6 +163,16 @@ func (tw *timeoutWriter) Flush() {
 	}
 	tw.writeHeaderLocked(http.StatusOK)
 	_ = http.NewResponseController(tw.w).Flush()
+}
+
+// finish hands on the headers of a handler that returned without writing,
+// so net/http sends them with its implicit 200.
+func (tw *timeoutWriter) finish() {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if !tw.wroteHeader && !tw.timedOut {
+		maps.Copy(tw.w.Header(), tw.header)
+	}
 }
 
 // timeout refuses all further writes, then cancels the handler's context,

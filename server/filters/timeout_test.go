@@ -101,3 +101,14 @@ func TestTimeoutRepanicsWithStack(t *testing.T) {
 	}()
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/api/v1/pods", nil))
 }
+
+func TestTimeoutKeepsHeadersOfSilentHandler(t *testing.T) {
+	h := WithTimeout(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Only", "headers")
+	}), time.Minute)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/pods", nil))
+	if rec.Code != http.StatusOK || rec.Header().Get("X-Only") != "headers" {
+		t.Errorf("code %d, headers %v", rec.Code, rec.Header())
+	}
+}

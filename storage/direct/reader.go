@@ -70,8 +70,10 @@ func parseRV(rv string) (int64, error) {
 	if rv == "" {
 		return 0, nil
 	}
-	n, err := strconv.ParseInt(rv, 10, 64)
-	if err != nil || n < 0 {
+	// ParseUint, as kube-apiserver: no sign, no spaces.
+	u, err := strconv.ParseUint(rv, 10, 63)
+	n := int64(u)
+	if err != nil {
 		return 0, fmt.Errorf("%w: %q", ErrInvalidResourceVersion, rv)
 	}
 	return n, nil

@@ -1,0 +1,156 @@
+package informer_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/listwatch/listwatch/informer"
+	"github.com/listwatch/listwatch/object"
+)
+
+func TestLateHandlerGetsStoreThenChanges(t *testing.T) {
+	srv := newFakeServer()
+	seed(srv, 5)
+	h := startHarness(t, srv, fastOpts(false, 2))
+	h.mustConverge()
+	late := newRecorder()
+	reg, err := h.inf.AddEventHandler(late, informer.HandlerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.upsert("ns", "o00", nil)
+	srv.remove("ns", "o01")
+	srv.upsert("ns", "new", nil)
+	h.mustConverge()
+	if !informer.WaitForCacheSync(t.Context(), reg.HasSynced) {
+		t.Fatal("late registration never synced")
+	}
+	// The late handler's view must match too, with a consistent history.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		seen, errs := late.snapshot()
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		if fmt.Sprint(seen) == fmt.Sprint(srv.state()) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("late handler %v, server %v", seen, srv.state())
+		}
+		time.Sleep(time.Millisecond) // polling a real condition, with a deadline
+	}
+	late.mu.Lock()
+	defer late.mu.Unlock()
+	if late.initial != 5 {
+		t.Errorf("late handler initial adds = %d, want 5", late.initial)
+	}
+}
+
+// blockingHandler blocks in OnAdd until released.
+type blockingHandler struct {
+	informer.HandlerFuncs[U]
+	release chan struct{}
+}
+
+func TestSlowHandlerDoesNotBlockOthers(t *testing.T) {
+	srv := newFakeServer()
+	seed(srv, 3)
+	slow := &blockingHandler{release: make(chan struct{})}
+	slow.AddFunc = func(U, bool) { <-slow.release }
+	h := startHarness(t, srv, fastOpts(false, 0))
+	slowReg, _ := h.inf.AddEventHandler(slow, informer.HandlerOptions{})
+	for i := range 50 {
+		srv.upsert("ns", fmt.Sprintf("x%d", i), nil)
+	}
+	h.mustConverge() // the fast recorder and the store got everything
+	if slowReg.HasSynced() {
+		t.Fatal("slow handler reports synced while blocked")
+	}
+	close(slow.release)
+	if !informer.WaitForCacheSync(t.Context(), slowReg.HasSynced) {
+		t.Fatal("slow handler never synced")
+	}
+}
+
+func TestRemoveStopsDeliveries(t *testing.T) {
+	srv := newFakeServer()
+	seed(srv, 2)
+	h := startHarness(t, srv, fastOpts(false, 0))
+	var mu sync.Mutex
+	count := 0
+	reg, _ := h.inf.AddEventHandler(informer.HandlerFuncs[U]{UpdateFunc: func(U, U) {
+		mu.Lock()
+		count++
+		mu.Unlock()
+	}}, informer.HandlerOptions{})
+	h.mustConverge()
+	reg.Remove()
+	reg.Remove()
+	srv.upsert("ns", "o00", nil)
+	h.mustConverge()
+	mu.Lock()
+	defer mu.Unlock()
+	if count != 0 {
+		t.Fatalf("removed handler got %d updates", count)
+	}
+}
+
+func TestPerHandlerResync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer()
+		seed(srv, 3)
+		inf, err := informer.New[U](srv, informer.Options[U]{Reflector: fastOpts(false, 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast, slow, none := newRecorder(), newRecorder(), newRecorder()
+		inf.AddEventHandler(fast, informer.HandlerOptions{ResyncPeriod: 10 * time.Second})
+		inf.AddEventHandler(slow, informer.HandlerOptions{ResyncPeriod: 30 * time.Second})
+		inf.AddEventHandler(none, informer.HandlerOptions{})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { inf.Run(ctx); close(done) }()
+		time.Sleep(65 * time.Second) // fake time: ticks at 10s..60s
+		synctest.Wait()
+		cancel()
+		<-done
+		for _, c := range []struct {
+			name string
+			r    *recorder
+			want int
+		}{{"10s", fast, 6 * 3}, {"30s", slow, 2 * 3}, {"none", none, 0}} {
+			if c.r.syncs != c.want || len(c.r.errs) > 0 {
+				t.Errorf("handler %s: %d resync updates, want %d (errs %v)", c.name, c.r.syncs, c.want, c.r.errs)
+			}
+		}
+	})
+}
+
+func TestTransformDropManagedFields(t *testing.T) {
+	srv := newFakeServer()
+	srv.mu.Lock()
+	o := newObj("ns", "mf", nil)
+	o.SetNested([]any{map[string]any{"manager": "kubectl"}}, "metadata", "managedFields")
+	srv.writeLocked("ADDED", o)
+	srv.mu.Unlock()
+	inf, _ := informer.New[U](srv, informer.Options[U]{Transform: informer.DropManagedFields, Reflector: fastOpts(true, 0)})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { inf.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	if !informer.WaitForCacheSync(ctx, inf.HasSynced) {
+		t.Fatal("no sync")
+	}
+	got, ok := inf.Lister().GetByKey(object.NewKey("ns", "mf"))
+	if !ok {
+		t.Fatal("missing")
+	}
+	if _, has := got.Nested("metadata", "managedFields"); has {
+		t.Fatal("managedFields kept")
+	}
+}

@@ -1,0 +1,58 @@
+package filters
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/listwatch/listwatch/internal/pki"
+)
+
+// TestKubeconfigWithRealClients: the kubeconfig pki writes (token and client
+// certificate together) works for client-go and kubectl against the chain
+// over real TLS, and they are admin.
+func TestKubeconfigWithRealClients(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := pki.WriteKubeconfig(path, e.srv.URL, e.creds); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/namespaces/default/pods").DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("client-go: %v", err)
+	}
+	var got echo
+	if err := json.Unmarshal(raw, &got); err != nil || got.User != "admin" || got.Verb != "list" {
+		t.Errorf("client-go saw %s (%v)", raw, err)
+	}
+
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl not installed")
+	}
+	out, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", path, "get", "--raw", "/api/v1/namespaces/default/pods").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl get --raw: %v\n%s", err, out)
+	}
+	got = echo{}
+	if err := json.Unmarshal(out, &got); err != nil || got.User != "admin" || !contains(got.Groups, "system:masters") {
+		t.Errorf("kubectl saw %s (%v)", out, err)
+	}
+}

@@ -1,0 +1,40 @@
+// Package etcd stores objects in etcd v3: a storage.Interface over a
+// clientv3 client, an embedded single-member etcd, a client for an
+// external cluster, and the periodic compactor.
+//
+// There are only a few types: Store (the storage.Interface), Embedded (a
+// member running in this process), Config (how to reach an external
+// cluster) and Compactor (history trimming shared by several servers).
+//
+// # Basics
+//
+//	e, err := etcd.StartEmbedded(ctx, etcd.EmbeddedConfig{Dir: dataDir})
+//	defer e.Close()
+//	s := etcd.New(e.Client(), etcd.WithRegisterer(reg))
+//
+// or, for an external cluster, etcd.NewClient(etcd.Config{Endpoints: …,
+// CAFile: …, CertFile: …, KeyFile: …}) and etcd.New on the result.
+//
+// Every write is one etcd transaction guarded by a revision compare:
+// Create requires create revision 0, Update and Delete the expected mod
+// revision. A value is stored as given and returned with
+// metadata.resourceVersion set to its mod revision (for deletes, the
+// delete's revision), so values in etcd never carry a resourceVersion.
+//
+// A Watcher is pull-style: Next hands out the events of one etcd watch
+// response at a time; there is no goroutine per watch beyond clientv3's
+// own, and Close cancels the watch.
+//
+// # Caveats
+//
+//   - A compacted range read reports *storage.CompactedError with
+//     Compacted = 0: etcd does not say how far it compacted. A compacted
+//     watch reports the real number.
+//   - Progress notifications and RequestProgress travel on the gRPC
+//     stream that clientv3 picks by the context's outgoing metadata; this
+//     package gives every watch and progress request the same metadata,
+//     so RequestProgress reaches every watch of the client.
+//   - Several Compactors (one per server) may share an etcd: they agree
+//     through the version of "compact_rev_key", as kube-apiservers do, and
+//     only one of them compacts per interval.
+package etcd
