@@ -204,18 +204,18 @@ func TestLoadKubeconfigErrors(t *testing.T) {
 	dir := t.TempDir()
 	good := writeFile(t, filepath.Join(dir, "good"), fullKubeconfig)
 	cases := map[string]struct{ content, context string }{
-		"not yaml":          {"clusters: [", ""},
-		"wrong shape":       {"clusters: 7", ""},
-		"no current":        {"clusters: []", ""},
-		"unknown context":   {fullKubeconfig, "nope"},
-		"unknown cluster":   {"contexts: [{name: c, context: {cluster: x}}]", "c"},
-		"unknown user":      {"clusters: [{name: x, cluster: {server: https://h}}]\ncontexts: [{name: c, context: {cluster: x, user: u}}]", "c"},
-		"no server":         {"clusters: [{name: x, cluster: {}}]\ncontexts: [{name: c, context: {cluster: x}}]", "c"},
-		"bad scheme":        {"clusters: [{name: x, cluster: {server: 'ftp://h'}}]\ncontexts: [{name: c, context: {cluster: x}}]", "c"},
-		"bad base64":        {"clusters: [{name: x, cluster: {server: https://h, certificate-authority-data: '!!!'}}]\ncontexts: [{name: c, context: {cluster: x}}]", "c"},
-		"insecure with CA":  {"clusters: [{name: x, cluster: {server: https://h, insecure-skip-tls-verify: true, certificate-authority: ca}}]\ncontexts: [{name: c, context: {cluster: x}}]", "c"},
-		"cert without key":  {"clusters: [{name: x, cluster: {server: https://h}}]\nusers: [{name: u, user: {client-certificate: c}}]\ncontexts: [{name: c, context: {cluster: x, user: u}}]", "c"},
-		"exec without cmd":  {"clusters: [{name: x, cluster: {server: https://h}}]\nusers: [{name: u, user: {exec: {apiVersion: v}}}]\ncontexts: [{name: c, context: {cluster: x, user: u}}]", "c"},
+		"not yaml":         {"clusters: [", ""},
+		"wrong shape":      {"clusters: 7", ""},
+		"no current":       {"clusters: []", ""},
+		"unknown context":  {fullKubeconfig, "nope"},
+		"unknown cluster":  {"contexts: [{name: c, context: {cluster: x}}]", "c"},
+		"unknown user":     {"clusters: [{name: x, cluster: {server: https://h}}]\ncontexts: [{name: c, context: {cluster: x, user: u}}]", "c"},
+		"no server":        {"clusters: [{name: x, cluster: {}}]\ncontexts: [{name: c, context: {cluster: x}}]", "c"},
+		"bad scheme":       {"clusters: [{name: x, cluster: {server: 'ftp://h'}}]\ncontexts: [{name: c, context: {cluster: x}}]", "c"},
+		"bad base64":       {"clusters: [{name: x, cluster: {server: https://h, certificate-authority-data: '!!!'}}]\ncontexts: [{name: c, context: {cluster: x}}]", "c"},
+		"insecure with CA": {"clusters: [{name: x, cluster: {server: https://h, insecure-skip-tls-verify: true, certificate-authority: ca}}]\ncontexts: [{name: c, context: {cluster: x}}]", "c"},
+		"cert without key": {"clusters: [{name: x, cluster: {server: https://h}}]\nusers: [{name: u, user: {client-certificate: c}}]\ncontexts: [{name: c, context: {cluster: x, user: u}}]", "c"},
+		"exec without cmd": {"clusters: [{name: x, cluster: {server: https://h}}]\nusers: [{name: u, user: {exec: {apiVersion: v}}}]\ncontexts: [{name: c, context: {cluster: x, user: u}}]", "c"},
 	}
 	for name, tc := range cases {
 		path := writeFile(t, filepath.Join(dir, strings.ReplaceAll(name, " ", "-")), tc.content)

@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -153,8 +152,12 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		retry = req.Clone(req.Context())
 		retry.Body = body
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-	resp.Body.Close()
+	_ = drainClose(resp.Body)
+	if fresh.cert != nil && fresh.cert != cred.cert && t.exec.onNewCert != nil {
+		// The connection that carried the 401 went back to the pool
+		// just now, still authenticated with the old certificate.
+		t.exec.onNewCert()
+	}
 	return t.base.RoundTrip(t.prepare(retry, fresh.token))
 }
 
