@@ -14,8 +14,9 @@ type MetricsProvider interface {
 	NewQueueMetrics(name string, snapshot func() Snapshot) QueueMetrics
 }
 
-// QueueMetrics receives a queue's events. The queue calls its methods with
-// its lock held, so they must be fast and must not call back into the queue.
+// QueueMetrics receives a queue's events. The queue may call its methods
+// with one of its locks held and from many goroutines at once, so they must
+// be fast, safe for concurrent use, and must not call back into the queue.
 type QueueMetrics interface {
 	// Added: an item became dirty (a deduplicated add is not counted).
 	Added()

@@ -69,9 +69,14 @@ type Queue[T comparable] struct {
 	// wakeDelay (capacity 1) tells Run that the earliest ready time moved
 	// or the queue shut down.
 	wakeDelay chan struct{}
-	// started holds when each processing item was handed out; maintained
-	// only with metrics, for the unfinished-work gauges.
+	// started holds when each processing item was handed out, for the
+	// unfinished-work gauges; addedAt when each dirty item was added, for
+	// the queue-duration histogram. Maintained only with metrics. addedAt
+	// is guarded by addedMu, not mu, because adds write it under a shard
+	// lock (lock order: shard, then addedMu; nothing else is held with it).
 	started map[T]time.Time
+	addedMu sync.Mutex
+	addedAt map[T]time.Time
 
 	limiter RateLimiter[T]
 	metrics QueueMetrics // nil when off; safe for concurrent use
@@ -98,6 +103,7 @@ func New[T comparable](cfg Config[T]) *Queue[T] {
 	}
 	if cfg.Metrics != nil {
 		q.started = make(map[T]time.Time)
+		q.addedAt = make(map[T]time.Time)
 		q.metrics = cfg.Metrics.NewQueueMetrics(cfg.Name, q.snapshot)
 	}
 	return q
@@ -138,7 +144,9 @@ func (q *Queue[T]) add(item T, low bool) {
 		return
 	}
 	if q.metrics != nil {
-		st.addedAt = time.Now()
+		q.addedMu.Lock()
+		q.addedAt[item] = time.Now()
+		q.addedMu.Unlock()
 		q.metrics.Added()
 	}
 	st.flags |= flagDirty
@@ -213,9 +221,11 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 	// concurrent Add of it is (rightly) a no-op: this hand-out is after it.
 	s := q.shards.of(item)
 	s.mu.Lock()
-	st := s.items[item]
 	if q.metrics != nil {
-		q.metrics.Started(now.Sub(st.addedAt))
+		q.addedMu.Lock()
+		q.metrics.Started(now.Sub(q.addedAt[item]))
+		delete(q.addedAt, item)
+		q.addedMu.Unlock()
 	}
 	s.items[item] = itemState{flags: flagProcessing}
 	s.mu.Unlock()
@@ -324,6 +334,11 @@ func (q *Queue[T]) shutDown() {
 	}
 	q.mu.Unlock()
 
+	if q.metrics != nil {
+		q.addedMu.Lock()
+		clear(q.addedAt)
+		q.addedMu.Unlock()
+	}
 	for i := range q.shards.s {
 		s := &q.shards.s[i]
 		s.mu.Lock()

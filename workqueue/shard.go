@@ -3,7 +3,6 @@ package workqueue
 import (
 	"hash/maphash"
 	"sync"
-	"time"
 )
 
 // numShards splits the per-item state so that adds of different items, and
@@ -26,15 +25,15 @@ const (
 	flagLow                          // the pending hand-out is low priority
 )
 
-// itemState is what the queue knows about one item.
+// itemState is what the queue knows about one item: a set of flags, kept
+// to one byte so the shard maps stay small and cache-friendly.
 //
 // Invariants, under the shard lock: an item that is dirty and not
 // processing has exactly one entry in a fifo (or is being handed out by a
 // Get that popped it and has yet to mark it processing); an item that is
 // processing has none.
 type itemState struct {
-	addedAt time.Time // when the item became dirty; set only with metrics
-	flags   uint8
+	flags uint8
 }
 
 type shards[T comparable] struct {
@@ -50,5 +49,13 @@ func (s *shards[T]) init() {
 }
 
 func (s *shards[T]) of(item T) *shard[T] {
-	return &s.s[maphash.Comparable(s.seed, item)&(numShards-1)]
+	var h uint64
+	// Keys are nearly always strings; maphash.String is several times
+	// cheaper than the generic maphash.Comparable.
+	if k, ok := any(item).(string); ok {
+		h = maphash.String(s.seed, k)
+	} else {
+		h = maphash.Comparable(s.seed, item)
+	}
+	return &s.s[h&(numShards-1)]
 }
