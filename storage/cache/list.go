@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -110,7 +111,17 @@ func (c *Cache) GetList(ctx context.Context, prefix string, opts storage.GetList
 // else from storage, which still has it unless compacted (then 410).
 func (c *Cache) listExact(ctx context.Context, prefix string, rev int64, start string, opts storage.GetListOptions) (storage.ListPage, error) {
 	if !c.waitFor(ctx, rev, c.cfg.FreshnessTimeout, nil) {
-		return storage.ListPage{}, c.tooLarge(ctx, rev)
+		if err := ctx.Err(); err != nil {
+			return storage.ListPage{}, err
+		}
+		// The cache is behind; etcd has rev unless it is in the future
+		// (a continue token issued while the cache lagged, say).
+		trace.FromContext(ctx).Step("cache: revision not reached, reading storage")
+		page, err := c.listStore(ctx, prefix, rev, start, opts)
+		if errors.Is(err, storage.ErrFutureRevision) {
+			return storage.ListPage{}, c.tooLarge(ctx, rev)
+		}
+		return page, err
 	}
 	c.mu.RLock()
 	held := c.ready && !c.stopped && rev >= c.ring.startRev
