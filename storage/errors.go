@@ -21,6 +21,8 @@ var (
 	ErrInvalidStartKey = errors.New("storage: start key outside prefix")
 	// ErrWatchClosed: Next was called on a closed watcher.
 	ErrWatchClosed = errors.New("storage: watch closed")
+	// ErrValueTooLarge: the store refused a value for its size (413).
+	ErrValueTooLarge = errors.New("storage: value too large")
 	// ErrInvalidValue: a value is not a JSON object with a metadata object.
 	ErrInvalidValue = errors.New("storage: value is not a JSON object with metadata")
 )

@@ -65,6 +65,10 @@ func NewClient(cfg Config) (*clientv3.Client, error) {
 		// Keepalives notice a dead member under an idle watch.
 		DialKeepAliveTime:    30 * time.Second,
 		DialKeepAliveTimeout: 10 * time.Second,
+		// Room for the largest value the server accepts (its body limit)
+		// plus the request around it; etcd's own limit still applies and
+		// maps to storage.ErrValueTooLarge.
+		MaxCallSendMsgSize: MaxValueBytes + 1<<20,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)

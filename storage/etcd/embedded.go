@@ -147,6 +147,10 @@ func embedConfig(cfg EmbeddedConfig) (*embed.Config, error) {
 	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
 	// The HTTP gateway and metrics listener would only add goroutines.
 	ec.EnableGRPCGateway = false
+	// etcd refuses requests over 1.5 MiB by default; the API server
+	// accepts bodies up to 3 MiB, so the embedded member takes values as
+	// large as that.
+	ec.MaxRequestBytes = MaxValueBytes + 1<<20
 	ec.WatchProgressNotifyInterval = cfg.ProgressNotifyInterval
 	if ec.WatchProgressNotifyInterval <= 0 {
 		ec.WatchProgressNotifyInterval = 5 * time.Second

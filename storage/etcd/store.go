@@ -11,6 +11,8 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/listwatch/listwatch/storage"
 )
@@ -113,6 +115,10 @@ func toKV(kv *mvccpb.KeyValue, rev int64) (storage.KV, error) {
 
 // mapError turns etcd's revision errors into storage's; rev is the
 // revision the request asked for.
+// MaxValueBytes is the largest value the embedded member and the clients
+// this package builds are set up to carry: the API server's body limit.
+const MaxValueBytes = 3 << 20
+
 func mapError(err error, rev int64) error {
 	switch {
 	case errors.Is(err, rpctypes.ErrCompacted):
@@ -121,6 +127,8 @@ func mapError(err error, rev int64) error {
 		return &storage.CompactedError{Requested: rev}
 	case errors.Is(err, rpctypes.ErrFutureRev):
 		return fmt.Errorf("%w: %d", storage.ErrFutureRevision, rev)
+	case errors.Is(err, rpctypes.ErrRequestTooLarge), status.Code(err) == codes.ResourceExhausted:
+		return fmt.Errorf("%w: %w", storage.ErrValueTooLarge, err)
 	}
 	return fmt.Errorf("etcd: %w", err)
 }

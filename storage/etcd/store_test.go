@@ -277,3 +277,20 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeValues: values up to the API server's 3 MiB body limit are
+// stored; larger ones fail with storage.ErrValueTooLarge, not an untyped
+// gRPC error.
+func TestLargeValues(t *testing.T) {
+	e := etcdtest.Start(t)
+	ctx := t.Context()
+	big := func(n int) []byte {
+		return []byte(`{"metadata":{"name":"big"},"data":"` + strings.Repeat("x", n) + `"}`)
+	}
+	if _, err := e.Store.Create(ctx, "/registry/t/ok", big(etcd.MaxValueBytes-100)); err != nil {
+		t.Fatalf("3 MiB value refused: %v", err)
+	}
+	if _, err := e.Store.Create(ctx, "/registry/t/huge", big(etcd.MaxValueBytes+2<<20)); !errors.Is(err, storage.ErrValueTooLarge) {
+		t.Fatalf("5 MiB value: got %v, want ErrValueTooLarge", err)
+	}
+}
