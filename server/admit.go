@@ -136,6 +136,26 @@ func (c *call) prepareCreate(d *doc) {
 // prepareUpdate carries the server-owned fields of old into d and checks
 // that the immutable ones were not changed.
 func (c *call) prepareUpdate(d, old *doc) error {
+	if c.status {
+		// Only .status changes; the rest, metadata included, is the stored one.
+		st, has := d.rest["status"]
+		d.meta, d.rest = cloneRaw(old.meta), cloneRaw(old.rest)
+		if has {
+			d.rest["status"] = st
+		} else {
+			delete(d.rest, "status")
+		}
+		return nil
+	}
+	if c.res.hasStatus && c.res.plural != "customresourcedefinitions" {
+		// With a status subresource, the main resource's writes leave
+		// .status as stored, as kube's strategies do.
+		if st, ok := old.rest["status"]; ok {
+			d.rest["status"] = st
+		} else {
+			delete(d.rest, "status")
+		}
+	}
 	for _, k := range []string{"creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"} {
 		if v, ok := old.meta[k]; ok {
 			d.meta[k] = v
@@ -231,4 +251,12 @@ func newUID() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+func cloneRaw(m map[string]json.RawMessage) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }

@@ -17,7 +17,7 @@ const (
 func builtinResources() []*resource {
 	return []*resource{
 		{
-			version: "v1", plural: "namespaces", singular: "namespace", kind: "Namespace",
+			version: "v1", plural: "namespaces", hasStatus: true, singular: "namespace", kind: "Namespace",
 			shortNames:   []string{"ns"},
 			fields:       map[string][]string{"status.phase": {"status", "phase"}},
 			columns:      []column{{name: "Status", path: []string{"status", "phase"}}},
@@ -37,7 +37,7 @@ func builtinResources() []*resource {
 			},
 		},
 		{
-			version: "v1", plural: "pods", singular: "pod", kind: "Pod", namespaced: true,
+			version: "v1", plural: "pods", hasStatus: true, singular: "pod", kind: "Pod", namespaced: true,
 			shortNames: []string{"po"}, categories: []string{"all"},
 			fields: map[string][]string{
 				"spec.nodeName":            {"spec", "nodeName"},
@@ -58,7 +58,7 @@ func builtinResources() []*resource {
 			},
 		},
 		{
-			version: "v1", plural: "services", singular: "service", kind: "Service", namespaced: true,
+			version: "v1", plural: "services", hasStatus: true, singular: "service", kind: "Service", namespaced: true,
 			shortNames: []string{"svc"}, categories: []string{"all"},
 			columns: []column{
 				{name: "Type", path: []string{"spec", "type"}},
@@ -99,7 +99,7 @@ func builtinResources() []*resource {
 			columns: []column{{name: "Holder", path: []string{"spec", "holderIdentity"}}},
 		},
 		{
-			group: groupCRD, version: "v1", plural: "customresourcedefinitions", singular: "customresourcedefinition",
+			group: groupCRD, version: "v1", plural: "customresourcedefinitions", hasStatus: true, singular: "customresourcedefinition",
 			kind: "CustomResourceDefinition", keyGroup: groupCRD,
 			shortNames: []string{"crd", "crds"},
 			columns:    []column{{name: "Created At", path: []string{"metadata", "creationTimestamp"}, typ: "date"}},

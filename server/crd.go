@@ -28,9 +28,12 @@ type crdSpec struct {
 	} `json:"names"`
 	Scope    string `json:"scope"`
 	Versions []struct {
-		Name                     string `json:"name"`
-		Served                   bool   `json:"served"`
-		Storage                  bool   `json:"storage"`
+		Name         string `json:"name"`
+		Served       bool   `json:"served"`
+		Storage      bool   `json:"storage"`
+		Subresources struct {
+			Status *json.RawMessage `json:"status"`
+		} `json:"subresources"`
 		AdditionalPrinterColumns []struct {
 			Name     string `json:"name"`
 			Type     string `json:"type"`
@@ -146,6 +149,7 @@ func crdResources(value []byte) (name string, rs []*resource, err error) {
 			kind: spec.Names.Kind, listKind: spec.Names.ListKind, shortNames: spec.Names.ShortNames,
 			categories: spec.Names.Categories, namespaced: spec.Scope == "Namespaced",
 			keyGroup: spec.Group, crd: name, rewriteVersion: served > 1,
+			hasStatus: v.Subresources.Status != nil,
 		}
 		for _, col := range v.AdditionalPrinterColumns {
 			path, ok := simpleJSONPath(col.JSONPath)

@@ -82,6 +82,11 @@ func (c *call) deleteOptions() (wire.DeleteOptions, error) {
 	if err != nil {
 		return o, err
 	}
+	if typ, _ := parseMediaRange(c.r.Header.Get("Content-Type")); typ == contentProtobuf && len(b) > 0 {
+		if b, err = protobufToJSON(b); err != nil {
+			return o, err
+		}
+	}
 	if len(b) > 0 {
 		if err := json.Unmarshal(b, &o); err != nil {
 			return o, wire.NewBadRequest("the body of the request was not valid DeleteOptions: " + err.Error())

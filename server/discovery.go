@@ -78,6 +78,12 @@ func (s *Server) resourceList(group, version string) (wire.APIResourceList, bool
 			Name: r.plural, SingularName: r.singular, Namespaced: r.namespaced, Kind: r.kind,
 			Verbs: r.verbs(), ShortNames: r.shortNames, Categories: r.categories,
 		})
+		if r.hasStatus {
+			list.Resources = append(list.Resources, wire.APIResource{
+				Name: r.plural + "/status", Namespaced: r.namespaced, Kind: r.kind,
+				Verbs: []string{"get", "patch", "update"},
+			})
+		}
 	}
 	return list, len(list.Resources) > 0
 }

@@ -41,7 +41,11 @@
 //
 // Deletion is immediate: finalizers and graceful deletion are not
 // modelled, and a namespace's contents are deleted synchronously by the
-// DELETE of the namespace. Subresources (status, scale) are not served.
-// Server-side apply answers 415. Multi-version CRDs convert by relabelling
+// DELETE of the namespace. The only subresource is status (pods,
+// services, namespaces, CRDs, and custom resources whose CRD declares
+// it): its writes change only .status, and main writes leave .status
+// alone. Server-side apply answers 415. Protobuf request bodies of the
+// built-in kinds (client-go's typed clients send them) are converted to
+// JSON; responses are always JSON. Multi-version CRDs convert by relabelling
 // apiVersion only (conversion strategy None).
 package server

@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/storage"
@@ -59,14 +58,4 @@ func attrFunc(r *resource) storage.AttrFunc {
 		}
 		return labels, fields, nil
 	}
-}
-
-// selectableFields lists r's field selector labels, for tests and errors.
-func selectableFields(r *resource) []string {
-	out := []string{"metadata.name", "metadata.namespace"}
-	for f := range r.fields {
-		out = append(out, f)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -30,25 +30,57 @@ func TestKubectlSmoke(t *testing.T) {
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "cm.yaml")
 	os.WriteFile(manifest, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: k1\n  labels: {app: x}\ndata:\n  a: b\n"), 0o600)
-	steps := [][]string{
-		{"create", "-f", manifest},
-		{"get", "configmaps"},
-		{"get", "cm", "k1", "-o", "yaml"},
-		{"apply", "-f", manifest},
-		{"label", "cm", "k1", "tier=web"},
-		{"patch", "cm", "k1", "-p", `{"data":{"c":"d"}}`},
-		{"get", "ns"},
-		{"get", "all", "-A"},
-		{"create", "namespace", "scratch"},
-		{"create", "configmap", "x", "-n", "scratch", "--from-literal=a=b"},
-		{"delete", "ns", "scratch"},
-		{"delete", "-f", manifest},
+	crdFile := filepath.Join(dir, "crd.yaml")
+	os.WriteFile(crdFile, []byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wd]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+    additionalPrinterColumns:
+    - {name: Color, type: string, jsonPath: .spec.color}
+`), 0o600)
+	crFile := filepath.Join(dir, "cr.yaml")
+	os.WriteFile(crFile, []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  color: red\n"), 0o600)
+	steps := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"apply", "-f", crdFile}, ""},
+		{[]string{"wait", "--for", "condition=established", "--timeout=20s", "crd/widgets.example.com"}, "condition met"},
+		{[]string{"apply", "-f", crFile}, ""},
+		{[]string{"get", "wd"}, "red"},
+		{[]string{"get", "widgets", "-A", "-o", "wide"}, "default"},
+		{[]string{"delete", "-f", crdFile}, ""},
+		{[]string{"create", "-f", manifest}, ""},
+		{[]string{"get", "configmaps"}, "k1"},
+		{[]string{"get", "cm", "k1", "-o", "yaml"}, "resourceVersion"},
+		{[]string{"apply", "-f", manifest}, ""},
+		{[]string{"label", "cm", "k1", "tier=web"}, ""},
+		{[]string{"patch", "cm", "k1", "-p", `{"data":{"c":"d"}}`}, ""},
+		{[]string{"get", "ns"}, "kube-system"},
+		{[]string{"get", "all", "-A"}, ""},
+		{[]string{"create", "namespace", "scratch"}, ""},
+		{[]string{"create", "configmap", "x", "-n", "scratch", "--from-literal=a=b"}, ""},
+		{[]string{"delete", "ns", "scratch"}, ""},
+		{[]string{"delete", "-f", manifest}, ""},
 	}
 	for _, s := range steps {
-		out, err := e.kubectl(s...)
-		t.Logf("kubectl %s:\n%s", strings.Join(s, " "), out)
+		out, err := e.kubectl(s.args...)
+		t.Logf("kubectl %s:\n%s", strings.Join(s.args, " "), out)
 		if err != nil {
-			t.Errorf("kubectl %s: %v", strings.Join(s, " "), err)
+			t.Errorf("kubectl %s: %v", strings.Join(s.args, " "), err)
+		}
+		if !strings.Contains(out, s.want) {
+			t.Errorf("kubectl %s: output lacks %q", strings.Join(s.args, " "), s.want)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/server/request"
@@ -37,6 +38,7 @@ type env struct {
 	http  *httptest.Server
 	url   string
 	store storage.Interface
+	stop  func()
 }
 
 type envOption func(*Config)
@@ -48,6 +50,15 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 }
 
 func startEnv(t *testing.T, store storage.Interface, e *etcdtest.Etcd, opts ...envOption) *env {
+	t.Helper()
+	env := startEnvNoCleanup(t, store, opts...)
+	env.etcd = e
+	t.Cleanup(env.stop)
+	return env
+}
+
+// startEnvNoCleanup starts a server whose stop the caller runs.
+func startEnvNoCleanup(t *testing.T, store storage.Interface, opts ...envOption) *env {
 	t.Helper()
 	cfg := Config{Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, o := range opts {
@@ -61,20 +72,22 @@ func startEnv(t *testing.T, store storage.Interface, e *etcdtest.Etcd, opts ...e
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
 	hs := httptest.NewServer(request.WithRequestInfo(srv.Handler()))
-	t.Cleanup(func() {
+	env := &env{t: t, srv: srv, http: hs, url: hs.URL, store: store}
+	env.stop = func() {
 		hs.CloseClientConnections()
 		hs.Close()
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Run: %v", err)
 		}
-	})
+	}
 	select {
 	case <-srv.booted:
 	case <-time.After(30 * time.Second):
+		env.stop()
 		t.Fatal("server did not boot")
 	}
-	return &env{t: t, etcd: e, srv: srv, http: hs, url: hs.URL, store: store}
+	return env
 }
 
 // response is a finished HTTP exchange.
@@ -172,4 +185,27 @@ func path(m map[string]any, p ...string) any {
 		cur = mm[k]
 	}
 	return cur
+}
+
+var storageListAll = storage.ListOptions{}
+
+const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+
+// benchEnv is an env for benchmarks, with the etcd client for raw reads.
+type benchEnv struct {
+	url        string
+	store      storage.Interface
+	etcdClient *clientv3.Client
+}
+
+func newBenchEnv(b *testing.B) *benchEnv {
+	b.Helper()
+	et := etcdtest.Start(b)
+	srv, err := New(Config{Store: et.Store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	b.Cleanup(hs.Close)
+	return &benchEnv{url: hs.URL, store: et.Store, etcdClient: et.Client}
 }

@@ -92,7 +92,7 @@ func (d *doc) encode() []byte {
 	b.WriteByte('}')
 	if len(d.rest) > 0 {
 		b.WriteByte(',')
-		writeFields(&b, d.rest, "")
+		writeFields(&b, d.rest)
 	}
 	b.WriteByte('}')
 	return b.Bytes()
@@ -103,11 +103,13 @@ func writeJSONString(b *bytes.Buffer, s string) {
 	b.Write(q)
 }
 
-// writeFields writes m's fields sorted by name, compacted, skipping skip.
-func writeFields(b *bytes.Buffer, m map[string]json.RawMessage, skip string) {
+// writeFields writes m's fields sorted by name, compacted, leaving out
+// those named in skip. (An empty name is a legal JSON key, so "no skip" is
+// an empty list, never "".)
+func writeFields(b *bytes.Buffer, m map[string]json.RawMessage, skip ...string) {
 	keys := make([]string, 0, len(m))
 	for k := range m {
-		if k != skip {
+		if !slices.Contains(skip, k) {
 			keys = append(keys, k)
 		}
 	}

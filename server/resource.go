@@ -37,6 +37,9 @@ type resource struct {
 	// may carry another apiVersion and are relabelled on the way out
 	// (conversion strategy None).
 	rewriteVersion bool
+	// hasStatus: the resource serves a status subresource, whose writes
+	// change only .status.
+	hasStatus bool
 }
 
 func (r *resource) gr() wire.GroupResource {

@@ -46,7 +46,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // serveResource runs the verb of a resource request, traced.
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *request.Info) {
 	res, ok := s.reg.lookup(info.APIGroup, info.APIVersion, info.Resource)
-	if !ok || info.Subresource != "" || (info.Namespace != "" && !res.namespaced && info.Resource != "namespaces") {
+	statusOK := info.Subresource == "status" && ok && res.hasStatus &&
+		(info.Verb == "get" || info.Verb == "update" || info.Verb == "patch")
+	if !ok || (info.Subresource != "" && !statusOK) || (info.Namespace != "" && !res.namespaced && info.Resource != "namespaces") {
 		writeError(w, notFoundPath())
 		return
 	}
@@ -58,11 +60,17 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 		writeError(w, notFoundPath())
 		return
 	}
+	switch {
+	case info.Verb == "create" && info.Name != "",
+		(info.Verb == "update" || info.Verb == "patch") && info.Name == "":
+		writeError(w, methodNotAllowed())
+		return
+	}
 	tr := trace.New(strings.ToUpper(info.Verb[:1])+info.Verb[1:],
 		slog.String("url", r.URL.RequestURI()), slog.String("resource", res.gr().String()))
 	defer tr.LogIfLong(r.Context(), s.log, s.slow)
 	ctx := trace.WithTrace(r.Context(), tr)
-	req := &call{s: s, w: w, r: r.WithContext(ctx), res: res, ns: ns, name: info.Name, tr: tr}
+	req := &call{s: s, w: w, r: r.WithContext(ctx), res: res, ns: ns, name: info.Name, tr: tr, status: statusOK}
 	var err error
 	switch info.Verb {
 	case "get":
@@ -86,7 +94,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 		}
 		err = req.deleteCollection()
 	default:
-		err = wire.NewMethodNotSupported(res.gr(), strings.ToLower(r.Method))
+		err = methodNotAllowed()
 	}
 	if err != nil {
 		writeError(w, err)
@@ -102,6 +110,9 @@ type call struct {
 	ns   string
 	name string
 	tr   *trace.Trace
+	// status: the request is on the status subresource; a write keeps
+	// everything of the stored object but its .status.
+	status bool
 }
 
 // writeObject writes one stored value (with its resourceVersion) as the

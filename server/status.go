@@ -138,3 +138,12 @@ func fieldNotSupported(field, value string, supported ...string) wire.StatusCaus
 	return wire.StatusCause{Type: "FieldValueNotSupported", Field: field,
 		Message: fmt.Sprintf("Unsupported value: %q: supported values: %s", value, strings.Join(q, ", "))}
 }
+
+// methodNotAllowed is the router's 405 for a method the path does not
+// serve.
+func methodNotAllowed() *wire.Status {
+	st := wire.NewMethodNotSupported(wire.GroupResource{}, "")
+	st.Message = "the server does not allow this method on the requested resource"
+	st.Details = &wire.StatusDetails{}
+	return st
+}

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 )
 
@@ -120,5 +121,28 @@ func TestHealthVersionAndMethods(t *testing.T) {
 	e.expectStatus(404, "NotFound", "", "GET", "/nothing/here", nil)
 	if r := e.do("GET", "/openapi/v3", nil); r.code != http.StatusOK {
 		t.Fatalf("openapi v3: %d", r.code)
+	}
+}
+
+func TestStatusSubresource(t *testing.T) {
+	e := newEnv(t)
+	pods := "/api/v1/namespaces/default/pods"
+	e.must(201, "POST", pods, map[string]any{"metadata": map[string]any{"name": "p"}, "spec": map[string]any{"nodeName": "n1"}})
+	// A status write changes only status.
+	p := e.must(200, "PATCH", pods+"/p/status", `{"status":{"phase":"Running"},"spec":{"nodeName":"other"}}`, "Content-Type", "application/merge-patch+json")
+	if path(p, "status", "phase") != "Running" || path(p, "spec", "nodeName") != "n1" {
+		t.Fatalf("status patch: %v", p)
+	}
+	// A main write leaves status alone.
+	p = e.must(200, "PATCH", pods+"/p", `{"status":{"phase":"Failed"},"metadata":{"labels":{"a":"b"}}}`, "Content-Type", "application/merge-patch+json")
+	if path(p, "status", "phase") != "Running" || path(p, "metadata", "labels", "a") != "b" {
+		t.Fatalf("main patch: %v", p)
+	}
+	e.must(200, "GET", pods+"/p/status", nil)
+	e.expectStatus(404, "NotFound", "", "GET", cmPath+"/x/status", nil)
+	e.expectStatus(404, "NotFound", "", "GET", pods+"/p/log", nil)
+	names := discoveryNames(t, e, "/api/v1")
+	if !slices.Contains(names, "pods/status") || slices.Contains(names, "configmaps/status") {
+		t.Fatalf("discovery: %v", names)
 	}
 }

@@ -1,0 +1,82 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// FuzzDecodeDoc: a body either is refused with a 400 Status, or decodes
+// into a doc whose canonical encoding is a JSON object that starts with
+// apiVersion, kind, metadata, has no resourceVersion, keeps every other
+// field's meaning, and accepts storage's resourceVersion splice.
+func FuzzDecodeDoc(f *testing.F) {
+	f.Add([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"3"},"data":{"k":"v"}}`))
+	f.Add([]byte(`{"metadata":null,"spec":[1,2,{"x":"\u003c"}]}`))
+	f.Add([]byte(`{"kind":1}`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"metadata":{"labels":{"a":"b"}},"zzz":true,"aaa":null}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		d, err := decodeDoc(body)
+		if err != nil {
+			var st *wire.Status
+			if !errors.As(err, &st) || st.Code != 400 {
+				t.Fatalf("refusal is not a 400 Status: %v", err)
+			}
+			return
+		}
+		out := d.encode()
+		var got map[string]any
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("encoding %q is not JSON: %v", out, err)
+		}
+		md, _ := got["metadata"].(map[string]any)
+		if md == nil {
+			t.Fatalf("no metadata object in %s", out)
+		}
+		if _, ok := md["resourceVersion"]; ok {
+			t.Fatalf("resourceVersion kept in %s", out)
+		}
+		var in map[string]any
+		_ = json.Unmarshal(body, &in)
+		for k, v := range in {
+			if k == "metadata" || k == "apiVersion" || k == "kind" {
+				continue
+			}
+			a, _ := json.Marshal(v)
+			b, _ := json.Marshal(got[k])
+			if string(a) != string(b) {
+				t.Fatalf("field %s changed: %s -> %s", k, a, b)
+			}
+		}
+		if _, err := storage.WithResourceVersion(out, 9); err != nil {
+			t.Fatalf("splice refused %s: %v", out, err)
+		}
+	})
+}
+
+// FuzzNegotiate: any Accept header yields JSON, Table or partial output,
+// or a 406; and "…, application/json" at the end always succeeds.
+func FuzzNegotiate(f *testing.F) {
+	f.Add(tableAccept)
+	f.Add("application/vnd.kubernetes.protobuf")
+	f.Add("application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io")
+	f.Add("*/*;q=0")
+	f.Fuzz(func(t *testing.T, accept string) {
+		out, err := negotiate(accept)
+		if err != nil {
+			var st *wire.Status
+			if !errors.As(err, &st) || st.Code != 406 {
+				t.Fatalf("refusal is not a 406: %v", err)
+			}
+		} else if out.form == formTable && out.tableVersion != "v1" && out.tableVersion != "v1beta1" {
+			t.Fatalf("table version %q", out.tableVersion)
+		}
+		if _, err := negotiate(accept + ",application/json"); err != nil {
+			t.Fatalf("json fallback refused for %q: %v", accept, err)
+		}
+	})
+}

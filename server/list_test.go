@@ -1,0 +1,139 @@
+package server
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"testing"
+)
+
+func TestPagination(t *testing.T) {
+	e := newEnv(t)
+	var want []string
+	for i := 0; i < 10; i++ {
+		n := fmt.Sprintf("cm-%02d", i)
+		want = append(want, n)
+		e.must(201, "POST", cmPath, cm(n, nil, nil))
+	}
+	var got []string
+	var firstRV string
+	cont := ""
+	remaining := []float64{}
+	for page := 0; ; page++ {
+		q := url.Values{"limit": {"3"}}
+		if cont != "" {
+			q.Set("continue", cont)
+		}
+		l := e.must(200, "GET", cmPath+"?"+q.Encode(), nil)
+		meta := l["metadata"].(map[string]any)
+		if page == 0 {
+			firstRV = meta["resourceVersion"].(string)
+			// Created after the first page: must not show up later.
+			e.must(201, "POST", cmPath, cm("cm-05a", nil, nil))
+		} else if meta["resourceVersion"] != firstRV {
+			t.Fatalf("page %d rv %v, first %s", page, meta["resourceVersion"], firstRV)
+		}
+		for _, it := range l["items"].([]any) {
+			got = append(got, path(it.(map[string]any), "metadata", "name").(string))
+		}
+		c, _ := meta["continue"].(string)
+		if c == "" {
+			if _, ok := meta["remainingItemCount"]; ok {
+				t.Fatal("last page has remainingItemCount")
+			}
+			break
+		}
+		remaining = append(remaining, meta["remainingItemCount"].(float64))
+		cont = c
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("items %v, want %v", got, want)
+	}
+	if !slices.Equal(remaining, []float64{7, 4, 1}) {
+		t.Fatalf("remainingItemCount %v", remaining)
+	}
+}
+
+func TestContinueTokenTampering(t *testing.T) {
+	e := newEnv(t)
+	for i := 0; i < 3; i++ {
+		e.must(201, "POST", cmPath, cm(fmt.Sprint("c", i), nil, nil))
+		e.must(201, "POST", "/api/v1/namespaces/default/secrets", map[string]any{"metadata": map[string]any{"name": fmt.Sprint("s", i)}})
+	}
+	l := e.must(200, "GET", "/api/v1/namespaces/default/secrets?limit=1", nil)
+	tok := path(l, "metadata", "continue").(string)
+	// A token from secrets must not read configmaps (nor anything else).
+	e.expectStatus(400, "BadRequest", "", "GET", cmPath+"?limit=1&continue="+url.QueryEscape(tok), nil)
+	e.expectStatus(400, "BadRequest", "", "GET", "/api/v1/namespaces/kube-system/secrets?limit=1&continue="+url.QueryEscape(tok), nil)
+	for _, bad := range []string{"garbage", tok[:len(tok)-4], "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MSwic3RhcnQiOiIuLi8ifQ"} {
+		e.expectStatus(400, "BadRequest", "", "GET", cmPath+"?continue="+url.QueryEscape(bad), nil)
+	}
+	e.expectStatus(400, "BadRequest", "specifying resource version is not allowed when using continue",
+		"GET", "/api/v1/namespaces/default/secrets?limit=1&resourceVersion=5&continue="+url.QueryEscape(tok), nil)
+	// Compacted continue: 410 Expired with kube's message.
+	e.must(201, "POST", cmPath, cm("late", nil, nil))
+	cur, err := e.store.CurrentRevision(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Compact(t.Context(), cur); err != nil {
+		t.Fatal(err)
+	}
+	m := e.expectStatus(410, "Expired", "", "GET", "/api/v1/namespaces/default/secrets?limit=1&continue="+url.QueryEscape(tok), nil)
+	if msg := m["message"].(string); msg[:40] != "The provided continue parameter is too o" {
+		t.Fatalf("message %q", msg)
+	}
+}
+
+func TestBadListAndWatchInput(t *testing.T) {
+	e := newEnv(t)
+	cases := []struct {
+		query  string
+		code   int
+		reason string
+		msg    string
+	}{
+		{"labelSelector=a%20in%20(", 400, "BadRequest", ""},
+		{"fieldSelector=spec.nodeName%3Dx", 400, "BadRequest", "field label not supported: spec.nodeName"},
+		{"fieldSelector=noop", 400, "BadRequest", ""},
+		{"limit=abc", 400, "BadRequest", ""},
+		{"resourceVersion=abc", 400, "BadRequest", ""},
+		{"resourceVersionMatch=Exact", 422, "Invalid", `ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided`},
+		{"resourceVersion=0&resourceVersionMatch=Exact", 422, "Invalid", ""},
+		{"resourceVersion=1&resourceVersionMatch=Bogus", 422, "Invalid", ""},
+		{"sendInitialEvents=true", 422, "Invalid", ""},
+		{"watch=1&resourceVersionMatch=NotOlderThan", 422, "Invalid", ""},
+		{"watch=1&sendInitialEvents=true&allowWatchBookmarks=true", 422, "Invalid", ""},
+		{"watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan", 422, "Invalid", `ListOptions.meta.k8s.io "" is invalid: allowWatchBookmarks: Forbidden: allowWatchBookmarks must be set to true when sendInitialEvents is true`},
+		{"resourceVersion=999999&resourceVersionMatch=Exact", 504, "Timeout", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.query, func(t *testing.T) {
+			e.t = t
+			e.expectStatus(c.code, c.reason, c.msg, "GET", cmPath+"?"+c.query, nil)
+		})
+	}
+	// Pod field selectors are supported.
+	e.must(200, "GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1,status.phase%3DRunning", nil)
+	e.must(200, "GET", "/api/v1/namespaces/default/events?fieldSelector=involvedObject.kind%3DPod", nil)
+}
+
+func TestBadWriteInput(t *testing.T) {
+	e := newEnv(t)
+	e.expectStatus(400, "BadRequest", "", "POST", cmPath, `{"metadata":`)
+	e.expectStatus(400, "BadRequest", "", "POST", cmPath, `[]`)
+	e.expectStatus(400, "BadRequest", "", "POST", cmPath, map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "a"}})
+	e.expectStatus(400, "BadRequest", "", "POST", cmPath, map[string]any{"apiVersion": "v2", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}})
+	e.expectStatus(400, "BadRequest", "the namespace of the provided object does not match the namespace sent on the request",
+		"POST", cmPath, map[string]any{"metadata": map[string]any{"name": "a", "namespace": "kube-system"}})
+	m := e.expectStatus(422, "Invalid", "", "POST", cmPath, cm("Bad_Name", map[string]string{"bad key!": "v"}, nil))
+	causes := path(m, "details", "causes").([]any)
+	if len(causes) != 2 || causes[0].(map[string]any)["field"] != "metadata.name" {
+		t.Fatalf("causes: %v", causes)
+	}
+	e.expectStatus(422, "Invalid", `ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required`, "POST", cmPath, cm("", nil, nil))
+	e.expectStatus(415, "UnsupportedMediaType", "", "POST", cmPath, "a: b", "Content-Type", "text/plain")
+	e.expectStatus(406, "NotAcceptable", "", "GET", cmPath, nil, "Accept", "application/vnd.kubernetes.protobuf")
+	e.must(200, "GET", cmPath, nil, "Accept", "application/vnd.kubernetes.protobuf, application/json")
+	e.expectStatus(422, "Invalid", "", "POST", "/api/v1/namespaces/default/services", map[string]any{"metadata": map[string]any{"name": "1svc"}})
+}

@@ -1,0 +1,48 @@
+package server
+
+import (
+	"testing"
+)
+
+func TestNamespaces(t *testing.T) {
+	e := newEnv(t)
+	l := e.must(200, "GET", "/api/v1/namespaces", nil)
+	names := map[string]bool{}
+	for _, it := range l["items"].([]any) {
+		names[path(it.(map[string]any), "metadata", "name").(string)] = true
+	}
+	for _, ns := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {
+		if !names[ns] {
+			t.Errorf("namespace %s not bootstrapped: %v", ns, names)
+		}
+	}
+	ns := e.must(201, "POST", "/api/v1/namespaces", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "team"}})
+	if path(ns, "status", "phase") != "Active" || path(ns, "metadata", "namespace") != nil {
+		t.Fatalf("namespace: %v", ns)
+	}
+	e.expectStatus(422, "Invalid", "", "POST", "/api/v1/namespaces", map[string]any{"metadata": map[string]any{"name": "a.b"}})
+	e.expectStatus(404, "NotFound", `namespaces "ghost" not found`, "POST", "/api/v1/namespaces/ghost/configmaps", cm("x", nil, nil))
+	e.expectStatus(405, "MethodNotAllowed", "", "DELETE", "/api/v1/namespaces", nil)
+
+	// Cascade: everything in the namespace goes, other namespaces keep theirs.
+	e.must(201, "POST", "/api/v1/namespaces/team/configmaps", cm("c1", nil, nil))
+	e.must(201, "POST", "/api/v1/namespaces/team/secrets", map[string]any{"metadata": map[string]any{"name": "s1"}, "type": "Opaque"})
+	e.must(201, "POST", "/apis/coordination.k8s.io/v1/namespaces/team/leases", map[string]any{"metadata": map[string]any{"name": "l1"}})
+	e.must(201, "POST", cmPath, cm("keep", nil, nil))
+	crd := widgetCRD("Namespaced", "v1")
+	e.must(201, "POST", crdPath, crd)
+	e.must(201, "POST", "/apis/example.com/v1/namespaces/team/widgets", widget("w1", "v1"))
+
+	d := e.must(200, "DELETE", "/api/v1/namespaces/team", nil)
+	if d["kind"] != "Namespace" || path(d, "status", "phase") != "Terminating" {
+		t.Fatalf("delete namespace answered %v", d)
+	}
+	e.expectStatus(404, "NotFound", "", "GET", "/api/v1/namespaces/team", nil)
+	for _, p := range []string{"/api/v1/namespaces/team/configmaps", "/api/v1/namespaces/team/secrets",
+		"/apis/coordination.k8s.io/v1/namespaces/team/leases", "/apis/example.com/v1/namespaces/team/widgets"} {
+		if items := e.must(200, "GET", p, nil)["items"].([]any); len(items) != 0 {
+			t.Errorf("%s survived: %v", p, items)
+		}
+	}
+	e.must(200, "GET", cmPath+"/keep", nil)
+}

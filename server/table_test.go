@@ -1,0 +1,65 @@
+package server
+
+import (
+	"testing"
+	"time"
+)
+
+func TestTableOutput(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", cmPath, cm("t1", nil, map[string]string{"a": "1", "b": "2"}))
+	e.must(201, "POST", "/api/v1/namespaces/default/pods", map[string]any{
+		"metadata": map[string]any{"name": "p"},
+		"spec":     map[string]any{"containers": []any{map[string]any{"name": "c"}, map[string]any{"name": "d"}}},
+		"status":   map[string]any{"phase": "Running", "containerStatuses": []any{map[string]any{"ready": true, "restartCount": 3}}},
+	})
+	tbl := e.must(200, "GET", "/api/v1/configmaps", nil, "Accept", tableAccept)
+	if tbl["kind"] != "Table" || tbl["apiVersion"] != "meta.k8s.io/v1" || path(tbl, "metadata", "resourceVersion") == nil {
+		t.Fatalf("table: %v", tbl)
+	}
+	names := []string{}
+	for _, c := range tbl["columnDefinitions"].([]any) {
+		names = append(names, c.(map[string]any)["name"].(string))
+	}
+	if len(names) != 3 || names[0] != "Name" || names[1] != "Data" || names[2] != "Age" {
+		t.Fatalf("columns %v", names)
+	}
+	row := tbl["rows"].([]any)[0].(map[string]any)
+	if cells := row["cells"].([]any); cells[0] != "t1" || cells[1] != float64(2) {
+		t.Fatalf("cells %v", cells)
+	}
+	// kubectl get -A needs the namespace from the row's partial object.
+	obj := row["object"].(map[string]any)
+	if obj["kind"] != "PartialObjectMetadata" || path(obj, "metadata", "namespace") != "default" {
+		t.Fatalf("row object %v", obj)
+	}
+	full := e.must(200, "GET", cmPath+"?includeObject=Object", nil, "Accept", tableAccept)
+	if o := full["rows"].([]any)[0].(map[string]any)["object"].(map[string]any); o["kind"] != "ConfigMap" || path(o, "data", "a") != "1" {
+		t.Fatalf("includeObject=Object: %v", o)
+	}
+	pods := e.must(200, "GET", "/api/v1/namespaces/default/pods/p", nil, "Accept", tableAccept)
+	if cells := pods["rows"].([]any)[0].(map[string]any)["cells"].([]any); cells[1] != "1/2" || cells[2] != "Running" || cells[3] != "3" {
+		t.Fatalf("pod cells %v", cells)
+	}
+	ns := e.must(200, "GET", "/api/v1/namespaces/default", nil, "Accept", tableAccept)
+	if cells := ns["rows"].([]any)[0].(map[string]any)["cells"].([]any); cells[1] != "Active" {
+		t.Fatalf("namespace cells %v", cells)
+	}
+	// Partial metadata lists, as metadata informers ask.
+	pl := e.must(200, "GET", cmPath, nil, "Accept", "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json")
+	if pl["kind"] != "PartialObjectMetadataList" || path(pl["items"].([]any)[0].(map[string]any), "data") != nil {
+		t.Fatalf("partial list %v", pl)
+	}
+}
+
+func TestShortDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		5 * time.Second: "5s", 150 * time.Second: "2m30s", 30 * time.Minute: "30m",
+		5*time.Hour + 10*time.Minute: "5h10m", 20 * time.Hour: "20h", 50 * time.Hour: "2d2h",
+		30 * 24 * time.Hour: "30d", 3 * 365 * 24 * time.Hour: "3y",
+	} {
+		if got := shortDuration(d); got != want {
+			t.Errorf("%v: got %s want %s", d, got, want)
+		}
+	}
+}
