@@ -41,6 +41,9 @@ type Options struct {
 	MaxBodyBytes                int64
 	// RequestTimeout bounds non-watch requests; default 60s.
 	RequestTimeout time.Duration
+	// ReadHeaderTimeout closes connections that have not sent a request's
+	// headers in time (slowloris); default 10s.
+	ReadHeaderTimeout time.Duration
 	// MinRequestTimeout: a watch ends after a random time in [min, 2*min);
 	// default 30m.
 	MinRequestTimeout time.Duration
@@ -84,6 +87,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.RequestTimeout == 0 {
 		o.RequestTimeout = 60 * time.Second
+	}
+	if o.ReadHeaderTimeout == 0 {
+		o.ReadHeaderTimeout = 10 * time.Second
 	}
 	if o.MinRequestTimeout == 0 {
 		o.MinRequestTimeout = 30 * time.Minute

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -97,6 +98,9 @@ func (a *APIServer) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if caches != nil {
+		caches.attrsFor = api.AttrsFor
+	}
 	handler, err := a.handler(api.Handler(), creds)
 	if err != nil {
 		return err
@@ -120,11 +124,12 @@ func (a *APIServer) Run(ctx context.Context) error {
 	httpSrv := &http.Server{
 		Handler:           handler,
 		TLSConfig:         pki.TLSConfig(creds),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: o.ReadHeaderTimeout,
 		IdleTimeout:       90 * time.Second,
 		MaxHeaderBytes:    1 << 20,
 		BaseContext:       func(net.Listener) context.Context { return serveCtx },
-		ErrorLog:          nil,
+		// TLS handshake failures and the like: debug, not stderr noise.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
 
 	var wg sync.WaitGroup
@@ -154,12 +159,20 @@ func (a *APIServer) Run(ctx context.Context) error {
 		}
 	}()
 
-	log.Info("listwatch serving", "url", a.url, "kubeconfig", o.KubeconfigPath, "dataDir", o.DataDir)
-	close(a.ready)
-
+	// Ready once the API has its default namespaces and CRDs, so that a
+	// client told "ready" finds a complete server.
 	select {
+	case <-api.Ready():
+		log.Info("listwatch serving", "url", a.url, "kubeconfig", o.KubeconfigPath, "dataDir", o.DataDir)
+		close(a.ready)
+		select {
+		case <-ctx.Done():
+		case err = <-errc:
+		}
 	case <-ctx.Done():
 	case err = <-errc:
+	}
+	if err != nil {
 		log.Error("listwatch stopping", "err", err)
 	}
 	stopServing()
@@ -284,4 +297,3 @@ func clientHost(bind string) string {
 	}
 	return bind
 }
-
