@@ -1,0 +1,64 @@
+package demo_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/listwatch/listwatch/apiserver"
+	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/demo"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// startServer runs an in-process listwatch server on 127.0.0.1 for the
+// test and returns a client of it.
+func startServer(t *testing.T) *client.Client {
+	t.Helper()
+	srv, err := apiserver.New(apiserver.Options{DataDir: t.TempDir(), Port: -1, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server: %v", err)
+		}
+	})
+	select {
+	case <-srv.Ready():
+	case err := <-done:
+		done <- err
+		t.Fatalf("server did not start: %v", err)
+	case <-time.After(90 * time.Second):
+		t.Fatal("server not ready in 90s")
+	}
+	cfg, err := client.LoadKubeconfig(srv.KubeconfigPath(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = -1, 0
+	c, err := client.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	rctx, rcancel := context.WithTimeout(t.Context(), time.Minute)
+	defer rcancel()
+	if err := demo.WaitReady(rctx, c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
