@@ -14,9 +14,10 @@ import (
 )
 
 // cacheSet is the server's storage.ListWatcher: one watch cache per
-// resource, created on the resource's first read and kept until the server
-// stops. Reads that arrive while a cache is still filling go to the direct
-// reader, so a cold resource costs no extra latency.
+// resource, created on the resource's first read while Run is running,
+// and kept until Run returns. Reads that arrive while a cache is still
+// filling, or when Run is not running, go to the direct reader, so a cold
+// resource costs no extra latency.
 //
 // Lock order: cacheSet.mu, then nothing (caches are called unlocked).
 type cacheSet struct {
@@ -28,9 +29,14 @@ type cacheSet struct {
 	// set before Run.
 	attrsFor func(resourcePrefix string) storage.AttrFunc
 
-	mu      sync.Mutex
-	caches  map[string]*cache.Cache // by resource prefix; guarded by mu
-	started chan *cache.Cache       // new caches for Run to start
+	mu     sync.Mutex
+	caches map[string]*cache.Cache // by resource prefix; guarded by mu
+	// runCtx is Run's context while Run runs, nil before and after; a
+	// cache is created, and its Run started in wg, only while it is set,
+	// so every started cache is waited for and none is left unstarted.
+	// Guarded by mu.
+	runCtx context.Context
+	wg     sync.WaitGroup
 }
 
 func newCacheSet(store storage.Interface, fallback storage.ListWatcher, log *slog.Logger, reg prometheus.Registerer) *cacheSet {
@@ -40,31 +46,49 @@ func newCacheSet(store storage.Interface, fallback storage.ListWatcher, log *slo
 		log:      log,
 		reg:      reg,
 		caches:   map[string]*cache.Cache{},
-		started:  make(chan *cache.Cache, 64),
 	}
 }
 
 var _ storage.ListWatcher = (*cacheSet)(nil)
 
-// Run starts each cache as it is created and returns after all of them
-// have stopped.
+// Run lets reads create caches and runs each one until ctx ends; it
+// returns after all of them have stopped.
 func (s *cacheSet) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case c := <-s.started:
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := c.Run(ctx); err != nil && ctx.Err() == nil {
-					s.log.Error("watch cache stopped", "err", err)
-				}
-			}()
-		}
+	s.mu.Lock()
+	s.runCtx = ctx
+	s.mu.Unlock()
+	<-ctx.Done()
+	s.mu.Lock()
+	s.runCtx = nil
+	s.mu.Unlock()
+	// No cache starts after runCtx is cleared, so Wait sees every Add.
+	s.wg.Wait()
+	return nil
+}
+
+// startLocked creates the cache of resource prefix rp and starts its Run
+// under Run's context; s.mu is held and s.runCtx set.
+func (s *cacheSet) startLocked(rp string) *cache.Cache {
+	var attrs storage.AttrFunc
+	if s.attrsFor != nil {
+		attrs = s.attrsFor(rp)
 	}
+	c := cache.New(cache.Config{
+		Store:      s.store,
+		Prefix:     rp,
+		Attrs:      attrs,
+		Logger:     s.log,
+		Registerer: s.reg,
+		Resource:   strings.TrimSuffix(strings.TrimPrefix(rp, "/registry/"), "/"),
+	})
+	s.caches[rp] = c
+	ctx := s.runCtx
+	s.wg.Go(func() {
+		if err := c.Run(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("watch cache stopped", "err", err)
+		}
+	})
+	return c
 }
 
 // resourcePrefix maps a request prefix ("/registry/configmaps/ns/") to its
@@ -95,26 +119,8 @@ func (s *cacheSet) get(prefix string) *cache.Cache {
 	}
 	s.mu.Lock()
 	c, found := s.caches[rp]
-	if !found {
-		var attrs storage.AttrFunc
-		if s.attrsFor != nil {
-			attrs = s.attrsFor(rp)
-		}
-		c = cache.New(cache.Config{
-			Store:      s.store,
-			Prefix:     rp,
-			Attrs:      attrs,
-			Logger:     s.log,
-			Registerer: s.reg,
-			Resource:   strings.TrimSuffix(strings.TrimPrefix(rp, "/registry/"), "/"),
-		})
-		select {
-		case s.started <- c:
-			s.caches[rp] = c
-		default:
-			// Run is behind; try again on the next request.
-			c = nil
-		}
+	if !found && s.runCtx != nil {
+		c = s.startLocked(rp)
 	}
 	s.mu.Unlock()
 	if c == nil || !c.Ready() {

@@ -81,7 +81,11 @@ func (a *APIServer) Run(ctx context.Context) error {
 	defer closeEtcd()
 
 	a.store = etcd.New(cli, etcd.WithRegisterer(o.Registerer))
-	var reader storage.ListWatcher = direct.New(a.store)
+	// The direct reader serves everything with --disable-watch-cache, and
+	// otherwise what the caches cannot (yet); its Run (below) keeps the
+	// bookmarks of its watches timely.
+	directReader := direct.New(a.store)
+	var reader storage.ListWatcher = directReader
 	var caches *cacheSet
 	if !o.DisableWatchCache {
 		caches = newCacheSet(a.store, reader, o.Logger, o.Registerer)
@@ -133,7 +137,7 @@ func (a *APIServer) Run(ctx context.Context) error {
 	}
 
 	var wg sync.WaitGroup
-	errc := make(chan error, 4)
+	errc := make(chan error, 5)
 	run := func(name string, f func(context.Context) error) {
 		wg.Add(1)
 		go func() {
@@ -144,6 +148,7 @@ func (a *APIServer) Run(ctx context.Context) error {
 		}()
 	}
 	run("api", api.Run)
+	run("direct reader", directReader.Run)
 	if caches != nil {
 		run("watch cache", caches.Run)
 	}

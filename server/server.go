@@ -22,7 +22,8 @@ type Config struct {
 	// Store serves writes and single-object reads.
 	Store storage.Interface
 	// Reader serves LIST and WATCH: the watch cache, or a direct reader
-	// over Store. Required until storage/direct is wired as the default.
+	// over Store. Default: a storage/direct Reader over Store, which Run
+	// runs. A Reader given here is run by whoever made it.
 	Reader storage.ListWatcher
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
@@ -53,6 +54,8 @@ type Server struct {
 	now     func() time.Time
 	reg     *registry
 	metrics *metrics
+	// runReader is the default reader's Run; nil for Config.Reader.
+	runReader func(context.Context) error
 
 	// bootOnce closes booted when Run has made the default namespaces
 	// and loaded the CRDs; /readyz fails until then.
@@ -77,11 +80,7 @@ func New(cfg Config) (*Server, error) {
 		booted:  make(chan struct{}),
 	}
 	if s.reader == nil {
-		r, err := defaultReader(cfg.Store)
-		if err != nil {
-			return nil, err
-		}
-		s.reader = r
+		s.reader, s.runReader = defaultReader(cfg.Store)
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -108,8 +107,18 @@ func New(cfg Config) (*Server, error) {
 
 // Run creates the default namespaces if absent, then follows the CRDs in
 // storage (its own and other servers') so their resources are served,
-// until ctx ends. It returns after its work has stopped.
+// and runs the default reader, until ctx ends. It returns after its work
+// has stopped.
 func (s *Server) Run(ctx context.Context) error {
+	// Cancel before waiting, so that an early error return also stops
+	// the default reader.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if s.runReader != nil {
+		wg.Go(func() { _ = s.runReader(ctx) })
+	}
 	if err := s.bootstrapNamespaces(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil

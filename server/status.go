@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/listwatch/listwatch/storage"
@@ -36,6 +37,11 @@ func mustStatusJSON(s *wire.Status) []byte {
 // become 500s; handlers translate storage errors first (storageError).
 func writeError(w http.ResponseWriter, err error) {
 	st := asStatus(err)
+	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+		// As kube-apiserver: the header, not only the body, tells
+		// clients when to retry (a too-large resourceVersion, say).
+		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
+	}
 	writeRaw(w, int(st.Code), mustStatusJSON(st))
 }
 
@@ -75,6 +81,13 @@ func storageError(err error, r *resource, name string) error {
 		return wire.NewBadRequest("invalid continue token: " + strings.TrimPrefix(err.Error(), "storage: "))
 	case errors.Is(err, storage.ErrTooLargeResourceVersion), errors.Is(err, storage.ErrFutureRevision):
 		return tooLargeRV(err)
+	case errors.Is(err, storage.ErrValueTooLarge):
+		// A write the store refused for its size (a patch can grow an
+		// object past etcd's request limit with a small body): kube's 413,
+		// not a 500.
+		st := wire.NewRequestEntityTooLarge(0)
+		st.Message = "Request entity too large: " + strings.TrimPrefix(err.Error(), "storage: ")
+		return st
 	}
 	return asStatus(err)
 }
@@ -86,7 +99,12 @@ func tooOldMessage(c *storage.CompactedError) string {
 // tooLargeRV is kube's 504 for a resourceVersion the store has not
 // reached: clients retry it after a second.
 func tooLargeRV(err error) *wire.Status {
-	st := wire.NewTimeout("Too large resource version: " + strings.TrimPrefix(err.Error(), "storage: "))
+	msg := "Too large resource version"
+	var tl *storage.TooLargeResourceVersionError
+	if errors.As(err, &tl) {
+		msg = fmt.Sprintf("Too large resource version: %d, current: %d", tl.Requested, tl.Current)
+	}
+	st := wire.NewTimeout(msg)
 	st.Details = &wire.StatusDetails{RetryAfterSeconds: 1,
 		Causes: []wire.StatusCause{{Type: "ResourceVersionTooLarge", Message: "Too large resource version"}}}
 	return st

@@ -1,13 +1,14 @@
 package filters
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/listwatch/listwatch/internal/promreg"
 
 	"github.com/listwatch/listwatch/server/request"
 )
@@ -53,31 +54,19 @@ func NewRequestMetrics(reg prometheus.Registerer) (*RequestMetrics, error) {
 		}, []string{"request_kind"}),
 	}
 	var err error
-	if m.total, err = register(reg, m.total); err != nil {
+	if m.total, err = promreg.Register(reg, m.total); err != nil {
 		return nil, err
 	}
-	if m.duration, err = register(reg, m.duration); err != nil {
+	if m.duration, err = promreg.Register(reg, m.duration); err != nil {
 		return nil, err
 	}
-	if m.longRunning, err = register(reg, m.longRunning); err != nil {
+	if m.longRunning, err = promreg.Register(reg, m.longRunning); err != nil {
 		return nil, err
 	}
-	if m.inflight, err = register(reg, m.inflight); err != nil {
+	if m.inflight, err = promreg.Register(reg, m.inflight); err != nil {
 		return nil, err
 	}
 	return m, nil
-}
-
-// register registers c, or returns the collector already registered in its place.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	return c, err
 }
 
 // WithMetrics records every request in m. It must run inside the filter

@@ -161,7 +161,8 @@ func (c *Cache) tooLarge(ctx context.Context, rev int64) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return fmt.Errorf("%w: %d", storage.ErrTooLargeResourceVersion, rev)
+	_, cur, _, _ := c.state()
+	return &storage.TooLargeResourceVersionError{Requested: rev, Current: cur}
 }
 
 // page cuts one page out of snap, which is the state at rev.

@@ -1,9 +1,9 @@
 package cache
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/listwatch/listwatch/internal/promreg"
 )
 
 // metrics are one cache's children of the shared metric vectors. Many
@@ -54,22 +54,10 @@ func newMetrics(reg prometheus.Registerer, resource string) *metrics {
 	}
 }
 
-// register registers c, or returns the collector already registered under
-// the same description.
+// register is promreg.Register that keeps a conflicting, differently
+// shaped collector's replacement unregistered rather than fail the cache.
 func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if reg == nil {
-		return c
-	}
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-		// A conflicting, differently shaped collector: keep ours
-		// unregistered rather than fail the cache.
-	}
+	c, _ = promreg.Register(reg, c)
 	return c
 }
 

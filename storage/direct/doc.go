@@ -36,5 +36,11 @@
 // selector must see: an update into MODIFIED while the object matches,
 // ADDED when it starts matching, DELETED (carrying the new value) when it
 // stops. With AllowBookmarks the store's progress notifications become
-// BOOKMARK events.
+// BOOKMARK events. The store sends those on its own only rarely (etcd:
+// every --watch-progress-notify-interval, 10 minutes by default), so a
+// server runs Reader.Run, which asks for progress once per bookmark
+// interval while such watches are open. RequestProgress reaches only the
+// watches on the same etcd gRPC stream, which clientv3 picks by the
+// context's metadata: request it through the same storage.Interface, not
+// through a bare clientv3 client.
 package direct

@@ -52,7 +52,9 @@ func (r *Reader) read(ctx context.Context, prefix string, start listStart, rev, 
 		if continued {
 			return res, fmt.Errorf("%w: %w", storage.ErrInvalidContinue, err)
 		}
-		return res, fmt.Errorf("%w: %w", storage.ErrTooLargeResourceVersion, err)
+		// The current revision is only for the message ("current: C").
+		cur, _ := r.store.CurrentRevision(ctx)
+		return res, &storage.TooLargeResourceVersionError{Requested: rev, Current: cur}
 	}
 	if err != nil {
 		return res, err

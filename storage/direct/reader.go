@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
+	"time"
 
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/wire"
@@ -14,12 +16,23 @@ type Reader struct {
 	store storage.Interface
 	// pageSize is how many keys a watch's initial state is read in.
 	pageSize int64
+	// bookmarkInterval is Run's period; bookmarkWatches counts the open
+	// watches that allow bookmarks (Run is idle while it is 0).
+	bookmarkInterval time.Duration
+	bookmarkWatches  atomic.Int64
 }
 
 var _ storage.ListWatcher = (*Reader)(nil)
 
-// New returns a Reader over s.
-func New(s storage.Interface) *Reader { return &Reader{store: s, pageSize: initialPageSize} }
+// New returns a Reader over s. It starts nothing; Run makes bookmarks
+// timely (see Run).
+func New(s storage.Interface, opts ...Option) *Reader {
+	r := &Reader{store: s, pageSize: initialPageSize, bookmarkInterval: DefaultBookmarkInterval}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
 
 // ErrInvalidResourceVersion: a resourceVersion that is not "", "0" or a
 // positive decimal, or a match mode it cannot be combined with. The
@@ -83,7 +96,7 @@ func parseRV(rv string) (int64, error) {
 // than the minimum asked for.
 func checkMinimum(rev, minimum int64) error {
 	if minimum > rev {
-		return fmt.Errorf("%w: %d, current %d", storage.ErrTooLargeResourceVersion, minimum, rev)
+		return &storage.TooLargeResourceVersionError{Requested: minimum, Current: rev}
 	}
 	return nil
 }

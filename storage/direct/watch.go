@@ -36,6 +36,10 @@ func (r *Reader) WatchList(ctx context.Context, prefix string, opts storage.Watc
 	if s.w, err = r.store.Watch(ctx, prefix, from, opts.AllowBookmarks); err != nil {
 		return nil, err
 	}
+	if opts.AllowBookmarks {
+		s.bookmarkWatches = &r.bookmarkWatches
+		s.bookmarkWatches.Add(1)
+	}
 	return s, nil
 }
 
@@ -60,6 +64,9 @@ type stream struct {
 
 	w      storage.Watcher
 	closed atomic.Bool
+	// bookmarkWatches is the Reader's count of bookmark watches, which
+	// this one is in until Close; nil without AllowBookmarks.
+	bookmarkWatches *atomic.Int64
 }
 
 var _ storage.EventStream = (*stream)(nil)
@@ -184,8 +191,13 @@ func (s *stream) matches(value []byte) (bool, error) {
 	return ok, nil
 }
 
-// Close ends the store watch.
+// Close ends the store watch. It is safe to call more than once.
 func (s *stream) Close() {
-	s.closed.Store(true)
+	if s.closed.Swap(true) {
+		return
+	}
+	if s.bookmarkWatches != nil {
+		s.bookmarkWatches.Add(-1)
+	}
 	s.w.Close()
 }

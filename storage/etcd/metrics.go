@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/listwatch/listwatch/internal/promreg"
+
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -30,24 +32,11 @@ func newMetrics(r prometheus.Registerer) *metrics {
 		}, []string{"operation", "type", "result"}),
 	}
 	if r != nil {
-		m.duration = register(r, m.duration)
-		m.requests = register(r, m.requests)
+		// A conflicting collector leaves ours unregistered but working.
+		m.duration, _ = promreg.Register(r, m.duration)
+		m.requests, _ = promreg.Register(r, m.requests)
 	}
 	return m
-}
-
-// register registers c, or returns the equal collector already
-// registered, so that several Stores can share a registry.
-func register[C prometheus.Collector](r prometheus.Registerer, c C) C {
-	if err := r.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-	}
-	return c
 }
 
 func (m *metrics) observe(op, typ string, d time.Duration, err error) {

@@ -1,0 +1,92 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/cache"
+	"github.com/listwatch/listwatch/storage/direct"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// TestValueTooLargeIs413: a JSON patch with a small body that grows the
+// object past what etcd takes is kube's 413, not a 500.
+func TestValueTooLargeIs413(t *testing.T) {
+	e := newEnv(t)
+	big := strings.Repeat("x", 3<<19) // 1.5 MiB
+	e.must(201, "POST", cmPath, cm("big", nil, map[string]string{"a": big}))
+	p := `[{"op":"copy","from":"/data/a","path":"/data/b"},{"op":"copy","from":"/data/a","path":"/data/c"}]`
+	m := e.expectStatus(413, "RequestEntityTooLarge", "", "PATCH", cmPath+"/big", p, "Content-Type", "application/json-patch+json")
+	if !strings.HasPrefix(m["message"].(string), "Request entity too large: ") {
+		t.Fatalf("message %q", m["message"])
+	}
+}
+
+// TestTooLargeResourceVersionIs504: a LIST at a revision the store has not
+// reached is kube's 504 with "Too large resource version: R, current: C",
+// its cause, and Retry-After.
+func TestTooLargeResourceVersionIs504(t *testing.T) {
+	e := newEnv(t)
+	cur := path(e.must(200, "GET", cmPath, nil), "metadata", "resourceVersion").(string)
+	n, _ := strconv.ParseInt(cur, 10, 64)
+	future := n + 1000
+	for _, q := range []string{"resourceVersionMatch=NotOlderThan&", ""} {
+		r := e.do("GET", fmt.Sprintf("%s?%sresourceVersion=%d", cmPath, q, future), nil)
+		m := r.json(t)
+		msg, _ := m["message"].(string)
+		var gotReq, gotCur int64
+		if _, err := fmt.Sscanf(msg, "Too large resource version: %d, current: %d", &gotReq, &gotCur); err != nil || r.code != 504 || m["reason"] != "Timeout" || gotReq != future || gotCur < n {
+			t.Fatalf("%q: %d %v", q, r.code, m)
+		}
+		if cause := path(m, "details", "causes"); cause == nil || r.hdr.Get("Retry-After") != "1" {
+			t.Fatalf("%q: causes %v, Retry-After %q", q, cause, r.hdr.Get("Retry-After"))
+		}
+	}
+}
+
+// TestWatchEndsCleanlyOnReaderClose: a reader that ends a watch with an
+// error wrapping storage.ErrWatchClosed (the cache's slow-watcher and
+// re-list endings) closes the stream with no ERROR event, so the client
+// resumes from its last resourceVersion instead of re-listing.
+func TestWatchEndsCleanlyOnReaderClose(t *testing.T) {
+	for _, end := range []error{cache.ErrWatcherTooSlow, cache.ErrRelisted, storage.ErrWatchClosed} {
+		t.Run(end.Error(), func(t *testing.T) {
+			reader := endingReader{ListWatcher: direct.New(nil), end: end}
+			e := newEnv(t, func(c *Config) { c.Reader = reader })
+			w := e.watch(cmPath + "?watch=1&resourceVersion=1")
+			w.expect("ADDED", "only")
+			if ev, ok := w.next(); ok {
+				t.Fatalf("stream went on with %s %v", ev.Type, ev.Object)
+			}
+		})
+	}
+}
+
+type endingReader struct {
+	storage.ListWatcher
+	end error
+}
+
+func (r endingReader) WatchList(context.Context, string, storage.WatchOptions) (storage.EventStream, error) {
+	return &endingStream{end: r.end}, nil
+}
+
+type endingStream struct {
+	end  error
+	sent bool
+}
+
+func (s *endingStream) Next(context.Context) (storage.WatchEvent, error) {
+	if s.sent {
+		return storage.WatchEvent{}, s.end
+	}
+	s.sent = true
+	return storage.WatchEvent{Type: wire.Added, Revision: 2,
+		Object: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"only","resourceVersion":"2"}}`)}, nil
+}
+
+func (s *endingStream) Close() {}
