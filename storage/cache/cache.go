@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/direct"
 )
 
 // Errors of the cache. The watcher errors wrap storage.ErrWatchClosed: the
@@ -99,6 +100,9 @@ type Cache struct {
 	cfg Config
 	m   *metrics
 	log *slog.Logger
+	// store reads pages straight from storage when the cache cannot
+	// answer (see listStore).
+	store *direct.Reader
 
 	// mu guards the fields below. The Run goroutine is the only writer;
 	// readers hold it only to take a snapshot or move a watcher's cursor,
@@ -132,6 +136,7 @@ func New(cfg Config) *Cache {
 	cfg = cfg.withDefaults()
 	return &Cache{
 		cfg:     cfg,
+		store:   direct.New(cfg.Store),
 		m:       newMetrics(cfg.Registerer, cfg.Resource),
 		log:     cfg.Logger.With("resource", cfg.Resource),
 		notify:  make(chan struct{}),

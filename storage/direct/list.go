@@ -150,3 +150,17 @@ func appendMatching(page *storage.ListPage, items []storage.KV, opts storage.Get
 func continueAfter(prefix, key string, rev int64) (string, error) {
 	return storage.EncodeContinue(prefix, key+"\x00", rev)
 }
+
+// ListFrom reads one page under prefix at revision rev (0: the latest),
+// starting at startKey ("" for the first key under prefix), with the
+// limit and predicate of opts; its ResourceVersion fields and Continue are
+// ignored. It is the read a continue token names, for readers such as the
+// watch cache that decode tokens themselves and fall back to storage: the
+// page and its continue token are exactly those GetList would give.
+func (r *Reader) ListFrom(ctx context.Context, prefix string, rev int64, startKey string, opts storage.GetListOptions) (storage.ListPage, error) {
+	start := listStart{key: startKey, mode: readMode{exact: rev}}
+	if opts.Predicate.Empty() {
+		return r.listAll(ctx, prefix, start, rev, opts)
+	}
+	return r.listFiltered(ctx, prefix, start, rev, opts)
+}
