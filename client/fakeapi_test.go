@@ -28,8 +28,9 @@ type fakeAPI struct {
 	objects map[string]map[string]map[string]any
 	// requests seen, in order.
 	requests []seenRequest
-	// expireContinue answers every continue request 410 Expired.
-	expireContinue bool
+	// expireContinue answers every continue request 410 Expired, or 410
+	// Gone with continueGone (as older servers did).
+	expireContinue, continueGone bool
 	// token, when set, must be the bearer token of every request.
 	token string
 }
@@ -209,6 +210,10 @@ func (f *fakeAPI) listLocked(w http.ResponseWriter, r *http.Request, resource, n
 	if c := q.Get("continue"); c != "" {
 		if q.Get("resourceVersion") != "" {
 			writeStatus(w, wire.NewBadRequest("specifying resource version is not allowed when using continue"))
+			return
+		}
+		if f.expireContinue && f.continueGone {
+			writeStatus(w, wire.NewGone("continue token too old"))
 			return
 		}
 		if f.expireContinue {

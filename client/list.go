@@ -33,7 +33,7 @@ func (r *Resource[T]) List(ctx context.Context, opts wire.ListOptions) (*wire.Li
 // resourceVersion is the snapshot's (every page carries the first page's).
 //
 // Pages are opts.Limit items, or DefaultPageSize when it is zero. When a
-// continue token expires (410 Expired) before the last page, ListAll does
+// continue token expires (410, reason Expired or Gone) before the last page, ListAll does
 // what client-go's pager does: it drops the pages read so far and makes
 // one unpaginated list at the latest resourceVersion.
 func (r *Resource[T]) ListAll(ctx context.Context, opts wire.ListOptions) (*wire.List[T], error) {
@@ -44,7 +44,7 @@ func (r *Resource[T]) ListAll(ctx context.Context, opts wire.ListOptions) (*wire
 	for {
 		page, err := r.List(ctx, opts)
 		if err != nil {
-			if opts.Continue != "" && IsExpired(err) {
+			if opts.Continue != "" && IsGone(err) {
 				r.c.log.DebugContext(ctx, "continue token expired, listing in full", "resource", r.gvr.String())
 				return r.List(ctx, fullListOptions(opts))
 			}
@@ -72,7 +72,7 @@ func (r *Resource[T]) ListAll(ctx context.Context, opts wire.ListOptions) (*wire
 //
 // Unlike ListAll it cannot fall back to a full list when a continue token
 // expires, because items already went to fn: it returns the 410 error
-// (IsExpired), and the caller should start over.
+// (IsGone), and the caller should start over.
 func (r *Resource[T]) ListEach(ctx context.Context, opts wire.ListOptions, fn func(T) error) (resourceVersion string, err error) {
 	if opts.Limit <= 0 {
 		opts.Limit = DefaultPageSize

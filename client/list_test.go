@@ -77,13 +77,19 @@ func TestListAllDefaultLimit(t *testing.T) {
 }
 
 func TestListAllFallsBackToFullListOnExpiredContinue(t *testing.T) {
+	t.Run("Expired", func(t *testing.T) { testListAllFallback(t, false) })
+	// A 410 with reason Gone means the same: the snapshot is gone.
+	t.Run("Gone", func(t *testing.T) { testListAllFallback(t, true) })
+}
+
+func testListAllFallback(t *testing.T, gone bool) {
 	api := newFakeAPI()
 	srv := startTLS(t, api)
 	c := newTestClient(t, srv, nil)
 	cms := NewResource[*object.Unstructured](c, configMaps).Namespace("ns")
 	seedConfigMaps(t, cms, 5)
 	api.mu.Lock()
-	api.expireContinue = true
+	api.expireContinue, api.continueGone = true, gone
 	api.mu.Unlock()
 
 	list, err := cms.ListAll(ctxT(t), wire.ListOptions{Limit: 2, ResourceVersion: "0", LabelSelector: ""})

@@ -139,7 +139,9 @@ func (q *DeltaQueue[T]) signal() {
 
 // Replace queues a Replaced delta for every object in list, and a Deleted
 // delta (FinalStateUnknown, carrying the last known state) for every key
-// that is known or queued but absent from list. The first Replace marks
+// that is known or queued but absent from list, or whose listed object has
+// another UID than the known one (deleted and re-created while the watch
+// was down: the consumer sees Deleted, then the new object). The first Replace marks
 // the queue populated; HasSynced turns true once all keys queued then have
 // been popped. rv is the list's resourceVersion, kept for symmetry with
 // client-go and for logs.
@@ -159,6 +161,12 @@ func (q *DeltaQueue[T]) Replace(list []T, rv string) error {
 	for _, o := range objs {
 		k := object.Key(o)
 		present[k] = struct{}{}
+		if last, ok := q.recreatedLocked(k, o); ok {
+			// Deleted and created again under the same name while the
+			// watch was down: say so, as the watch would have, rather
+			// than pass one object off as an update of another.
+			q.appendLocked(k, Delta[T]{Type: Deleted, Object: last, FinalStateUnknown: true})
+		}
 		q.appendLocked(k, Delta[T]{Type: Replaced, Object: o})
 	}
 	// Keys queued but not listed: the newest queued state is the last known.
@@ -192,6 +200,28 @@ func (q *DeltaQueue[T]) Replace(list []T, rv string) error {
 		q.initialCount = len(q.order)
 	}
 	return nil
+}
+
+// recreatedLocked reports whether listed, the object a list has under key,
+// is a different object (another UID) from the last state the consumer
+// will have seen for key (the newest queued delta, else KnownObjects), and
+// returns that last state. Objects without a UID (object.UID is "") are
+// never counted as re-created.
+func (q *DeltaQueue[T]) recreatedLocked(key string, listed T) (last T, ok bool) {
+	if ds, queued := q.items[key]; queued {
+		newest, _ := ds.Newest()
+		if newest.Type == Deleted {
+			return last, false // the delete is queued already
+		}
+		last, ok = newest.Object, true
+	} else if q.known != nil {
+		last, ok = q.known.GetByKey(key)
+	}
+	if !ok {
+		return last, false
+	}
+	lastUID, uid := object.UID(last), object.UID(listed)
+	return last, lastUID != "" && uid != "" && lastUID != uid
 }
 
 // Resync queues a Sync delta, with the cached object, for every known key

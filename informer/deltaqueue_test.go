@@ -106,6 +106,39 @@ func TestDeltaQueueReplaceDeletesWithLastKnown(t *testing.T) {
 	}
 }
 
+// An object deleted and created again under the same name while the watch
+// was down comes back from the relist with a new UID: the queue must report
+// the old one Deleted before the new one, not an update of one into the
+// other.
+func TestDeltaQueueReplaceRecreatedObject(t *testing.T) {
+	withUID := func(name, rv, uid string) U {
+		o := obj(name, rv)
+		o.SetNested(uid, "metadata", "uid")
+		return o
+	}
+	store, _ := informer.NewStore[U](nil)
+	store.Add(withUID("known", "1", "uid-1"))
+	store.Add(withUID("same", "1", "uid-2"))
+	q := informer.NewDeltaQueue(informer.DeltaQueueOptions[U]{KnownObjects: store})
+	_ = q.Add(withUID("queued", "2", "uid-3")) // not popped yet
+	_ = q.Replace([]U{withUID("known", "5", "uid-4"), withUID("same", "5", "uid-2"), withUID("queued", "5", "uid-5")}, "5")
+	want := map[string]popped{
+		"ns/known":  {types: []informer.DeltaType{informer.Deleted, informer.Replaced}, rvs: []string{"1", "5"}, unknown: []bool{true, false}},
+		"ns/same":   {types: []informer.DeltaType{informer.Replaced}, rvs: []string{"5"}, unknown: []bool{false}},
+		"ns/queued": {types: []informer.DeltaType{informer.Added, informer.Deleted, informer.Replaced}, rvs: []string{"2", "2", "5"}, unknown: []bool{false, true, false}},
+	}
+	got := popAll(t, q, store)
+	for _, p := range got {
+		w := want[p.key]
+		if !slices.Equal(p.types, w.types) || !slices.Equal(p.rvs, w.rvs) || !slices.Equal(p.unknown, w.unknown) {
+			t.Errorf("%s: got %+v want %+v", p.key, p, w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("popped %d keys, want %d", len(got), len(want))
+	}
+}
+
 func TestDeltaQueueRequeue(t *testing.T) {
 	q := informer.NewDeltaQueue(informer.DeltaQueueOptions[U]{})
 	_ = q.Replace([]U{obj("a", "1")}, "1")

@@ -31,6 +31,12 @@
 //     the difference into deltas, so the Store ends equal to the server's
 //     state, and each handler sees, per key, a consistent history: an Add
 //     before any Update, nothing after a Delete until the next Add.
+//   - Re-creations are not updates: an object deleted and created again
+//     under the same name while the watch was down comes back from the
+//     relist with another UID; handlers get OnDelete(old, true) and then
+//     OnAdd(new), as the watch would have told them, never an OnUpdate from
+//     one object to another. (Objects whose type has no GetUID are compared
+//     by key only; see object.UID.)
 //   - Never backwards: events and bookmarks whose resourceVersion is not
 //     newer than the last one seen are dropped. Kubernetes calls
 //     resourceVersions opaque; both kube-apiserver and listwatch's server use
@@ -48,6 +54,10 @@
 // pointers, shared by every reader. Never mutate them; copy first.
 //
 // Handlers run on their own goroutine, one notification at a time per
-// handler; a handler that must not miss changes after a Remove should not
-// rely on buffered notifications being delivered.
+// handler. Registration.Remove drops what is buffered and does not wait
+// for the handler: one last call may start after it returns.
+//
+// HasSynced on the Informer means the first list is in the store; on a
+// Registration it also means that handler has been handed all of it. Wait
+// on the Registration's when the handler feeds a work queue.
 package informer

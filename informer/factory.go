@@ -40,11 +40,13 @@ type Factory struct {
 	defaults ReflectorOptions
 
 	// mu guards informers and the run state. wg counts running informers;
-	// Add happens only with mu held while runCtx is non-nil.
+	// Add happens only with mu held while runCtx is non-nil and !stopped,
+	// so never after Run's final Wait has begun.
 	mu        sync.Mutex
 	informers map[factoryKey]runnable
 	order     []runnable
 	runCtx    context.Context
+	stopped   bool
 	wg        sync.WaitGroup
 }
 
@@ -58,7 +60,8 @@ func NewFactory(defaults ReflectorOptions) *Factory {
 // newLW and opts on first use (later calls' newLW and opts are ignored).
 // The reflector options are the factory's defaults; opts.Reflector is
 // ignored.
-// An informer created while the factory runs is started at once.
+// An informer created while the factory runs is started at once; one
+// created after Run returned is not started (run it yourself if need be).
 //
 // For is a function, not a method, because Go methods cannot have type
 // parameters.
@@ -77,7 +80,7 @@ func For[T object.Object](f *Factory, key Key, newLW func() ListerWatcher[T], op
 	}
 	f.informers[fk] = inf
 	f.order = append(f.order, inf)
-	if f.runCtx != nil {
+	if f.runCtx != nil && !f.stopped {
 		f.startLocked(inf)
 	}
 	return inf, nil
@@ -102,6 +105,9 @@ func (f *Factory) Run(ctx context.Context) error {
 	}
 	f.mu.Unlock()
 	<-ctx.Done()
+	f.mu.Lock()
+	f.stopped = true
+	f.mu.Unlock()
 	f.wg.Wait()
 	return nil
 }

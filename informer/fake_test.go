@@ -393,6 +393,9 @@ func (r *recorder) OnUpdate(old, obj U) {
 		r.fail("update %s before add", k)
 	case rv != old.GetResourceVersion():
 		r.fail("update %s: old @%s, handler had @%s", k, old.GetResourceVersion(), rv)
+	case old.GetUID() != obj.GetUID():
+		// A re-created object must arrive as a delete and an add.
+		r.fail("update %s from uid %s to another object, uid %s", k, old.GetUID(), obj.GetUID())
 	}
 	if old.GetResourceVersion() == obj.GetResourceVersion() {
 		r.syncs++

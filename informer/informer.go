@@ -212,7 +212,10 @@ func (r *Registration[T]) HasSynced() bool {
 }
 
 // Remove stops deliveries to the handler; buffered notifications are
-// dropped. Safe to call more than once.
+// dropped. A call already under way when Remove returns finishes, and one
+// more may begin (the delivering goroutine checks between calls, and Remove
+// does not wait for it, so a handler may call Remove itself). Safe to call
+// more than once.
 func (r *Registration[T]) Remove() {
 	i := r.inf
 	i.mu.Lock()

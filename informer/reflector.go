@@ -484,16 +484,9 @@ func (r *Reflector[T]) resyncLoop(ctx context.Context) {
 	}
 }
 
-func isGone(err error) bool {
-	if wire.CodeOf(err) == 410 {
-		return true
-	}
-	switch wire.ReasonOf(err) {
-	case wire.ReasonGone, wire.ReasonExpired:
-		return true
-	}
-	return false
-}
+// isGone: the server no longer has the history the request needs (410,
+// reason Gone or Expired): the reflector must relist from the latest state.
+func isGone(err error) bool { return client.IsGone(err) }
 
 // isNil reports whether v is a nil interface or a nil pointer, which a
 // decoder may produce for an event without an object.

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/listwatch/listwatch/wire"
+	"github.com/listwatch/listwatch/client"
 )
 
 // goneLoopThreshold is how many 410s in a row, with no watch event in
@@ -17,9 +17,9 @@ const goneLoopThreshold = 3
 // syncFailure is why a reflector cannot sync, in words an operator can act on.
 func (r *Reflector[T]) syncFailure(err error) (class, why string, level slog.Level) {
 	switch {
-	case wire.CodeOf(err) == 403:
+	case client.IsForbidden(err):
 		return "forbidden", "the server forbids this client to list or watch the resource (403): grant list and watch permission to its identity", slog.LevelError
-	case wire.CodeOf(err) == 401:
+	case client.IsUnauthorized(err):
 		return "unauthorized", "the server does not accept the client's credentials (401)", slog.LevelError
 	case isGone(err) && r.goneInARow >= goneLoopThreshold:
 		return "gone-loop", "the server keeps answering 410 Gone/Expired: its watch history is shorter than the time a list and a new watch take (compaction too aggressive, or listing too slow)", slog.LevelError
@@ -27,7 +27,7 @@ func (r *Reflector[T]) syncFailure(err error) (class, why string, level slog.Lev
 		return "gone", "the resource version expired (410); relisting from the latest state", slog.LevelInfo
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection-refused", "cannot reach the API server: connection refused", slog.LevelError
-	case wire.CodeOf(err) == 429:
+	case client.IsTooManyRequests(err):
 		return "throttled", "the server is throttling the client (429)", slog.LevelWarn
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout", "a request to the server timed out", slog.LevelWarn

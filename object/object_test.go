@@ -79,3 +79,33 @@ func FuzzUnstructured(f *testing.F) {
 		}
 	})
 }
+
+// namedUID mirrors k8s.io/apimachinery's types.UID: a named string type.
+type namedUID string
+
+type uidObject struct{ Unstructured }
+
+func (o *uidObject) GetUID() namedUID { return namedUID(o.Unstructured.GetUID()) }
+
+type noUIDObject struct{ uidObject }
+
+func (o *noUIDObject) GetUID() int { return 7 }
+
+func TestUID(t *testing.T) {
+	u := &Unstructured{}
+	u.SetNested("abc", "metadata", "uid")
+	if got := UID(u); got != "abc" {
+		t.Errorf("Unstructured: %q", got)
+	}
+	typed := &uidObject{Unstructured: *u.DeepCopy()}
+	if got := UID(typed); got != "abc" {
+		t.Errorf("GetUID returning a named string type: %q", got)
+	}
+	if got := UID(&noUIDObject{}); got != "" {
+		t.Errorf("GetUID returning an int: %q, want none", got)
+	}
+	var nilTyped *uidObject
+	if got := UID(nilTyped); got != "" {
+		t.Errorf("nil pointer: %q", got)
+	}
+}

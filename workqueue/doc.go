@@ -52,7 +52,11 @@
 // Performance: per-item state is split over 64 locked shards, so the most
 // common call on a busy queue, an Add of an item that is already waiting,
 // touches one shard and never the queue-wide lock; only the hand-out order
-// (two FIFOs of fixed-size blocks, no copying as they grow) is global.
+// (two FIFOs of fixed-size blocks, no copying as they grow) is global. The
+// item is hashed once per call: the hash picks the shard and indexes the
+// shard's open-addressing table, whose slots hold the item and its flags
+// together (see itemtable.go). A shard's table grows by doubling under its
+// lock, so one Add in a shard of n items may copy n slots.
 //
 // Metrics: pass a MetricsProvider, such as NewPrometheusProvider, which
 // exports client-go's workqueue_* metric names labelled by queue name.

@@ -124,19 +124,19 @@ func (q *Queue[T]) Add(item T) { q.add(item, false) }
 func (q *Queue[T]) AddLowPriority(item T) { q.add(item, true) }
 
 func (q *Queue[T]) add(item T, low bool) {
-	s := q.shards.of(item)
+	s, tag := q.shards.of(item)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if q.shuttingDown.Load() {
 		return
 	}
-	st, ok := s.items[item]
-	if ok && st.flags&flagDirty != 0 {
+	i := s.items.find(tag, item)
+	if i >= 0 && s.items.slots[i].flags&flagDirty != 0 {
 		// The fast, common path: already waiting. Only a promotion from
 		// low to normal priority has anything to do.
+		st := &s.items.slots[i]
 		if !low && st.flags&flagLow != 0 {
 			st.flags &^= flagLow
-			s.items[item] = st
 			if st.flags&flagProcessing == 0 {
 				q.promote(item)
 			}
@@ -149,14 +149,18 @@ func (q *Queue[T]) add(item T, low bool) {
 		q.addedMu.Unlock()
 		q.metrics.Added()
 	}
-	st.flags |= flagDirty
+	flags := flagDirty
 	if low {
-		st.flags |= flagLow
+		flags |= flagLow
 	}
-	s.items[item] = st
-	if st.flags&flagProcessing == 0 {
+	if i < 0 {
+		s.items.insert(tag, item, flags)
 		q.enqueue(item, low)
-	} // else Done queues it: it must not be handed out twice at once
+		return
+	}
+	// Being processed: Done queues it, as it must not be handed out
+	// twice at once.
+	s.items.slots[i].flags |= flags
 }
 
 // enqueue appends item's entry. The caller holds item's shard lock.
@@ -219,7 +223,7 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 
 	// Between the pop and here the item is still dirty in its shard, so a
 	// concurrent Add of it is (rightly) a no-op: this hand-out is after it.
-	s := q.shards.of(item)
+	s, tag := q.shards.of(item)
 	s.mu.Lock()
 	if q.metrics != nil {
 		q.addedMu.Lock()
@@ -227,7 +231,14 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 		delete(q.addedAt, item)
 		q.addedMu.Unlock()
 	}
-	s.items[item] = itemState{flags: flagProcessing}
+	// The item was dirty when popped; a shutDown since then may have
+	// dropped it from the table. Either way it is processing now, so that
+	// its Done counts for ShutDownWithDrain.
+	if i := s.items.find(tag, item); i >= 0 {
+		s.items.slots[i].flags = flagProcessing
+	} else {
+		s.items.insert(tag, item, flagProcessing)
+	}
 	s.mu.Unlock()
 	return item, false
 }
@@ -259,13 +270,14 @@ func (q *Queue[T]) popLocked() T {
 // processed, it is queued now, so it is processed again exactly once.
 // Done of an item that is not being processed does nothing.
 func (q *Queue[T]) Done(item T) {
-	s := q.shards.of(item)
+	s, tag := q.shards.of(item)
 	s.mu.Lock()
-	st, ok := s.items[item]
-	if !ok || st.flags&flagProcessing == 0 {
+	i := s.items.find(tag, item)
+	if i < 0 || s.items.slots[i].flags&flagProcessing == 0 {
 		s.mu.Unlock()
 		return
 	}
+	st := &s.items.slots[i]
 	if q.metrics != nil {
 		q.mu.Lock()
 		q.metrics.Finished(time.Since(q.started[item]))
@@ -274,10 +286,9 @@ func (q *Queue[T]) Done(item T) {
 	}
 	st.flags &^= flagProcessing
 	if st.flags&flagDirty != 0 && !q.shuttingDown.Load() {
-		s.items[item] = st
 		q.enqueue(item, st.flags&flagLow != 0)
 	} else {
-		delete(s.items, item)
+		s.items.remove(i)
 	}
 	s.mu.Unlock()
 	if q.processing.Add(-1) == 0 && q.shuttingDown.Load() {
@@ -342,13 +353,7 @@ func (q *Queue[T]) shutDown() {
 	for i := range q.shards.s {
 		s := &q.shards.s[i]
 		s.mu.Lock()
-		kept := make(map[T]itemState)
-		for item, st := range s.items {
-			if st.flags&flagProcessing != 0 {
-				kept[item] = itemState{flags: flagProcessing}
-			}
-		}
-		s.items = kept
+		s.items.keepProcessing()
 		s.mu.Unlock()
 	}
 }

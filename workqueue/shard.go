@@ -14,8 +14,8 @@ type shard[T comparable] struct {
 	mu sync.Mutex
 	// items holds every dirty or processing item of the shard; an item that
 	// is neither is absent. Guarded by mu.
-	items map[T]itemState
-	_     [40]byte // keep neighbouring shards' locks off one cache line
+	items itemTable[T]
+	_     [24]byte // keep neighbouring shards' locks off one cache line
 }
 
 // Item state flags.
@@ -25,30 +25,23 @@ const (
 	flagLow                          // the pending hand-out is low priority
 )
 
-// itemState is what the queue knows about one item: a set of flags, kept
-// to one byte so the shard maps stay small and cache-friendly.
+// An item's flags in its shard's table say what the queue knows about it.
 //
 // Invariants, under the shard lock: an item that is dirty and not
 // processing has exactly one entry in a fifo (or is being handed out by a
 // Get that popped it and has yet to mark it processing); an item that is
 // processing has none.
-type itemState struct {
-	flags uint8
-}
 
 type shards[T comparable] struct {
 	seed maphash.Seed
 	s    [numShards]shard[T]
 }
 
-func (s *shards[T]) init() {
-	s.seed = maphash.MakeSeed()
-	for i := range s.s {
-		s.s[i].items = make(map[T]itemState)
-	}
-}
+func (s *shards[T]) init() { s.seed = maphash.MakeSeed() }
 
-func (s *shards[T]) of(item T) *shard[T] {
+// of returns item's shard and its tag in the shard's table: one hash of
+// the item serves both.
+func (s *shards[T]) of(item T) (*shard[T], uint32) {
 	var h uint64
 	// Keys are nearly always strings; maphash.String is several times
 	// cheaper than the generic maphash.Comparable.
@@ -57,5 +50,5 @@ func (s *shards[T]) of(item T) *shard[T] {
 	} else {
 		h = maphash.Comparable(s.seed, item)
 	}
-	return &s.s[h&(numShards-1)]
+	return &s.s[h&(numShards-1)], tagOf(h)
 }

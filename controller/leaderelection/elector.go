@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -162,7 +163,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 func (e *Elector) tryAcquireOrRenew(ctx context.Context, cb Callbacks) bool {
 	for attempt := 0; attempt < 2; attempt++ {
 		ok, err := e.attempt(ctx, cb)
-		if err == nil || wire.ReasonOf(err) != wire.ReasonConflict {
+		if err == nil || !client.IsConflict(err) {
 			if err != nil {
 				e.cfg.Logger.Info("lease attempt failed", "err", err)
 			}
@@ -177,7 +178,7 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, cb Callbacks) bool {
 func (e *Elector) attempt(ctx context.Context, cb Callbacks) (bool, error) {
 	now := time.Now()
 	lease, err := e.cfg.Client.Get(ctx, e.cfg.Name)
-	if wire.ReasonOf(err) == wire.ReasonNotFound {
+	if client.IsNotFound(err) {
 		return e.create(ctx, cb, now)
 	}
 	if err != nil {
