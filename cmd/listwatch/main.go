@@ -32,5 +32,8 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServeCommand())
+	root.AddCommand(newBenchCommand())
+	root.AddCommand(newWatchCommand())
+	root.AddCommand(newDemoCommand())
 	return root
 }

@@ -1,0 +1,384 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	cgworkqueue "k8s.io/client-go/util/workqueue"
+
+	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/informer"
+	"github.com/listwatch/listwatch/object"
+)
+
+// The informer implementations "bench informer" compares. Each runs alone
+// in a child process, so heap and peak RSS belong to it only.
+const (
+	// ImplListwatchTyped is listwatch's informer over *corev1.ConfigMap.
+	ImplListwatchTyped = "listwatch-typed"
+	// ImplListwatchUnstructured is listwatch's informer over
+	// *object.Unstructured.
+	ImplListwatchUnstructured = "listwatch-unstructured"
+	// ImplClientGoTyped is client-go's SharedIndexInformer over the typed
+	// clientset's List and Watch.
+	ImplClientGoTyped = "client-go-typed"
+	// ImplClientGoTypedPaged is ImplClientGoTyped with client-go's
+	// WatchListClient feature off (KUBE_FEATURE_WatchListClient=false in
+	// the child's environment): paged LIST then WATCH, as listwatch's
+	// informer does by default, instead of a streaming initial list.
+	ImplClientGoTypedPaged = "client-go-typed-paged"
+	// ImplClientGoDynamic is client-go's dynamic informer (unstructured).
+	ImplClientGoDynamic = "client-go-dynamic"
+	// ImplSeedIndexer is the seed article's first style: a hand-built
+	// cache.NewListWatchFromClient, cache.NewIndexerInformer and a
+	// rate-limited workqueue drained by one worker.
+	ImplSeedIndexer = "seed-indexer-informer"
+	// ImplSeedFactory is the seed article's second style: a
+	// SharedInformerFactory's ConfigMap informer.
+	ImplSeedFactory = "seed-factory"
+)
+
+// Impls lists every implementation, listwatch's first.
+var Impls = []string{ImplListwatchTyped, ImplListwatchUnstructured, ImplClientGoTyped, ImplClientGoTypedPaged,
+	ImplClientGoDynamic, ImplSeedIndexer, ImplSeedFactory}
+
+// implEnv is extra environment a child needs for an implementation.
+var implEnv = map[string][]string{
+	ImplClientGoTypedPaged: {"KUBE_FEATURE_WatchListClient=false"},
+}
+
+// ChildOptions configure one informer child process.
+type ChildOptions struct {
+	Kubeconfig, Context, Namespace string
+	Impl                           string
+	// Objects is how many objects the namespace holds (reported back).
+	Objects int
+	// Updates is how many update events to wait for after sync.
+	Updates int
+	// Timeout bounds the whole child; default 10 minutes.
+	Timeout time.Duration
+}
+
+// Args renders o as the flags ParseChildArgs reads.
+func (o ChildOptions) Args() []string {
+	return []string{
+		"--kubeconfig=" + o.Kubeconfig, "--context=" + o.Context, "--namespace=" + o.Namespace,
+		"--impl=" + o.Impl, fmt.Sprintf("--objects=%d", o.Objects), fmt.Sprintf("--updates=%d", o.Updates),
+		"--timeout=" + o.Timeout.String(),
+	}
+}
+
+// ParseChildArgs parses the flags Args writes.
+func ParseChildArgs(args []string) (ChildOptions, error) {
+	var o ChildOptions
+	fs := flag.NewFlagSet("informer-child", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "")
+	fs.StringVar(&o.Context, "context", "", "")
+	fs.StringVar(&o.Namespace, "namespace", "", "")
+	fs.StringVar(&o.Impl, "impl", "", "")
+	fs.IntVar(&o.Objects, "objects", 0, "")
+	fs.IntVar(&o.Updates, "updates", 0, "")
+	fs.DurationVar(&o.Timeout, "timeout", 0, "")
+	if err := fs.Parse(args); err != nil {
+		return o, fmt.Errorf("bench: informer child: %w", err)
+	}
+	return o, nil
+}
+
+// childSyncedLine is what a child prints once synced; the parent then
+// applies the update burst.
+const childSyncedLine = "synced"
+
+// childReport is the child's final JSON line.
+type childReport struct {
+	InformerRun
+	// LastUpdateUnixNano is the wall-clock time the last awaited update
+	// was seen; the parent, on the same machine, subtracts its burst
+	// start from it.
+	LastUpdateUnixNano int64 `json:"lastUpdateUnixNano"`
+}
+
+// probe is what an implementation gives the measuring code: a way to run
+// it and to ask whether it has synced. Handlers call seen for every
+// update event.
+type probe struct {
+	run    func(ctx context.Context)
+	synced func() bool
+}
+
+// RunInformerChild runs one implementation: start, wait for sync,
+// measure memory, print childSyncedLine, wait for o.Updates update
+// events, print one JSON line (childReport) to out.
+func RunInformerChild(ctx context.Context, o ChildOptions, out io.Writer) error {
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+
+	var adds, updates atomic.Int64
+	added := func() { adds.Add(1) }
+	allSeen := make(chan struct{})
+	var lastSeen atomic.Int64
+	seen := func() {
+		if n := updates.Add(1); n == int64(o.Updates) {
+			lastSeen.Store(time.Now().UnixNano())
+			close(allSeen)
+		}
+	}
+	p, err := newProbe(o, added, seen)
+	if err != nil {
+		return err
+	}
+	rep := childReport{InformerRun: InformerRun{Impl: o.Impl, Objects: o.Objects, Updates: o.Updates}}
+
+	start := time.Now()
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); p.run(runCtx) }()
+	defer func() { stop(); wg.Wait() }()
+
+	if err := pollUntil(ctx, time.Millisecond, p.synced); err != nil {
+		return fmt.Errorf("bench: %s did not sync: %w", o.Impl, err)
+	}
+	rep.SyncMs = ms(time.Since(start))
+	rep.Listed = int(adds.Load())
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	rep.HeapAfterSyncBytes = m.HeapAlloc
+	rep.RSSAfterSyncBytes, _ = procStatusBytes("self", "VmRSS")
+	bw := bufio.NewWriter(out)
+	fmt.Fprintln(bw, childSyncedLine)
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+
+	if o.Updates > 0 {
+		select {
+		case <-allSeen:
+		case <-ctx.Done():
+			return fmt.Errorf("bench: %s saw %d of %d updates: %w", o.Impl, updates.Load(), o.Updates, ctx.Err())
+		}
+	}
+	rep.LastUpdateUnixNano = lastSeen.Load()
+	rep.PeakRSSBytes, _ = procStatusBytes("self", "VmHWM")
+	line, err := json.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(bw, "%s\n", line)
+	return bw.Flush()
+}
+
+// pollUntil checks cond every interval until it holds or ctx ends. Both
+// informers' own WaitForCacheSync helpers poll every 100 ms, too coarse
+// to time a small sync, so bench polls both the same way, finer.
+func pollUntil(ctx context.Context, interval time.Duration, cond func() bool) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// newProbe builds implementation o.Impl; its handler calls added for
+// every add and seen for every update.
+func newProbe(o ChildOptions, added, seen func()) (probe, error) {
+	switch o.Impl {
+	case ImplListwatchTyped:
+		return listwatchProbe[*corev1.ConfigMap](o, added, seen)
+	case ImplListwatchUnstructured:
+		return listwatchProbe[*object.Unstructured](o, added, seen)
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.Kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: o.Context}).ClientConfig()
+	if err != nil {
+		return probe{}, fmt.Errorf("bench: client-go config: %w", err)
+	}
+	cfg.QPS, cfg.Burst = -1, 0
+	handler := cache.ResourceEventHandlerFuncs{AddFunc: func(any) { added() }, UpdateFunc: func(_, _ any) { seen() }}
+	switch o.Impl {
+	case ImplClientGoTyped, ImplClientGoTypedPaged:
+		return clientGoTypedProbe(cfg, o.Namespace, handler)
+	case ImplClientGoDynamic:
+		return clientGoDynamicProbe(cfg, o.Namespace, handler)
+	case ImplSeedIndexer:
+		return seedIndexerProbe(cfg, o.Namespace, added, seen)
+	case ImplSeedFactory:
+		return seedFactoryProbe(cfg, o.Namespace, handler)
+	}
+	return probe{}, fmt.Errorf("bench: unknown informer implementation %q (want one of %v)", o.Impl, Impls)
+}
+
+func listwatchProbe[T object.Object](o ChildOptions, added, seen func()) (probe, error) {
+	cfg, err := client.LoadKubeconfig(o.Kubeconfig, o.Context)
+	if err != nil {
+		return probe{}, err
+	}
+	cfg.QPS = -1
+	c, err := client.New(cfg)
+	if err != nil {
+		return probe{}, err
+	}
+	lw := client.NewResource[T](c, configMapsGVR).Namespace(o.Namespace)
+	inf, err := informer.New[T](lw, informer.Options[T]{})
+	if err != nil {
+		return probe{}, err
+	}
+	reg, err := inf.AddEventHandler(informer.HandlerFuncs[T]{
+		AddFunc:    func(T, bool) { added() },
+		UpdateFunc: func(_, _ T) { seen() },
+	}, informer.HandlerOptions{})
+	if err != nil {
+		return probe{}, err
+	}
+	return probe{
+		run:    func(ctx context.Context) { _ = inf.Run(ctx) },
+		synced: reg.HasSynced,
+	}, nil
+}
+
+func clientGoTypedProbe(cfg *rest.Config, ns string, h cache.ResourceEventHandler) (probe, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return probe{}, err
+	}
+	cms := cs.CoreV1().ConfigMaps(ns)
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (k8sruntime.Object, error) {
+			return cms.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return cms.Watch(ctx, o)
+		},
+	}
+	inf := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	return sharedInformerProbe(inf, h)
+}
+
+func clientGoDynamicProbe(cfg *rest.Config, ns string, h cache.ResourceEventHandler) (probe, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return probe{}, err
+	}
+	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, ns, nil)
+	inf := f.ForResource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Informer()
+	return sharedInformerProbe(inf, h)
+}
+
+func seedFactoryProbe(cfg *rest.Config, ns string, h cache.ResourceEventHandler) (probe, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return probe{}, err
+	}
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
+	inf := f.Core().V1().ConfigMaps().Informer()
+	return sharedInformerProbe(inf, h)
+}
+
+func sharedInformerProbe(inf cache.SharedIndexInformer, h cache.ResourceEventHandler) (probe, error) {
+	reg, err := inf.AddEventHandler(h)
+	if err != nil {
+		return probe{}, err
+	}
+	return probe{run: inf.RunWithContext, synced: reg.HasSynced}, nil
+}
+
+// seedIndexerProbe is the seed article's controller skeleton: handlers
+// only enqueue keys; one worker drains the queue. An update counts as
+// seen when the worker takes its key, as in the article's controller.
+func seedIndexerProbe(cfg *rest.Config, ns string, added, seen func()) (probe, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return probe{}, err
+	}
+	lw := cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "configmaps", ns, fields.Everything())
+	queue := cgworkqueue.NewTypedRateLimitingQueue(cgworkqueue.DefaultTypedControllerRateLimiter[string]())
+	// pending counts update events not yet handed to the worker; a key
+	// updated twice before the worker takes it is merged by the queue,
+	// so the worker credits every pending update it covers.
+	var mu sync.Mutex
+	pending := map[string]int{}
+	_, ctrl := cache.NewIndexerInformer(lw, &corev1.ConfigMap{}, 0, cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			added()
+			if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+				queue.Add(key)
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+				mu.Lock()
+				pending[key]++
+				mu.Unlock()
+				queue.Add(key)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+				queue.Add(key)
+			}
+		},
+	}, cache.Indexers{})
+	run := func(ctx context.Context) {
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); ctrl.RunWithContext(ctx) }()
+		go func() {
+			defer wg.Done()
+			for {
+				key, shutdown := queue.Get()
+				if shutdown {
+					return
+				}
+				mu.Lock()
+				n := pending[key]
+				delete(pending, key)
+				mu.Unlock()
+				for range n {
+					seen()
+				}
+				queue.Forget(key)
+				queue.Done(key)
+			}
+		}()
+		<-ctx.Done()
+		queue.ShutDown()
+		wg.Wait()
+	}
+	return probe{run: run, synced: ctrl.HasSynced}, nil
+}
+
+// ErrChild wraps the failure of an informer child process.
+var ErrChild = errors.New("bench: informer child failed")

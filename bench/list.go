@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/listwatch/listwatch/client"
+)
+
+// ListOptions configure "bench list".
+type ListOptions struct {
+	// Resource is a core/v1 resource (default "configmaps") in Namespace.
+	Resource  string
+	Namespace string
+	// PageSizes are the limits to try; 0 lists in one request.
+	PageSizes []int64
+	// RVModes are the resourceVersions of the first page: "" (unset) and
+	// "0" by default.
+	RVModes []string
+	// Repeat is how many full lists each case makes; default 3.
+	Repeat int
+}
+
+// listPage is the part of a LIST answer bench reads. Items stay raw: only
+// their number matters, and decoding them would time our decoder rather
+// than the server.
+type listPage struct {
+	Metadata struct {
+		ResourceVersion    string `json:"resourceVersion"`
+		Continue           string `json:"continue"`
+		RemainingItemCount *int64 `json:"remainingItemCount"`
+	} `json:"metadata"`
+	Items []json.RawMessage `json:"items"`
+}
+
+// RunList times LIST for every (page size, RV mode) in opts, following
+// continue tokens to the end of each list. It answers the seed article's
+// question — does the server honour limit? — per case.
+func RunList(ctx context.Context, c *client.Client, opts ListOptions) (*ListResult, error) {
+	if opts.Resource == "" {
+		opts.Resource = "configmaps"
+	}
+	if len(opts.PageSizes) == 0 {
+		opts.PageSizes = []int64{50, 500, 5000, 0}
+	}
+	if len(opts.RVModes) == 0 {
+		opts.RVModes = []string{"", "0"}
+	}
+	if opts.Repeat <= 0 {
+		opts.Repeat = 3
+	}
+	path := "/api/v1/namespaces/" + url.PathEscape(opts.Namespace) + "/" + url.PathEscape(opts.Resource)
+	res := &ListResult{Resource: opts.Resource, Namespace: opts.Namespace, Repeat: opts.Repeat, Objects: -1}
+	for _, size := range opts.PageSizes {
+		for _, mode := range opts.RVModes {
+			lc := ListCase{PageSize: size, RVMode: mode, LimitHonoured: true}
+			var pages, lists []time.Duration
+			var bytes int64
+			for range opts.Repeat {
+				st, err := listOnce(ctx, c, path, size, mode, &pages)
+				if err != nil {
+					return nil, fmt.Errorf("bench: list %s limit=%d rv=%q: %w", path, size, mode, err)
+				}
+				lists = append(lists, st.took)
+				bytes += st.bytes
+				lc.PagesPerList, lc.ItemsPerList = st.pages, st.items
+				lc.MaxPageItems = max(lc.MaxPageItems, st.maxPage)
+				if size > 0 && st.maxPage > int(size) {
+					lc.LimitHonoured = false
+				}
+				if res.Objects < 0 {
+					res.Objects = st.items
+				}
+			}
+			lc.Page, lc.FullList = Summarize(pages), Summarize(lists)
+			lc.BytesPerList = bytes / int64(opts.Repeat)
+			res.Cases = append(res.Cases, lc)
+		}
+	}
+	return res, nil
+}
+
+type listStats struct {
+	pages, items, maxPage int
+	bytes                 int64
+	// took is the sum of the pages' latencies: the time the server and
+	// the network spent, without bench's own decoding between pages.
+	took time.Duration
+}
+
+// listOnce reads one complete list, appending each page's latency to
+// pageLat. Only the first page carries the resourceVersion: Kubernetes
+// refuses a continue token together with one, since the token pins the
+// version itself.
+func listOnce(ctx context.Context, c *client.Client, path string, limit int64, rv string, pageLat *[]time.Duration) (listStats, error) {
+	var st listStats
+	token := ""
+	for {
+		q := url.Values{}
+		if limit > 0 {
+			q.Set("limit", strconv.FormatInt(limit, 10))
+		}
+		if token != "" {
+			q.Set("continue", token)
+		} else if rv != "" {
+			q.Set("resourceVersion", rv)
+		}
+		page, n, took, err := getPage(ctx, c, path, q)
+		if err != nil {
+			return st, err
+		}
+		*pageLat = append(*pageLat, took)
+		st.took += took
+		st.pages++
+		st.items += len(page.Items)
+		st.maxPage = max(st.maxPage, len(page.Items))
+		st.bytes += n
+		token = page.Metadata.Continue
+		if token == "" {
+			return st, nil
+		}
+	}
+}
+
+// getPage GETs one page. took runs from sending the request to having
+// read the whole body, before decoding it.
+func getPage(ctx context.Context, c *client.Client, path string, q url.Values) (page *listPage, n int64, took time.Duration, err error) {
+	start := time.Now()
+	resp, err := c.Do(ctx, http.MethodGet, path, q, nil)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	took = time.Since(start)
+	page = &listPage{}
+	if err := json.Unmarshal(body, page); err != nil {
+		return nil, 0, 0, fmt.Errorf("decoding list page: %w", err)
+	}
+	return page, int64(len(body)), took, nil
+}
