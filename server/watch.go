@@ -61,6 +61,9 @@ func (c *call) watch() error {
 	}
 	c.tr.Step("Watch started")
 	ew := &eventWriter{call: c, out: out, allowBookmarks: o.AllowWatchBookmarks}
+	if b, ok := stream.(storage.Buffered); ok {
+		ew.buffered = b.Buffered
+	}
 	ew.start()
 	if err != nil {
 		ew.writeError(wire.NewResourceExpired(tooOldMessage(compacted)))
@@ -102,6 +105,9 @@ type eventWriter struct {
 	allowBookmarks bool
 	flusher        http.Flusher
 	failed         bool
+	// buffered, if set, says the stream has the next event ready: the
+	// flush waits for the end of the burst.
+	buffered func() bool
 }
 
 func (ew *eventWriter) start() {
@@ -195,7 +201,9 @@ func (ew *eventWriter) raw(b []byte) bool {
 		ew.failed = true
 		return false
 	}
-	ew.flush()
+	if ew.buffered == nil || !ew.buffered() {
+		ew.flush()
+	}
 	return true
 }
 

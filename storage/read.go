@@ -78,6 +78,14 @@ type EventStream interface {
 	Close()
 }
 
+// Buffered is implemented by event streams that can tell whether Next
+// would return at once. The server flushes a watch response only when it
+// would not, so a burst such as the initial events of a 100k-object watch
+// goes out in large writes instead of one flush per event.
+type Buffered interface {
+	Buffered() bool
+}
+
 // ListWatcher serves LIST and WATCH with Kubernetes semantics under a
 // key prefix.
 type ListWatcher interface {

@@ -95,6 +95,10 @@ type watcher struct {
 	// sent. initialEnd asks for the InitialEventsEnd bookmark at startRev.
 	initial    *iterator
 	initialEnd bool
+	// ahead is the next initial object when aheadValid: Buffered looks
+	// one object ahead so the server knows when a burst ends.
+	ahead      *entry
+	aheadValid bool
 	startRev   int64
 
 	// ring is the history this watcher reads; cursor is the seq of the
@@ -150,10 +154,13 @@ func (w *watcher) Next(ctx context.Context) (storage.WatchEvent, error) {
 // nextInitial returns the next initial event: a matching object of the
 // start snapshot, then the end bookmark if asked for.
 func (w *watcher) nextInitial() (storage.WatchEvent, bool) {
-	for e := w.initial.Next(); e != nil && strings.HasPrefix(e.key, w.prefix); e = w.initial.Next() {
-		if e.matches(w.pred) {
-			return storage.WatchEvent{Type: wire.Added, Object: e.value, Revision: e.rev}, true
-		}
+	e := w.ahead
+	if !w.aheadValid {
+		e = w.advanceInitial()
+	}
+	w.ahead, w.aheadValid = nil, false
+	if e != nil {
+		return storage.WatchEvent{Type: wire.Added, Object: e.value, Revision: e.rev}, true
 	}
 	w.initial = nil
 	if w.initialEnd {
@@ -161,6 +168,32 @@ func (w *watcher) nextInitial() (storage.WatchEvent, bool) {
 	}
 	return storage.WatchEvent{}, false
 }
+
+// advanceInitial moves the snapshot iterator to the next matching object
+// under the watch's prefix, or returns nil at the end.
+func (w *watcher) advanceInitial() *entry {
+	for e := w.initial.Next(); e != nil && strings.HasPrefix(e.key, w.prefix); e = w.initial.Next() {
+		if e.matches(w.pred) {
+			return e
+		}
+	}
+	return nil
+}
+
+// Buffered reports whether Next would return at once because initial
+// events (or their end bookmark) remain; it looks one object ahead. Only
+// the goroutine calling Next may call it.
+func (w *watcher) Buffered() bool {
+	if w.initial == nil {
+		return false
+	}
+	if !w.aheadValid {
+		w.ahead, w.aheadValid = w.advanceInitial(), true
+	}
+	return w.ahead != nil || w.initialEnd
+}
+
+var _ storage.Buffered = (*watcher)(nil)
 
 // nextFromHistory returns the next event for this watcher from the
 // history, or ok=false and a channel that is closed when there may be

@@ -201,3 +201,16 @@ func (s *stream) Close() {
 	}
 	s.w.Close()
 }
+
+// Buffered reports whether Next would return without waiting for etcd:
+// initial events remain (without a predicate, every one is sent), or the
+// initial-events-end bookmark is still due. Only the goroutine calling
+// Next may call it.
+func (s *stream) Buffered() bool {
+	if s.sendEnd {
+		return true
+	}
+	return s.pred.Empty() && (len(s.initial) > 0 || s.nextKey != "")
+}
+
+var _ storage.Buffered = (*stream)(nil)
