@@ -72,7 +72,12 @@ func TestClientGoReflectorRelistsAfter410(t *testing.T) {
 	seen := map[string]bool{}
 	changed := make(chan struct{}, 1000)
 	inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { mu.Lock(); seen[o.(*unstructured.Unstructured).GetName()] = true; mu.Unlock(); changed <- struct{}{} },
+		AddFunc: func(o any) {
+			mu.Lock()
+			seen[o.(*unstructured.Unstructured).GetName()] = true
+			mu.Unlock()
+			changed <- struct{}{}
+		},
 		UpdateFunc: func(_, o any) { changed <- struct{}{} },
 		DeleteFunc: func(o any) {
 			if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
