@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -14,7 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/listwatch/listwatch/apiserver"
+	"github.com/listwatch/listwatch/apiserver/apiservertest"
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -23,27 +21,7 @@ import (
 // test and returns its kubeconfig path.
 func startServer(t *testing.T) string {
 	t.Helper()
-	srv, err := apiserver.New(apiserver.Options{DataDir: t.TempDir(), Port: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server Run: %v", err)
-		}
-	})
-	select {
-	case <-srv.Ready():
-	case err := <-done:
-		t.Fatalf("server did not start: %v", err)
-	case <-time.After(90 * time.Second):
-		t.Fatal("server not ready after 90s")
-	}
-	return srv.KubeconfigPath()
+	return apiservertest.Start(t, "").KubeconfigPath()
 }
 
 // TestRunAgainstKubeconfig drives every benchmark through a kubeconfig,

@@ -93,7 +93,7 @@ data:
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, kubectlPath(t), "--kubeconfig", s.KubeconfigPath(), "get", "configmap", "watched", "-w", "-o", "jsonpath={.metadata.name}:{.data.a}{\"\\n\"}")
-		cmd.Env = append(os.Environ(), "HOME="+filepath.Join(s.dir, "home"))
+		cmd.Env = append(os.Environ(), "HOME="+filepath.Join(s.Dir, "home"))
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)

@@ -5,8 +5,6 @@ package e2e
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/apiserver"
+	"github.com/listwatch/listwatch/apiserver/apiservertest"
 )
 
 func TestMain(m *testing.M) {
@@ -30,57 +29,12 @@ func TestMain(m *testing.M) {
 	)
 }
 
-type testServer struct {
-	*apiserver.APIServer
-	dir  string
-	stop func()
-}
+type testServer = apiservertest.Server
 
-// startServer runs a server on a free port with its data under dir (a new
-// temp dir when empty) and stops it at the end of the test.
+// startServer runs a server for the test; see apiservertest.Start.
 func startServer(t testing.TB, dir string, mutate ...func(*apiserver.Options)) *testServer {
 	t.Helper()
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	o := apiserver.Options{
-		DataDir: dir,
-		Port:    -1,
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
-	for _, m := range mutate {
-		m(&o)
-	}
-	srv, err := apiserver.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	select {
-	case <-srv.Ready():
-	case err := <-done:
-		cancel()
-		t.Fatalf("server did not start: %v", err)
-	case <-time.After(90 * time.Second):
-		cancel()
-		t.Fatal("server did not become ready in 90s")
-	}
-	ts := &testServer{APIServer: srv, dir: dir}
-	var stopped bool
-	ts.stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server Run: %v", err)
-		}
-	}
-	t.Cleanup(ts.stop)
-	return ts
+	return apiservertest.Start(t, dir, mutate...)
 }
 
 // kubectl runs the real kubectl against s with default flags.
@@ -99,7 +53,7 @@ func kubectlErr(t testing.TB, s *testServer, stdin string, args ...string) (stri
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, append([]string{"--kubeconfig", s.KubeconfigPath()}, args...)...)
-	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(s.dir, "home"))
+	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(s.Dir, "home"))
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}

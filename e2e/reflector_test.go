@@ -113,7 +113,7 @@ func TestClientGoReflectorRelistsAfter410(t *testing.T) {
 	// (as another replica would): delete two objects, add one, compact.
 	// The restarted server's watch cache starts after all of it, so the
 	// informer's resumed watch is older than the cache's history: 410.
-	s.stop()
+	s.Stop()
 	emb, err := etcd.StartEmbedded(ctx, etcd.EmbeddedConfig{Dir: dir + "/etcd"})
 	if err != nil {
 		t.Fatal(err)

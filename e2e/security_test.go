@@ -120,7 +120,7 @@ func TestRestartKeepsObjectsAndRVs(t *testing.T) {
 		kubectl(t, s, "", "create", "configmap", fmt.Sprintf("keep-%d", i), fmt.Sprintf("--from-literal=i=%d", i))
 	}
 	before := kubectl(t, s, "", "get", "configmaps", "-o", `jsonpath={range .items[*]}{.metadata.name}={.metadata.resourceVersion}/{.metadata.uid}{"\n"}{end}`)
-	s.stop()
+	s.Stop()
 
 	s2 := startServer(t, dir)
 	after := kubectl(t, s2, "", "get", "configmaps", "-o", `jsonpath={range .items[*]}{.metadata.name}={.metadata.resourceVersion}/{.metadata.uid}{"\n"}{end}`)

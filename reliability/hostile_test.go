@@ -282,4 +282,3 @@ func silentConn(t *testing.T, h *hostile) {
 	}
 	t.Logf("silent connection closed after %v", time.Since(begin).Round(100*time.Millisecond))
 }
-

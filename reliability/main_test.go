@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/apiserver"
+	"github.com/listwatch/listwatch/apiserver/apiservertest"
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
@@ -48,37 +49,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 // startServer runs an in-process server on a free port until the test ends.
 func startServer(t testing.TB, dir string, mutate ...func(*apiserver.Options)) *apiserver.APIServer {
 	t.Helper()
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	o := apiserver.Options{DataDir: dir, Port: -1, Logger: quietLogger()}
-	for _, m := range mutate {
-		m(&o)
-	}
-	srv, err := apiserver.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	select {
-	case <-srv.Ready():
-	case err := <-done:
-		cancel()
-		t.Fatalf("server did not start: %v", err)
-	case <-time.After(90 * time.Second):
-		cancel()
-		<-done
-		t.Fatal("server not ready in 90s")
-	}
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server Run: %v", err)
-		}
-	})
-	return srv
+	return apiservertest.Start(t, dir, mutate...).APIServer
 }
 
 // adminConfig is the admin client config of a kubeconfig, unthrottled.

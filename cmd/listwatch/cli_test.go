@@ -18,7 +18,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/listwatch/listwatch/apiserver"
+	"github.com/listwatch/listwatch/apiserver/apiservertest"
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/demo"
 	"github.com/listwatch/listwatch/object"
@@ -60,27 +60,7 @@ type cliServer struct {
 func startCLIServer(t *testing.T) *cliServer {
 	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := apiserver.New(apiserver.Options{DataDir: t.TempDir(), Port: -1, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server: %v", err)
-		}
-	})
-	select {
-	case <-srv.Ready():
-	case err := <-done:
-		done <- err
-		t.Fatalf("server did not start: %v", err)
-	case <-time.After(90 * time.Second):
-		t.Fatal("server not ready in 90s")
-	}
+	srv := apiservertest.Start(t, "")
 	cfg, err := client.LoadKubeconfig(srv.KubeconfigPath(), "")
 	if err != nil {
 		t.Fatal(err)
