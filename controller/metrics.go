@@ -1,10 +1,11 @@
 package controller
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/listwatch/listwatch/internal/promreg"
 )
 
 // Reconcile outcomes, the values of the result label.
@@ -62,16 +63,9 @@ func newMetrics(reg prometheus.Registerer, name string) (*metrics, error) {
 	}, nil
 }
 
-// register registers c or adopts the equal collector already registered,
-// so several controllers can share one Registerer.
+// register shares collectors with other controllers on the same Registerer.
 func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
+	c, err := promreg.Register(reg, c)
 	if err != nil {
 		return c, fmt.Errorf("controller: registering metrics: %w", err)
 	}

@@ -1,12 +1,13 @@
 package workqueue
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/listwatch/listwatch/internal/promreg"
 )
 
 // PrometheusProvider is a MetricsProvider exporting client-go's workqueue
@@ -74,16 +75,9 @@ func NewPrometheusProvider(reg prometheus.Registerer) (*PrometheusProvider, erro
 	return p, nil
 }
 
-// register registers c, or returns the collector of the same kind that is
-// already registered, so several queues and providers can share reg.
+// register shares collectors with other queues on the same Registerer.
 func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
+	c, err := promreg.Register(reg, c)
 	if err != nil {
 		return c, fmt.Errorf("workqueue: registering metrics: %w", err)
 	}
