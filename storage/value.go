@@ -1,6 +1,10 @@
 package storage
 
-import "strconv"
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
 
 // WithResourceVersion returns a copy of value, a JSON object whose
 // top-level "metadata" is an object without resourceVersion, with
@@ -127,4 +131,64 @@ func skipValue(b []byte, i int) int {
 		}
 		return i
 	}
+}
+
+// SetResourceVersion returns value with metadata.resourceVersion set to
+// rev, replacing the one it has: it re-stamps an object this package
+// already returned (such as the last state of an object that stopped
+// matching a watch's selector, sent at the revision of that change). A
+// value from WithResourceVersion is spliced where the version sits, at the
+// front of metadata; anything else is decoded and re-encoded. The result
+// may share value's bytes when the version is already rev.
+func SetResourceVersion(value []byte, rev int64) ([]byte, error) {
+	const marker = `"metadata":{"resourceVersion":"`
+	if i := bytes.Index(value, []byte(marker)); i >= 0 && topLevel(value, i) {
+		start := i + len(marker)
+		if end := bytes.IndexByte(value[start:], '"'); end >= 0 {
+			end += start
+			want := strconv.AppendInt(nil, rev, 10)
+			if bytes.Equal(value[start:end], want) {
+				return value, nil
+			}
+			out := make([]byte, 0, len(value)+len(want))
+			out = append(out, value[:start]...)
+			out = append(out, want...)
+			return append(out, value[end:]...), nil
+		}
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(value, &obj); err != nil {
+		return nil, ErrInvalidValue
+	}
+	var meta map[string]json.RawMessage
+	if err := json.Unmarshal(obj["metadata"], &meta); err != nil || meta == nil {
+		return nil, ErrInvalidValue
+	}
+	meta["resourceVersion"] = json.RawMessage(strconv.Quote(strconv.FormatInt(rev, 10)))
+	m, err := json.Marshal(meta)
+	if err != nil {
+		return nil, ErrInvalidValue
+	}
+	obj["metadata"] = m
+	return json.Marshal(obj)
+}
+
+// topLevel reports whether offset i of the JSON text b lies directly in
+// the outermost object, outside any string.
+func topLevel(b []byte, i int) bool {
+	depth, inString := 0, false
+	for j := 0; j < i; j++ {
+		switch c := b[j]; {
+		case inString && c == '\\':
+			j++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return depth == 1 && !inString && bytes.HasPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte("{"))
 }

@@ -3,28 +3,20 @@ package direct
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
+
+	"github.com/listwatch/listwatch/storage"
 )
 
-// withRevision returns value with metadata.resourceVersion set to rev.
-// Unlike storage.WithResourceVersion it accepts a value that has one
-// already. It re-encodes the object, so it is for rare events only (an
-// object leaving a selector); key order becomes sorted, values keep
-// their meaning.
+// withRevision returns value with metadata.resourceVersion set to rev
+// (an object leaving a selector is sent at the revision of that change);
+// it refuses values that are not JSON.
 func withRevision(value []byte, rev int64) ([]byte, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(value, &obj); err != nil {
-		return nil, fmt.Errorf("direct: %w", err)
+	if !json.Valid(value) {
+		return nil, fmt.Errorf("direct: %w", storage.ErrInvalidValue)
 	}
-	var meta map[string]json.RawMessage
-	if err := json.Unmarshal(obj["metadata"], &meta); err != nil || meta == nil {
-		return nil, fmt.Errorf("direct: object without metadata: %w", err)
-	}
-	meta["resourceVersion"] = json.RawMessage(strconv.Quote(strconv.FormatInt(rev, 10)))
-	m, err := json.Marshal(meta)
+	out, err := storage.SetResourceVersion(value, rev)
 	if err != nil {
 		return nil, fmt.Errorf("direct: %w", err)
 	}
-	obj["metadata"] = m
-	return json.Marshal(obj)
+	return out, nil
 }
