@@ -187,6 +187,10 @@ func RunInformerChild(ctx context.Context, o ChildOptions, out io.Writer) error 
 	}
 	rep.LastUpdateUnixNano = lastSeen.Load()
 	rep.PeakRSSBytes, _ = procStatusBytes("self", "VmHWM")
+	// The kernel updates the high-water mark lazily (only on some unmap
+	// paths), so memory given back after the sync-time sample can leave
+	// VmHWM below the VmRSS we saw; the peak is at least that sample.
+	rep.PeakRSSBytes = max(rep.PeakRSSBytes, rep.RSSAfterSyncBytes)
 	line, err := json.Marshal(rep)
 	if err != nil {
 		return err
