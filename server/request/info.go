@@ -14,14 +14,19 @@ type Info struct {
 	// Verb is one of get, list, watch, create, update, patch, delete,
 	// deletecollection for resource requests; the lower-case HTTP method
 	// for the others.
-	Verb        string
-	APIPrefix   string // "api" or "apis"
-	APIGroup    string // "" for the core group
-	APIVersion  string
-	Namespace   string
-	Resource    string
-	Subresource string
-	Name        string
+	Verb       string
+	APIPrefix  string // "api" or "apis"
+	APIGroup   string // "" for the core group
+	APIVersion string
+	Namespace  string
+	// UnderNamespace: the path addresses Resource inside a namespace,
+	// …/namespaces/{Namespace}/{Resource}…. It is false for a namespace
+	// itself (/api/v1/namespaces/{Name}, whose Namespace is its own name,
+	// as kube's RequestInfo has it) and for requests across namespaces.
+	UnderNamespace bool
+	Resource       string
+	Subresource    string
+	Name           string
 }
 
 // User is an authenticated identity.
