@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -86,7 +87,7 @@ func TestNamespaceScopedUserCannotReachClusterResources(t *testing.T) {
 		{"DELETE", "/apis/example.com/v1/namespaces/team-a/namespaces/victim", nil},
 	}
 	for _, tc := range notFound {
-		code, st := doStatus(t, c, tc.method, u+tc.path, "alice-token", tc.body)
+		code, st := doStatusPatch(t, c, tc.method, u+tc.path, "alice-token", tc.body)
 		if code != 404 || st.Reason != wire.ReasonNotFound || st.Message != "the server could not find the requested resource" {
 			t.Errorf("%s %s: %d %q %q, want kube's 404 for an unknown path", tc.method, tc.path, code, st.Reason, st.Message)
 		}
@@ -108,6 +109,29 @@ func TestNamespaceScopedUserCannotReachClusterResources(t *testing.T) {
 	if after := snapshot(t, c, u, admin); after != before {
 		t.Fatalf("storage changed:\nbefore %s\nafter  %s", before, after)
 	}
+}
+
+// doStatusPatch is doStatus sending a PATCH as a JSON merge patch.
+func doStatusPatch(t *testing.T, c *http.Client, method, url, token string, body []byte) (int, wire.Status) {
+	t.Helper()
+	if method != "PATCH" {
+		return doStatus(t, c, method, url, token, body)
+	}
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/merge-patch+json")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var st wire.Status
+	_ = json.Unmarshal(data, &st)
+	return resp.StatusCode, st
 }
 
 // snapshot is every namespace, configmap in victim, gadget and space, by
