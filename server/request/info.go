@@ -1,7 +1,11 @@
 // Package request describes what an API request asks for, in the terms
 // authorization and routing use: verb, API group, resource, namespace,
 // name. The server parses it once from the URL and method, and puts it in
-// the request context for every filter after.
+// the request context for every filter after (WithRequestInfo). Parsing
+// knows no resource's scope, so WithScope, before authorization, refuses
+// with 404 a cluster-scoped resource put under a namespace
+// (/api/v1/namespaces/a/namespaces/b), which an authorizer would otherwise
+// judge in namespace a.
 package request
 
 import "context"
