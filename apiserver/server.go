@@ -105,7 +105,7 @@ func (a *APIServer) Run(ctx context.Context) error {
 	if caches != nil {
 		caches.attrsFor = api.AttrsFor
 	}
-	handler, err := a.handler(api.Handler(), creds)
+	handler, err := a.handler(api, creds)
 	if err != nil {
 		return err
 	}
@@ -213,7 +213,7 @@ func (a *APIServer) startEtcd(ctx context.Context) (*clientv3.Client, func(), er
 
 // handler wraps the API in the security and limit filters, in the order
 // the filters package documents, and adds /metrics behind them.
-func (a *APIServer) handler(api http.Handler, creds *pki.Credentials) (http.Handler, error) {
+func (a *APIServer) handler(api *server.Server, creds *pki.Credentials) (http.Handler, error) {
 	o := a.opts
 	authn, err := a.authenticator(creds)
 	if err != nil {
@@ -228,7 +228,7 @@ func (a *APIServer) handler(api http.Handler, creds *pki.Credentials) (http.Hand
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/", api)
+	mux.Handle("/", api.Handler())
 	if g, ok := o.Registerer.(prometheus.Gatherer); ok {
 		mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	}
@@ -237,6 +237,7 @@ func (a *APIServer) handler(api http.Handler, creds *pki.Credentials) (http.Hand
 		request.WithRequestInfo,
 		filters.Metrics(metrics),
 		filters.Authentication(authn),
+		request.WithScope(api), // 404 for a cluster-scoped resource under a namespace, before authz judges it there
 		filters.Authorization(authz),
 		filters.MaxInFlight(filters.InFlightLimits{
 			ReadOnly: o.MaxRequestsInFlight,

@@ -18,11 +18,17 @@ import (
 // namespace deletes everything in it first; deleting a CRD deletes its
 // custom resources first. The response is the deleted object for custom
 // resources, namespaces and CRDs, and a Success Status naming the object
-// for the other built-ins, as kube-apiserver answers.
+// for the other built-ins, as kube-apiserver answers. The namespaces
+// default, kube-system and kube-public may not be deleted (403).
 func (c *call) delete() error {
 	opts, err := c.deleteOptions()
 	if err != nil {
 		return err
+	}
+	isNamespace := c.res.group == "" && c.res.plural == "namespaces"
+	if isNamespace && immortalNamespaces[c.name] {
+		// kube's admission refuses before anything is read, dry run too.
+		return errImmortal(c.res, c.name)
 	}
 	ctx := c.r.Context()
 	key := c.res.key(c.ns, c.name)
@@ -41,10 +47,19 @@ func (c *call) delete() error {
 		return c.writeDeleted(kv.Value, cur)
 	}
 	switch {
-	case c.res.group == "" && c.res.plural == "namespaces":
-		if err := c.s.deleteNamespaceContents(ctx, c.name); err != nil {
-			return err
+	case isNamespace:
+		// As kube, the namespace read here is the one to delete: its uid
+		// is a precondition of marking it terminating, so one deleted and
+		// created again meanwhile is left alone.
+		pre := wire.Preconditions{UID: new(cur.metaString("uid"))}
+		if p := opts.Preconditions; p != nil {
+			pre = *p
+			if pre.UID == nil {
+				pre.UID = new(cur.metaString("uid"))
+			}
 		}
+		opts.Preconditions = &pre
+		return c.deleteNamespace(func(d *doc, rev int64) error { return c.checkPreconditions(opts, d, rev) })
 	case c.res.crd == "" && c.res.plural == "customresourcedefinitions":
 		if err := c.s.deleteCRDContents(ctx, kv.Value); err != nil {
 			return err

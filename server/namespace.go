@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/wire"
 )
 
 // defaultNamespaces exist on every server; Run creates those missing.
@@ -36,22 +37,64 @@ func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 	return nil
 }
 
-// deleteNamespaceContents marks the namespace terminating (so creates into
-// it fail with 403), then deletes every namespaced object in it, of every
-// resource served now, custom ones included.
-func (s *Server) deleteNamespaceContents(ctx context.Context, ns string) error {
-	r := s.namespaces()
-	c := &call{s: s, res: r, name: ns, tr: nil}
-	_, err := s.guaranteedUpdateNoRequest(ctx, c, func(d *doc) (*doc, error) {
+// immortalNamespaces may not be deleted, as kube's NamespaceLifecycle
+// admission has it (kube-node-lease may).
+var immortalNamespaces = map[string]bool{"default": true, "kube-system": true, "kube-public": true}
+
+// errImmortal is kube's 403 for deleting an immortal namespace.
+func errImmortal(r *resource, name string) error {
+	return wire.NewForbidden(r.gr(), name, "this namespace may not be deleted")
+}
+
+// deleteNamespace deletes the namespace c names: it marks it terminating,
+// deletes everything in it, then deletes it, and answers the namespace as
+// last stored. check (the DeleteOptions preconditions) is run on the
+// namespace as it is when marked terminating, in the same compare-and-swap,
+// so that nothing is deleted unless it holds. From then on the deletion is
+// committed: the final delete only makes sure the namespace is still the
+// one marked (same uid), so that a write meanwhile (a status update, say)
+// cannot leave it terminating and empty.
+func (c *call) deleteNamespace(check func(cur *doc, rev int64) error) error {
+	ctx := c.r.Context()
+	marked, err := c.s.terminateNamespace(ctx, c.name, check)
+	if err != nil {
+		return err
+	}
+	if err := c.s.deleteNamespaceContents(ctx, c.name); err != nil {
+		return err
+	}
+	last, err := c.s.deleteNamespaceObject(ctx, c.name, marked.metaString("uid"))
+	c.tr.Step("Object deleted from database")
+	if err != nil {
+		return err
+	}
+	return c.writeDeleted(last.Value, marked)
+}
+
+// terminateNamespace sets the deletionTimestamp (if unset) and phase
+// Terminating of namespace name, so that creates into it fail with 403,
+// after check passes on the namespace it rewrites. It returns the
+// namespace as written.
+func (s *Server) terminateNamespace(ctx context.Context, name string, check func(cur *doc, rev int64) error) (*doc, error) {
+	c := &call{s: s, res: s.namespaces(), name: name}
+	var marked *doc
+	_, err := s.guaranteedUpdateNoRequest(ctx, c, func(d *doc, rev int64) (*doc, error) {
+		if err := check(d, rev); err != nil {
+			return nil, err
+		}
 		if d.metaString("deletionTimestamp") == "" {
 			d.setMeta("deletionTimestamp", s.now().UTC().Format(time.RFC3339))
 		}
 		d.setField("status", map[string]string{"phase": "Terminating"})
+		marked = d
 		return d, nil
 	})
-	if err != nil {
-		return err
-	}
+	return marked, err
+}
+
+// deleteNamespaceContents deletes every namespaced object in ns, of every
+// resource served now, custom ones included.
+func (s *Server) deleteNamespaceContents(ctx context.Context, ns string) error {
 	for _, prefix := range s.reg.namespacedPrefixes(ns) {
 		if err := s.deletePrefix(ctx, prefix); err != nil {
 			return fmt.Errorf("server: deleting %s: %w", prefix, err)
@@ -61,10 +104,40 @@ func (s *Server) deleteNamespaceContents(ctx context.Context, ns string) error {
 	return nil
 }
 
+// deleteNamespaceObject deletes namespace name if its uid is still uid,
+// whatever its revision, retrying on conflict. A namespace gone, or
+// replaced by another of the same name, is 404.
+func (s *Server) deleteNamespaceObject(ctx context.Context, name, uid string) (storage.KV, error) {
+	r := s.namespaces()
+	key := r.key("", name)
+	for {
+		kv, err := s.store.Get(ctx, key)
+		if err != nil {
+			return storage.KV{}, storageError(err, r, name)
+		}
+		cur, err := decodeDoc(kv.Value)
+		if err != nil {
+			return storage.KV{}, err
+		}
+		if cur.metaString("uid") != uid {
+			return storage.KV{}, wire.NewNotFound(r.gr(), name)
+		}
+		last, err := s.store.Delete(ctx, key, kv.Revision)
+		if errors.Is(err, storage.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return storage.KV{}, storageError(err, r, name)
+		}
+		return last, nil
+	}
+}
+
 // guaranteedUpdateNoRequest rewrites the stored object c names with fn,
-// retrying on conflict, for the server's own writes: no admission, the
-// server-owned fields are set by fn directly.
-func (s *Server) guaranteedUpdateNoRequest(ctx context.Context, c *call, fn func(*doc) (*doc, error)) ([]byte, error) {
+// given the object and its revision, retrying on conflict, for the
+// server's own writes: no admission, the server-owned fields are set by fn
+// directly.
+func (s *Server) guaranteedUpdateNoRequest(ctx context.Context, c *call, fn func(*doc, int64) (*doc, error)) ([]byte, error) {
 	key := c.res.key(c.ns, c.name)
 	for {
 		kv, err := s.store.Get(ctx, key)
@@ -75,7 +148,7 @@ func (s *Server) guaranteedUpdateNoRequest(ctx context.Context, c *call, fn func
 		if err != nil {
 			return nil, err
 		}
-		next, err := fn(cur)
+		next, err := fn(cur, kv.Revision)
 		if err != nil {
 			return nil, err
 		}

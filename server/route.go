@@ -43,27 +43,61 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.serveResource(w, r, info)
 }
 
-// serveResource runs the verb of a resource request, traced.
-func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *request.Info) {
-	res, ok := s.reg.lookup(info.APIGroup, info.APIVersion, info.Resource)
-	statusOK := info.Subresource == "status" && ok && res.hasStatus &&
-		(info.Verb == "get" || info.Verb == "update" || info.Verb == "patch")
-	if !ok || (info.Subresource != "" && !statusOK) || (info.Namespace != "" && !res.namespaced && info.Resource != "namespaces") {
-		writeError(w, notFoundPath())
-		return
+// Scope tells the scope of a served resource now, for request.WithScope.
+func (s *Server) Scope(group, version, resource string) request.Scope {
+	res, ok := s.reg.lookup(group, version, resource)
+	if !ok {
+		return request.ScopeUnknown
 	}
-	ns := info.Namespace
-	if res.plural == "namespaces" && res.group == "" {
-		ns = "" // /api/v1/namespaces/x names the namespace x, not a namespace to look in
+	return res.scope()
+}
+
+func (r *resource) scope() request.Scope {
+	if r.namespaced {
+		return request.ScopeNamespaced
+	}
+	return request.ScopeCluster
+}
+
+// target resolves the resource, namespace and name a resource request acts
+// on, or the router's error for it. The namespace acted on is always
+// info.Namespace for a namespaced resource and "" for a cluster-scoped one;
+// a cluster-scoped resource under a namespace has no route (as
+// request.WithScope decides before authorization, checked again here as the
+// registry may have changed since), and a namespaced one without a
+// namespace is only listed and watched, across all namespaces.
+func (s *Server) target(info *request.Info) (res *resource, ns string, status bool, err error) {
+	res, ok := s.reg.lookup(info.APIGroup, info.APIVersion, info.Resource)
+	if !ok || !info.Routable(res.scope()) {
+		return nil, "", false, notFoundPath()
+	}
+	status = info.Subresource == "status" && res.hasStatus &&
+		(info.Verb == "get" || info.Verb == "update" || info.Verb == "patch")
+	if info.Subresource != "" && !status {
+		return nil, "", false, notFoundPath()
+	}
+	if res.namespaced {
+		ns = info.Namespace
 	}
 	if res.namespaced && ns == "" && info.Verb != "list" && info.Verb != "watch" {
-		writeError(w, notFoundPath())
-		return
+		return nil, "", false, notFoundPath()
 	}
 	switch {
+	case info.Verb == "":
+		// A method no verb has (OPTIONS, say).
+		return nil, "", false, methodNotAllowed()
 	case info.Verb == "create" && info.Name != "",
 		(info.Verb == "update" || info.Verb == "patch") && info.Name == "":
-		writeError(w, methodNotAllowed())
+		return nil, "", false, methodNotAllowed()
+	}
+	return res, ns, status, nil
+}
+
+// serveResource runs the verb of a resource request, traced.
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *request.Info) {
+	res, ns, statusOK, err := s.target(info)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	tr := trace.New(strings.ToUpper(info.Verb[:1])+info.Verb[1:],
@@ -71,7 +105,6 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 	defer tr.LogIfLong(r.Context(), s.log, s.slow)
 	ctx := trace.WithTrace(r.Context(), tr)
 	req := &call{s: s, w: w, r: r.WithContext(ctx), res: res, ns: ns, name: info.Name, tr: tr, status: statusOK}
-	var err error
 	switch info.Verb {
 	case "get":
 		err = req.get()
@@ -89,7 +122,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 		err = req.delete()
 	case "deletecollection":
 		if res.plural == "namespaces" && res.group == "" {
-			err = wire.NewMethodNotSupported(res.gr(), "deletecollection")
+			// kube registers no DELETE on the namespace collection:
+			// its router's 405, so no namespace (default, kube-system…)
+			// goes by deletecollection.
+			err = methodNotAllowed()
 			break
 		}
 		err = req.deleteCollection()

@@ -12,6 +12,7 @@
 //		request.WithRequestInfo,          // puts *request.Info in the context
 //		filters.Metrics(m),               // counts everything below, 401s and 429s included
 //		filters.Authentication(authn),    // 401; no anonymous access
+//		request.WithScope(srv),           // 404: no cluster-scoped resource under a namespace
 //		filters.Authorization(authz),     // 403, kube's message
 //		filters.MaxInFlight(limits),      // 429 + Retry-After; needs the user (masters exemption)
 //		filters.BodyLimit(3<<20),         // 413

@@ -1,7 +1,6 @@
 package request
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/listwatch/listwatch/wire"
@@ -15,10 +14,7 @@ func WithRequestInfo(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, err := Parse(r)
 		if err != nil {
-			st := wire.NewInternalError(err)
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(int(st.Code))
-			_ = json.NewEncoder(w).Encode(st)
+			writeStatus(w, wire.NewInternalError(err))
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(WithInfo(r.Context(), info)))

@@ -1,7 +1,11 @@
 // Package request describes what an API request asks for, in the terms
 // authorization and routing use: verb, API group, resource, namespace,
 // name. The server parses it once from the URL and method, and puts it in
-// the request context for every filter after.
+// the request context for every filter after (WithRequestInfo). Parsing
+// knows no resource's scope, so WithScope, before authorization, refuses
+// with 404 a cluster-scoped resource put under a namespace
+// (/api/v1/namespaces/a/namespaces/b), which an authorizer would otherwise
+// judge in namespace a.
 package request
 
 import "context"
@@ -14,14 +18,19 @@ type Info struct {
 	// Verb is one of get, list, watch, create, update, patch, delete,
 	// deletecollection for resource requests; the lower-case HTTP method
 	// for the others.
-	Verb        string
-	APIPrefix   string // "api" or "apis"
-	APIGroup    string // "" for the core group
-	APIVersion  string
-	Namespace   string
-	Resource    string
-	Subresource string
-	Name        string
+	Verb       string
+	APIPrefix  string // "api" or "apis"
+	APIGroup   string // "" for the core group
+	APIVersion string
+	Namespace  string
+	// UnderNamespace: the path addresses Resource inside a namespace,
+	// …/namespaces/{Namespace}/{Resource}…. It is false for a namespace
+	// itself (/api/v1/namespaces/{Name}, whose Namespace is its own name,
+	// as kube's RequestInfo has it) and for requests across namespaces.
+	UnderNamespace bool
+	Resource       string
+	Subresource    string
+	Name           string
 }
 
 // User is an authenticated identity.

@@ -73,6 +73,7 @@ func Parse(r *http.Request) (*Info, error) {
 		info.Namespace = parts[1]
 		if len(parts) > 2 && !namespaceSubresources[parts[2]] {
 			parts = parts[2:]
+			info.UnderNamespace = true
 		}
 	}
 	if len(parts) >= 3 {
