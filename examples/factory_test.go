@@ -80,7 +80,7 @@ func Example_factoryController() {
 		panic(err)
 	}
 	<-handled
-	if err := pods.Namespace("default").Delete(ctx, "api", wire.DeleteOptions{}); err != nil {
+	if _, err := pods.Namespace("default").Delete(ctx, "api", wire.DeleteOptions{}); err != nil {
 		panic(err)
 	}
 	<-handled

@@ -135,7 +135,7 @@ func Example_handBuiltController() {
 	go func() { done <- controller.Run(ctx, 1) }()
 
 	<-handled // web-1, from the initial list
-	if err := pods.Namespace("default").Delete(ctx, "web-1", wire.DeleteOptions{}); err != nil {
+	if _, err := pods.Namespace("default").Delete(ctx, "web-1", wire.DeleteOptions{}); err != nil {
 		panic(err)
 	}
 	<-handled // web-1 again, now gone
