@@ -57,7 +57,10 @@
 // handler. Registration.Remove drops what is buffered and does not wait
 // for the handler: one last call may start after it returns.
 //
-// HasSynced on the Informer means the first list is in the store; on a
-// Registration it also means that handler has been handed all of it. Wait
-// on the Registration's when the handler feeds a work queue.
+// Which HasSynced: a controller waits on the Registration's (the handle
+// AddEventHandler returns), as client-go advises: it means the informer
+// has listed and that handler has handled every object of the list, so
+// the work queue it feeds holds a key for each. The Informer's only means
+// the store is filled; handlers may still be catching up. Use it for code
+// that reads the Lister and registers no handler.
 package informer
