@@ -6,8 +6,12 @@
 //   - ListerWatcher: the two calls the informer needs from the API server
 //     (a *client.Resource[T] is one; NewListWatchFromClient adds selectors).
 //   - Reflector: lists (paged, or as a streaming initial list), then watches
-//     from the list's resourceVersion, relists on 410, backs off on errors,
-//     and feeds what it sees into a DeltaQueue.
+//     from the list's resourceVersion. A dropped connection, a 5xx or a 429
+//     reopens the watch from the last resourceVersion after a jittered
+//     backoff (or the server's Retry-After); it lists again only on 410,
+//     on a resourceVersion the server refuses, or after
+//     DefaultRelistAfterWatchFailures failed watches in a row. It feeds
+//     what it sees into a DeltaQueue.
 //   - DeltaQueue: per-object queued changes (Added, Updated, Deleted,
 //     Replaced, Sync), popped one key at a time.
 //   - Store: the thread-safe, indexed cache the informer keeps.
@@ -47,6 +51,13 @@
 //   - Typed deletes: OnDelete receives the last known object and whether its
 //     final state is unknown (deleted while the watch was down); there are
 //     no tombstones to type-assert.
+//
+// # Metrics
+//
+// ReflectorOptions.Metrics takes a MetricsProvider; NewPrometheusProvider
+// exports client-go's reflector_* metrics (lists, watches, short watches,
+// durations, items, last resource version) plus reflector_relists_total by
+// RelistReason and the informer_* queue gauges. Nil records nothing.
 //
 // # Caveats
 //

@@ -59,6 +59,7 @@ func New[T object.Object](lw ListerWatcher[T], opts Options[T]) (*Informer[T], e
 	ro.ShouldResync = i.shouldResync
 	i.reflector = NewReflector(lw, Sink[T](i.queue), ro)
 	i.logger = i.reflector.logger
+	i.reflector.opts.Metrics.NewInformerMetrics(ro.Name, i.metricsSnapshot)
 	return i, nil
 }
 

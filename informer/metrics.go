@@ -79,3 +79,18 @@ var (
 	_ MetricsProvider  = noMetrics{}
 	_ ReflectorMetrics = noMetrics{}
 )
+
+// metricsSnapshot reads the informer's gauges. It takes mu, then each
+// listener's counter, and the queue's lock on its own (lock order).
+func (i *Informer[T]) metricsSnapshot() InformerSnapshot {
+	s := InformerSnapshot{QueueDepth: i.queue.Len()}
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	for l := range i.listeners {
+		n := int(l.backlog.Load())
+		s.Handlers++
+		s.HandlerQueueDepth += n
+		s.MaxHandlerQueueDepth = max(s.MaxHandlerQueueDepth, n)
+	}
+	return s
+}
