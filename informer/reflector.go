@@ -148,8 +148,10 @@ func (r *Reflector[T]) LastSyncResourceVersion() string {
 	return r.lastRV
 }
 
-// LastSyncError is the error that ended the last list-and-watch attempt,
-// or nil once a later list succeeded.
+// LastSyncError is the last error that kept the reflector from syncing (a
+// failed list, a failed watch it is retrying, or the one that made it
+// relist), or nil once a later list succeeded or a watch delivered an
+// event.
 func (r *Reflector[T]) LastSyncError() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
