@@ -82,11 +82,16 @@ func refusesResourceVersion(err error) bool {
 	return false
 }
 
-// retryAfter is the delay a 429 (or 5xx) asked for with Retry-After, or 0.
+// maxRetryAfter caps the delay a server may ask for, so that a broken or
+// hostile server cannot park the reflector for hours.
+const maxRetryAfter = 5 * time.Minute
+
+// retryAfter is the delay a 429 (or 5xx) asked for with Retry-After, at
+// most maxRetryAfter, or 0.
 func retryAfter(err error) time.Duration {
 	var st *wire.Status
 	if !errors.As(err, &st) || st.Details == nil || st.Details.RetryAfterSeconds <= 0 {
 		return 0
 	}
-	return time.Duration(st.Details.RetryAfterSeconds) * time.Second
+	return min(time.Duration(st.Details.RetryAfterSeconds)*time.Second, maxRetryAfter)
 }

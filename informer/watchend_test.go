@@ -49,6 +49,9 @@ func TestRetryAfter(t *testing.T) {
 	if d := retryAfter(wire.NewTooManyRequests(3)); d != 3*time.Second {
 		t.Fatalf("retryAfter = %v, want 3s", d)
 	}
+	if d := retryAfter(wire.NewTooManyRequests(1 << 30)); d != maxRetryAfter {
+		t.Fatalf("retryAfter of a huge Retry-After = %v, want the cap %v", d, maxRetryAfter)
+	}
 	if d := retryAfter(io.EOF); d != 0 {
 		t.Fatalf("retryAfter(EOF) = %v", d)
 	}
