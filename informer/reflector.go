@@ -91,11 +91,10 @@ func (o ReflectorOptions) withDefaults() ReflectorOptions {
 // that fails transiently (connection refused or reset, a stream cut short,
 // 5xx, 429, 408) is reopened from the last resourceVersion after the
 // backoff, or after the server's Retry-After (up to 5 minutes) when that
-// is longer. The
-// reflector lists again only when resuming cannot work: 410 Gone or
-// Expired (as a response or an ERROR event), a resourceVersion the server
-// refuses, another 4xx, or RelistAfterWatchFailures transient failures in
-// a row with no event delivered in between.
+// is longer. The reflector lists again only when resuming cannot work:
+// 410 Gone or Expired (as a response or an ERROR event), a resourceVersion
+// the server refuses, another 4xx, or RelistAfterWatchFailures transient
+// failures in a row with no event delivered in between.
 type Reflector[T object.Object] struct {
 	lw      ListerWatcher[T]
 	sink    Sink[T]
