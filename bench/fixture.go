@@ -120,7 +120,7 @@ func (f *Fixture) Cleanup(ctx context.Context) error {
 	}
 	if f.createdNamespace {
 		nss := client.NewResource[*corev1.Namespace](f.c, namespacesGVR)
-		if err := nss.Delete(ctx, f.Namespace, wire.DeleteOptions{}); err != nil && !client.IsNotFound(err) {
+		if _, err := nss.Delete(ctx, f.Namespace, wire.DeleteOptions{}); err != nil && !client.IsNotFound(err) {
 			return fmt.Errorf("bench: deleting namespace %s: %w", f.Namespace, err)
 		}
 	}

@@ -62,7 +62,13 @@ func newClient(cfg *Config, clk clock) (*Client, error) {
 	if execP != nil {
 		execP.onNewCert = tr.CloseIdleConnections
 	}
-	auth := &authTransport{base: tr, userAgent: cfg.UserAgent, static: cfg.BearerToken, exec: execP}
+	var rt http.RoundTripper = tr
+	if cfg.WrapTransport != nil {
+		if rt = cfg.WrapTransport(tr); rt == nil {
+			return nil, fmt.Errorf("%w: WrapTransport returned nil", ErrConfig)
+		}
+	}
+	auth := &authTransport{base: rt, userAgent: cfg.UserAgent, static: cfg.BearerToken, exec: execP}
 	if auth.userAgent == "" {
 		auth.userAgent = "listwatch/" + Version
 	}

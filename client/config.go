@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"time"
 )
@@ -73,6 +74,16 @@ type Config struct {
 	Namespace string
 	// Logger receives one debug record per request. Nil: slog.Default().
 	Logger *slog.Logger
+
+	// WrapTransport, if set, wraps the HTTP transport, as client-go's
+	// rest.Config.WrapTransport does: every request the Client sends
+	// (lists, watches, writes, retries) passes through the RoundTripper it
+	// returns, after authentication (bearer token, token file or exec
+	// plugin) has set its headers. Use it for tracing, metrics or fault
+	// injection. It is called once, by New, with the base transport; the
+	// RoundTripper it returns must be safe for concurrent use and must not
+	// modify the requests it is given.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // ErrConfig is wrapped by every error about an invalid Config or

@@ -37,7 +37,9 @@
 //     after the server's delay. Writes and watches are never retried.
 //   - ListAll follows continue tokens and, if one expires, falls back to a
 //     single full list, as client-go's pager does. ListEach streams page
-//     by page and returns the expiry instead.
+//     by page; on an expiry it calls the caller's restart function (the
+//     items delivered so far are stale) and delivers a full list from the
+//     start, or, with no restart function, returns the expiry.
 //   - A Watcher starts no goroutine; Close from another goroutine unblocks
 //     Next. An ERROR event (such as 410 Expired for a resourceVersion too
 //     old to watch from) is returned by Next as a *wire.Status.

@@ -70,15 +70,32 @@ func (r *Resource[T]) ListAll(ctx context.Context, opts wire.ListOptions) (*wire
 // which a watch can start. An error from fn stops the list and is
 // returned as is.
 //
-// Unlike ListAll it cannot fall back to a full list when a continue token
-// expires, because items already went to fn: it returns the 410 error
-// (IsGone), and the caller should start over.
-func (r *Resource[T]) ListEach(ctx context.Context, opts wire.ListOptions, fn func(T) error) (resourceVersion string, err error) {
+// When a continue token expires (410) before the last page, ListEach falls
+// back, like ListAll, to one full list at the latest resourceVersion, and
+// delivers that list from its first item. That list is another snapshot:
+// items already handed to fn may have changed or gone, so ListEach first
+// calls restart, and the caller must drop whatever it built from the items
+// delivered so far (restart returning an error stops ListEach with it).
+// fn therefore sees each object once after the last restart call. With
+// restart nil, ListEach does not fall back: it returns the 410 (IsGone)
+// and the caller starts over.
+//
+// The fallback reads the whole collection in one response, as ListAll's
+// does; callers that page to bound memory may prefer restart nil.
+func (r *Resource[T]) ListEach(ctx context.Context, opts wire.ListOptions, fn func(T) error, restart func() error) (resourceVersion string, err error) {
 	if opts.Limit <= 0 {
 		opts.Limit = DefaultPageSize
 	}
 	for {
 		page, err := r.List(ctx, opts)
+		if err != nil && opts.Continue != "" && IsGone(err) && restart != nil {
+			r.c.log.DebugContext(ctx, "continue token expired, restarting with a full list", "resource", r.gvr.String())
+			if err := restart(); err != nil {
+				return "", err
+			}
+			opts = fullListOptions(opts)
+			page, err = r.List(ctx, opts)
+		}
 		if err != nil {
 			return "", err
 		}

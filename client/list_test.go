@@ -120,7 +120,7 @@ func TestListEachStreamsPages(t *testing.T) {
 	rv, err := cms.ListEach(ctxT(t), wire.ListOptions{Limit: 2}, func(u *object.Unstructured) error {
 		names = append(names, u.GetName())
 		return nil
-	})
+	}, nil)
 	if err != nil || len(names) != 5 || rv == "" {
 		t.Fatalf("ListEach: %v names=%v rv=%q", err, names, rv)
 	}
@@ -136,7 +136,7 @@ func TestListEachStreamsPages(t *testing.T) {
 			return stop
 		}
 		return nil
-	})
+	}, nil)
 	if !errors.Is(err, stop) || count != 3 {
 		t.Fatalf("ListEach with failing fn: %v after %d", err, count)
 	}
@@ -144,8 +144,58 @@ func TestListEachStreamsPages(t *testing.T) {
 	api.mu.Lock()
 	api.expireContinue = true
 	api.mu.Unlock()
-	_, err = cms.ListEach(ctxT(t), wire.ListOptions{Limit: 2}, func(*object.Unstructured) error { return nil })
+	_, err = cms.ListEach(ctxT(t), wire.ListOptions{Limit: 2}, func(*object.Unstructured) error { return nil }, nil)
 	if !IsExpired(err) {
-		t.Fatalf("ListEach with expired token: %v, want Expired", err)
+		t.Fatalf("ListEach with expired token and no restart: %v, want Expired", err)
+	}
+}
+
+// TestListEachRestartsOnExpiredToken: an expired continue token makes
+// ListEach call restart, then deliver a full list from its start, so a
+// caller that resets on restart ends with each object exactly once.
+func TestListEachRestartsOnExpiredToken(t *testing.T) {
+	api := newFakeAPI()
+	srv := startTLS(t, api)
+	c := newTestClient(t, srv, nil)
+	cms := NewResource[*object.Unstructured](c, configMaps).Namespace("ns")
+	seedConfigMaps(t, cms, 5)
+	api.mu.Lock()
+	api.expireContinue = true
+	api.mu.Unlock()
+
+	seen := map[string]int{}
+	restarts := 0
+	rv, err := cms.ListEach(ctxT(t), wire.ListOptions{Limit: 2}, func(u *object.Unstructured) error {
+		seen[u.GetName()]++
+		return nil
+	}, func() error {
+		restarts++
+		clear(seen)
+		return nil
+	})
+	if err != nil || rv == "" {
+		t.Fatalf("ListEach: %v, rv %q", err, rv)
+	}
+	if restarts != 1 || len(seen) != 5 {
+		t.Fatalf("restarts %d, seen %v: want 1 restart and 5 objects", restarts, seen)
+	}
+	for name, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s delivered %d times after the restart", name, n)
+		}
+	}
+	reqs := listRequests(api)
+	if full := reqs[len(reqs)-1].query; full.Has("limit") || full.Has("continue") {
+		t.Fatalf("fallback query %v, want a full list", full)
+	}
+
+	stop := errors.New("stop")
+	api.mu.Lock()
+	api.expireContinue = true
+	api.mu.Unlock()
+	_, err = cms.ListEach(ctxT(t), wire.ListOptions{Limit: 2}, func(*object.Unstructured) error { return nil },
+		func() error { return stop })
+	if !errors.Is(err, stop) {
+		t.Fatalf("ListEach with failing restart: %v, want its error", err)
 	}
 }

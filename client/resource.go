@@ -1,11 +1,14 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 
 	"github.com/listwatch/listwatch/object"
@@ -139,35 +142,110 @@ func (r *Resource[T]) Patch(ctx context.Context, name string, pt PatchType, data
 		body: data, contentType: string(pt)})
 }
 
-// Delete removes the named object. opts carries preconditions (a stale
-// one fails IsConflict), grace period and propagation policy.
-func (r *Resource[T]) Delete(ctx context.Context, name string, opts wire.DeleteOptions) error {
+// DeleteResult is what the server answered a successful delete with. It
+// sends one of two things, depending on the resource and on whether the
+// object is gone yet:
+//
+//   - the object (Object set, Status nil): custom resources, namespaces and
+//     CRDs always; any object that still exists because finalizers or a
+//     grace period hold it, with metadata.deletionTimestamp set (Code 202
+//     when the server says so);
+//   - a Status of status "Success" naming the object in its details
+//     (Status set, Object the zero T): most built-in resources once the
+//     object is gone.
+type DeleteResult[T object.Object] struct {
+	Object T
+	Status *wire.Status
+	// Code is the HTTP status: 200, or 202 Accepted when deletion is
+	// under way but not finished. An object that still exists (finalizers,
+	// a grace period) carries metadata.deletionTimestamp.
+	Code int
+}
+
+// HasObject reports whether the server sent the object back.
+func (d DeleteResult[T]) HasObject() bool { return d.Status == nil && !isZero(d.Object) }
+
+// Delete removes the named object and returns what the server sent back
+// (see DeleteResult). opts carries preconditions (a stale one fails
+// IsConflict), grace period and propagation policy. Errors are
+// *wire.Status values, as for every call.
+func (r *Resource[T]) Delete(ctx context.Context, name string, opts wire.DeleteOptions) (DeleteResult[T], error) {
 	if name == "" {
-		return fmt.Errorf("%w: name is empty", ErrRequest)
+		return DeleteResult[T]{}, fmt.Errorf("%w: name is empty", ErrRequest)
 	}
-	return r.deleteAt(ctx, r.path(r.namespace, name), nil, opts)
+	resp, err := r.deleteAt(ctx, r.path(r.namespace, name), nil, opts)
+	if err != nil {
+		return DeleteResult[T]{}, err
+	}
+	defer resp.Body.Close()
+	return decodeDeleteResult[T](resp)
+}
+
+// decodeDeleteResult reads a delete's answer, which is either a Status or
+// the object; the kind field tells them apart.
+func decodeDeleteResult[T object.Object](resp *http.Response) (DeleteResult[T], error) {
+	res := DeleteResult[T]{Code: resp.StatusCode}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDeleteBody+1))
+	if err != nil {
+		return res, fmt.Errorf("client: reading delete response: %w", err)
+	}
+	if len(body) > maxDeleteBody {
+		return res, fmt.Errorf("client: delete response larger than %d bytes", maxDeleteBody)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return res, nil // nothing sent back; the delete still succeeded
+	}
+	var kind struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal(body, &kind); err != nil {
+		return res, fmt.Errorf("client: decoding delete response: %w", err)
+	}
+	if kind.Kind == "Status" {
+		st := new(wire.Status)
+		if err := json.Unmarshal(body, st); err != nil {
+			return res, fmt.Errorf("client: decoding delete response: %w", err)
+		}
+		res.Status = st
+		return res, nil
+	}
+	if err := json.Unmarshal(body, &res.Object); err != nil {
+		return res, fmt.Errorf("client: decoding delete response: %w", err)
+	}
+	return res, nil
+}
+
+// maxDeleteBody caps a delete's answer: one object, which etcd limits to
+// 1.5 MiB, with room for encoding.
+const maxDeleteBody = 16 << 20
+
+// isZero reports whether v is T's zero value (a nil pointer for the usual
+// pointer types).
+func isZero[T any](v T) bool {
+	rv := reflect.ValueOf(any(v))
+	return !rv.IsValid() || rv.IsZero()
 }
 
 // DeleteCollection removes every object that opts' selectors match in r's
 // namespace.
 func (r *Resource[T]) DeleteCollection(ctx context.Context, opts wire.ListOptions) error {
 	opts.Watch = false
-	return r.deleteAt(ctx, r.path(r.namespace, ""), opts.Query(), wire.DeleteOptions{})
+	resp, err := r.deleteAt(ctx, r.path(r.namespace, ""), opts.Query(), wire.DeleteOptions{})
+	if err != nil {
+		return err
+	}
+	return drainClose(resp.Body)
 }
 
-func (r *Resource[T]) deleteAt(ctx context.Context, path string, q url.Values, opts wire.DeleteOptions) error {
+func (r *Resource[T]) deleteAt(ctx context.Context, path string, q url.Values, opts wire.DeleteOptions) (*http.Response, error) {
 	if opts.Kind == "" {
 		opts.TypeMeta = wire.TypeMeta{APIVersion: "v1", Kind: "DeleteOptions"}
 	}
 	body, err := json.Marshal(opts)
 	if err != nil {
-		return fmt.Errorf("%w: encoding delete options: %w", ErrRequest, err)
+		return nil, fmt.Errorf("%w: encoding delete options: %w", ErrRequest, err)
 	}
-	resp, err := r.c.send(ctx, request{method: http.MethodDelete, path: path, query: q, body: body})
-	if err != nil {
-		return err
-	}
-	return drainClose(resp.Body)
+	return r.c.send(ctx, request{method: http.MethodDelete, path: path, query: q, body: body})
 }
 
 func (r *Resource[T]) doObject(ctx context.Context, req request) (T, error) {

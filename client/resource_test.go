@@ -89,13 +89,13 @@ func TestResourceVerbsUnstructured(t *testing.T) {
 	}
 
 	stale := "1"
-	if err := cms.Delete(ctx, "a", wire.DeleteOptions{Preconditions: &wire.Preconditions{ResourceVersion: &stale}}); !IsConflict(err) {
+	if _, err := cms.Delete(ctx, "a", wire.DeleteOptions{Preconditions: &wire.Preconditions{ResourceVersion: &stale}}); !IsConflict(err) {
 		t.Fatalf("Delete with stale precondition: %v, want Conflict", err)
 	}
-	if err := cms.Delete(ctx, "a", wire.DeleteOptions{}); err != nil {
-		t.Fatalf("Delete: %v", err)
+	if res, err := cms.Delete(ctx, "a", wire.DeleteOptions{}); err != nil || !res.HasObject() || res.Object.GetName() != "a" {
+		t.Fatalf("Delete: %+v, %v; want the deleted object back", res, err)
 	}
-	if err := cms.Delete(ctx, "a", wire.DeleteOptions{}); !IsNotFound(err) {
+	if _, err := cms.Delete(ctx, "a", wire.DeleteOptions{}); !IsNotFound(err) {
 		t.Fatalf("second Delete: %v, want NotFound", err)
 	}
 	del := api.seen()[len(api.seen())-2]

@@ -42,8 +42,11 @@ type Options struct {
 	// Registerer, when set, receives the controller_* metrics and the
 	// queue's workqueue_* metrics.
 	Registerer prometheus.Registerer
-	// HasSynced are the caches (informers) the reconciler reads; Run
-	// starts no worker until all report true.
+	// HasSynced are the caches the reconciler reads; Run starts no worker
+	// until all report true. Pass the HasSynced of the Registration of
+	// the handler that feeds this controller (informer.Registration), not
+	// the informer's: it also waits until the handler has enqueued the
+	// initial list.
 	HasSynced []func() bool
 	// ShutdownGracePeriod is how long in-flight reconciles keep a live
 	// context after Run's context ends; after it their context is

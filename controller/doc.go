@@ -5,13 +5,15 @@
 // Result (what to do after a clean reconcile), and Controller (the
 // workers). A typical wiring, with an informer's handlers feeding keys:
 //
-//	c, err := controller.New(reconciler, controller.Options{
-//		Name:      "pods",
-//		Workers:   4,
-//		HasSynced: []func() bool{podInformer.HasSynced},
-//	})
+//	var c *controller.Controller
+//	reg, err := podInformer.AddEventHandler(handlers, informer.HandlerOptions{})
 //	// handlers: on add/update/delete call c.Enqueue(object.Key(obj));
 //	// on resync call c.EnqueueLowPriority(key).
+//	c, err = controller.New(reconciler, controller.Options{
+//		Name:      "pods",
+//		Workers:   4,
+//		HasSynced: []func() bool{reg.HasSynced}, // the registration's
+//	})
 //	err = c.Run(ctx) // blocks until ctx ends and in-flight work is done
 //
 // What happens to a key after Reconcile returns:

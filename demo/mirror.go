@@ -133,7 +133,7 @@ func (m *Mirror) reconcile(ctx context.Context, key, ns, name string) (string, e
 func (m *Mirror) deleteMirror(ctx context.Context, mirror *object.Unstructured) (string, error) {
 	// The precondition keeps a mirror someone re-created meanwhile.
 	rv := mirror.GetResourceVersion()
-	err := m.cms.Namespace(mirror.GetNamespace()).Delete(ctx, mirror.GetName(),
+	_, err := m.cms.Namespace(mirror.GetNamespace()).Delete(ctx, mirror.GetName(),
 		wire.DeleteOptions{Preconditions: &wire.Preconditions{ResourceVersion: &rv}})
 	if err != nil && !client.IsNotFound(err) {
 		return "", fmt.Errorf("delete mirror %s: %w", object.Key(mirror), err)

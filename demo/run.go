@@ -91,26 +91,30 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		}
 		return res, err
 	})
-	ctrl, err := controller.New(counted, controller.Options{
-		Name: "mirror", HasSynced: []func() bool{inf.HasSynced}, Logger: cfg.Logger,
-	})
-	if err != nil {
-		return Summary{}, err
-	}
+	var ctrl *controller.Controller // set before inf.Run starts the handler
 	var events atomic.Int64
 	seen := func(typ string, o *object.Unstructured) {
 		events.Add(1)
 		cfg.OnEvent(typ, o)
 		obs.event(typ, object.Key(o))
 	}
-	if _, err := inf.AddEventHandler(informer.HandlerFuncs[*object.Unstructured]{
+	reg, err := inf.AddEventHandler(informer.HandlerFuncs[*object.Unstructured]{
 		AddFunc: func(o *object.Unstructured, _ bool) { seen(EventAdd, o); ctrl.Enqueue(SourceKey(o)) },
 		UpdateFunc: func(_, o *object.Unstructured) {
 			seen(EventUpdate, o)
 			ctrl.Enqueue(SourceKey(o))
 		},
 		DeleteFunc: func(o *object.Unstructured, _ bool) { seen(EventDelete, o); ctrl.Enqueue(SourceKey(o)) },
-	}, informer.HandlerOptions{}); err != nil {
+	}, informer.HandlerOptions{})
+	if err != nil {
+		return Summary{}, err
+	}
+	// The registration's HasSynced: workers start once the handler has
+	// enqueued every object of the first list.
+	ctrl, err = controller.New(counted, controller.Options{
+		Name: "mirror", HasSynced: []func() bool{reg.HasSynced}, Logger: cfg.Logger,
+	})
+	if err != nil {
 		return Summary{}, err
 	}
 

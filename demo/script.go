@@ -82,14 +82,16 @@ func script(cfg Config, cms *client.Resource[*object.Unstructured], inf *informe
 	}, {
 		say: "delete configmap " + mirror + " by hand",
 		do: func(ctx context.Context) error {
-			return cms.Delete(ctx, cfg.Name+MirrorSuffix, wire.DeleteOptions{})
+			_, err := cms.Delete(ctx, cfg.Name+MirrorSuffix, wire.DeleteOptions{})
+			return err
 		},
 		events:  []string{EventDelete + " " + mirror, EventAdd + " " + mirror},
 		actions: []string{act(ActionCreated)},
 	}, {
 		say: "delete configmap " + src,
 		do: func(ctx context.Context) error {
-			return cms.Delete(ctx, cfg.Name, wire.DeleteOptions{})
+			_, err := cms.Delete(ctx, cfg.Name, wire.DeleteOptions{})
+			return err
 		},
 		events:  []string{EventDelete + " " + src, EventDelete + " " + mirror},
 		actions: []string{act(ActionDeleted)},

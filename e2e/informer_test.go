@@ -148,7 +148,7 @@ func TestInformerTypedPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.expect("delete default/second")
-	if err := pods.Namespace("default").Delete(ctx, "first", wire.DeleteOptions{}); err != nil {
+	if _, err := pods.Namespace("default").Delete(ctx, "first", wire.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	rec.expect("delete default/first")
@@ -176,7 +176,7 @@ func TestInformerUnstructuredConfigMapsAndCRD(t *testing.T) {
 	inf.AddEventHandler(rec, informer.HandlerOptions{})
 	runInformer(t, inf)
 	rec.expect("add default/cm-0", "add default/cm-1", "add default/cm-2")
-	if err := cms.Namespace("default").Delete(ctx, "cm-1", wire.DeleteOptions{}); err != nil {
+	if _, err := cms.Namespace("default").Delete(ctx, "cm-1", wire.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	rec.expect("delete default/cm-1")

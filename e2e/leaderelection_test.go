@@ -342,3 +342,102 @@ func TestLeaderElectionConflict(t *testing.T) {
 		t.Fatal("b did not take over from the silent intruder")
 	}
 }
+
+// heldRenewal is a client transport hook: once armed, it forwards the next
+// lease PUT to the server (which applies it) and then holds the answer
+// until the request's context ends, so the elector never learns that its
+// renewal succeeded.
+type heldRenewal struct {
+	base  http.RoundTripper
+	armed atomic.Bool
+	held  chan struct{} // receives once a PUT is applied and held
+}
+
+func (h *heldRenewal) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodPut || !h.armed.CompareAndSwap(true, false) {
+		return h.base.RoundTrip(req)
+	}
+	resp, err := h.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	h.held <- struct{}{}
+	<-req.Context().Done()
+	return nil, req.Context().Err()
+}
+
+// TestLeaderElectionReleaseAfterUnseenRenewal: the leader is cancelled
+// while a renewal is in flight that the server applied but whose answer
+// the leader never saw. Its release must still clear the lease (re-reading
+// it rather than writing over a stale copy), so the follower takes over at
+// its next attempt instead of waiting out LeaseDuration.
+func TestLeaderElectionReleaseAfterUnseenRenewal(t *testing.T) {
+	s := startServer(t, "")
+	plain := ourClient(t, s)
+	waitReadyz(t, plain)
+	leases := leasesOf(plain)
+	const name = "unseen-renewal"
+	lc := &leaderCount{t: t}
+	hooks := map[string]*heldRenewal{}
+	cands := map[string]*candidate{}
+	for _, id := range []string{"a", "b"} {
+		cfg, err := client.LoadKubeconfig(s.KubeconfigPath(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.QPS = -1
+		h := &heldRenewal{held: make(chan struct{}, 1)}
+		cfg.WrapTransport = func(base http.RoundTripper) http.RoundTripper { h.base = base; return h }
+		c, err := client.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.CloseIdleConnections)
+		hooks[id] = h
+		cands[id] = startCandidate(t, leaderelection.NewLeaseClient(leasesOf(c)), name, id, true, lc)
+	}
+	leader, follower, _ := firstLeader(t, cands["a"], cands["b"])
+	waitRenewals(t, leases, name, leader.id, 2)
+
+	hooks[leader.id].armed.Store(true)
+	select {
+	case <-hooks[leader.id].held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no renewal in 30s")
+	}
+	applied, err := leases.Get(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if applied.Spec.HolderIdentity != leader.id {
+		t.Fatalf("held renewal not applied: holder %q", applied.Spec.HolderIdentity)
+	}
+	leader.stop(t) // cancels Run while the renewal's answer is held
+
+	released, err := leases.Get(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if released.Spec.HolderIdentity != "" {
+		t.Fatalf("after the leader stopped the lease is still held by %q: release failed", released.Spec.HolderIdentity)
+	}
+	select {
+	case <-follower.started:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not take over in 30s", follower.id)
+	}
+	took, err := leases.Get(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The follower acquired the lease at its next attempt after the
+	// release: well before the held renewal would have expired.
+	if took.Spec.HolderIdentity != follower.id {
+		t.Fatalf("lease held by %q, want %q", took.Spec.HolderIdentity, follower.id)
+	}
+	if gap := took.Spec.AcquireTime.Sub(released.Spec.RenewTime.Time); gap > attemptGap+leaseDuration/4 {
+		t.Fatalf("follower acquired %v after the release, want within one attempt (%v)", gap, attemptGap)
+	}
+}

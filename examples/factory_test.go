@@ -45,22 +45,27 @@ func Example_factoryController() {
 		handled <- key
 		return controller.Result{}, nil
 	}
-	ctrl, err := controller.New(controller.ReconcilerFunc(reconcile), controller.Options{
-		Name:      "pods",
-		Workers:   2,
-		HasSynced: []func() bool{podInformer.HasSynced},
-		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		panic(err)
-	}
-	// informer.AddEventHandler(xxx): the handlers only enqueue keys.
+	// informer.AddEventHandler(xxx): the handlers only enqueue keys. They
+	// run once the factory runs, by which time ctrl is set.
+	var ctrl *controller.Controller
 	enqueue := func(p *corev1.Pod) { ctrl.Enqueue(object.Key(p)) }
-	if _, err := podInformer.AddEventHandler(informer.HandlerFuncs[*corev1.Pod]{
+	reg, err := podInformer.AddEventHandler(informer.HandlerFuncs[*corev1.Pod]{
 		AddFunc:    func(p *corev1.Pod, _ bool) { enqueue(p) },
 		UpdateFunc: func(_, p *corev1.Pod) { enqueue(p) },
 		DeleteFunc: func(p *corev1.Pod, _ bool) { enqueue(p) },
-	}, informer.HandlerOptions{}); err != nil {
+	}, informer.HandlerOptions{})
+	if err != nil {
+		panic(err)
+	}
+	ctrl, err = controller.New(controller.ReconcilerFunc(reconcile), controller.Options{
+		Name:    "pods",
+		Workers: 2,
+		// The registration's HasSynced: the informer has listed and the
+		// handler has enqueued every pod of the list.
+		HasSynced: []func() bool{reg.HasSynced},
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
 		panic(err)
 	}
 
@@ -80,7 +85,7 @@ func Example_factoryController() {
 		panic(err)
 	}
 	<-handled
-	if err := pods.Namespace("default").Delete(ctx, "api", wire.DeleteOptions{}); err != nil {
+	if _, err := pods.Namespace("default").Delete(ctx, "api", wire.DeleteOptions{}); err != nil {
 		panic(err)
 	}
 	<-handled

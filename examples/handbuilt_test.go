@@ -23,12 +23,15 @@ type PodController struct {
 	indexer  informer.Lister[*corev1.Pod]
 	queue    *workqueue.Queue[string]
 	informer *informer.Informer[*corev1.Pod]
+	// synced is the HasSynced of the handler registration that feeds
+	// queue: true once every pod of the first list is in the queue.
+	synced func() bool
 	// handled is for the example only: it tells main a key was processed.
 	handled chan<- string
 }
 
-func NewPodController(queue *workqueue.Queue[string], inf *informer.Informer[*corev1.Pod], handled chan<- string) *PodController {
-	return &PodController{indexer: inf.Lister(), queue: queue, informer: inf, handled: handled}
+func NewPodController(queue *workqueue.Queue[string], inf *informer.Informer[*corev1.Pod], synced func() bool, handled chan<- string) *PodController {
+	return &PodController{indexer: inf.Lister(), queue: queue, informer: inf, synced: synced, handled: handled}
 }
 
 // Run is the article's Run(threadiness, stopCh): start the informer, wait
@@ -41,7 +44,7 @@ func (c *PodController) Run(ctx context.Context, threadiness int) error {
 	defer c.queue.ShutDown()               // runs first: workers' Get returns shutdown
 	wg.Go(func() { _ = c.queue.Run(ctx) }) // delivers AddRateLimited retries
 	wg.Go(func() { _ = c.informer.Run(ctx) })
-	if !informer.WaitForCacheSync(ctx, c.informer.HasSynced) {
+	if !informer.WaitForCacheSync(ctx, c.synced) {
 		return errors.New("timed out waiting for caches to sync")
 	}
 	for range threadiness {
@@ -119,23 +122,24 @@ func Example_handBuiltController() {
 		panic(err)
 	}
 	enqueue := func(p *corev1.Pod) { queue.Add(object.Key(p)) }
-	if _, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.Pod]{
+	reg, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.Pod]{
 		AddFunc:    func(p *corev1.Pod, _ bool) { enqueue(p) },
 		UpdateFunc: func(_, p *corev1.Pod) { enqueue(p) },
 		// Typed deletes: no DeletionHandlingMetaNamespaceKeyFunc and no
 		// tombstone to unwrap.
 		DeleteFunc: func(p *corev1.Pod, _ bool) { enqueue(p) },
-	}, informer.HandlerOptions{}); err != nil {
+	}, informer.HandlerOptions{})
+	if err != nil {
 		panic(err)
 	}
 
 	handled := make(chan string, 16) // buffered: an unexpected key shows in the output instead of blocking a worker
-	controller := NewPodController(queue, inf, handled)
+	controller := NewPodController(queue, inf, reg.HasSynced, handled)
 	done := make(chan error, 1)
 	go func() { done <- controller.Run(ctx, 1) }()
 
 	<-handled // web-1, from the initial list
-	if err := pods.Namespace("default").Delete(ctx, "web-1", wire.DeleteOptions{}); err != nil {
+	if _, err := pods.Namespace("default").Delete(ctx, "web-1", wire.DeleteOptions{}); err != nil {
 		panic(err)
 	}
 	<-handled // web-1 again, now gone

@@ -27,7 +27,7 @@ func Example_resync() {
 	if _, err := pods.Create(ctx, newPod("example", "nginx")); err != nil {
 		panic(err)
 	}
-	defer pods.Delete(context.Background(), "example", wire.DeleteOptions{})
+	defer func() { _, _ = pods.Delete(context.Background(), "example", wire.DeleteOptions{}) }()
 
 	inf, err := informer.New[*corev1.Pod](pods, informer.Options[*corev1.Pod]{})
 	if err != nil {

@@ -6,8 +6,12 @@
 //   - ListerWatcher: the two calls the informer needs from the API server
 //     (a *client.Resource[T] is one; NewListWatchFromClient adds selectors).
 //   - Reflector: lists (paged, or as a streaming initial list), then watches
-//     from the list's resourceVersion, relists on 410, backs off on errors,
-//     and feeds what it sees into a DeltaQueue.
+//     from the list's resourceVersion. A dropped connection, a 5xx or a 429
+//     reopens the watch from the last resourceVersion after a jittered
+//     backoff (or the server's Retry-After); it lists again only on 410,
+//     on a resourceVersion the server refuses, or after
+//     DefaultRelistAfterWatchFailures failed watches in a row. It feeds
+//     what it sees into a DeltaQueue.
 //   - DeltaQueue: per-object queued changes (Added, Updated, Deleted,
 //     Replaced, Sync), popped one key at a time.
 //   - Store: the thread-safe, indexed cache the informer keeps.
@@ -48,6 +52,13 @@
 //     final state is unknown (deleted while the watch was down); there are
 //     no tombstones to type-assert.
 //
+// # Metrics
+//
+// ReflectorOptions.Metrics takes a MetricsProvider; NewPrometheusProvider
+// exports client-go's reflector_* metrics (lists, watches, short watches,
+// durations, items, last resource version) plus reflector_relists_total by
+// RelistReason and the informer_* queue gauges. Nil records nothing.
+//
 // # Caveats
 //
 // Objects handed to handlers and returned by the Lister are the stored
@@ -57,7 +68,10 @@
 // handler. Registration.Remove drops what is buffered and does not wait
 // for the handler: one last call may start after it returns.
 //
-// HasSynced on the Informer means the first list is in the store; on a
-// Registration it also means that handler has been handed all of it. Wait
-// on the Registration's when the handler feeds a work queue.
+// Which HasSynced: a controller waits on the Registration's (the handle
+// AddEventHandler returns), as client-go advises: it means the informer
+// has listed and that handler has handled every object of the list, so
+// the work queue it feeds holds a key for each. The Informer's only means
+// the store is filled; handlers may still be catching up. Use it for code
+// that reads the Lister and registers no handler.
 package informer

@@ -59,6 +59,7 @@ func New[T object.Object](lw ListerWatcher[T], opts Options[T]) (*Informer[T], e
 	ro.ShouldResync = i.shouldResync
 	i.reflector = NewReflector(lw, Sink[T](i.queue), ro)
 	i.logger = i.reflector.logger
+	i.reflector.opts.Metrics.NewInformerMetrics(ro.Name, i.metricsSnapshot)
 	return i, nil
 }
 
@@ -75,9 +76,10 @@ func (i *Informer[T]) AddIndexers(ix Indexers[T]) error {
 	return i.store.AddIndexers(ix)
 }
 
-// HasSynced reports whether the first full list has been stored (every
-// handler registered by then has been sent all of it, but may not have
-// handled it yet: use the registration's HasSynced for that).
+// HasSynced reports whether the first full list has been stored. It says
+// nothing about handlers, which may still be catching up: a controller
+// fed by a handler waits on that handler's Registration.HasSynced, which
+// implies this one. Use this one for code that only reads the Lister.
 func (i *Informer[T]) HasSynced() bool { return i.queue.HasSynced() }
 
 // LastSyncError is why the informer is currently failing to list or
@@ -204,7 +206,10 @@ type Registration[T object.Object] struct {
 }
 
 // HasSynced reports whether the informer has synced and this handler has
-// handled every object of its initial state.
+// handled (returned from) every object of its initial state. This is the
+// one to give a controller (controller.Options.HasSynced,
+// WaitForCacheSync): once true, a handler that enqueues keys has enqueued
+// one for every object the store held at sync.
 func (r *Registration[T]) HasSynced() bool {
 	// Order matters: once the informer has synced, every initial add has
 	// been queued to the listener, so a zero count then is final.

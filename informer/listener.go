@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/listwatch/listwatch/object"
@@ -49,6 +50,9 @@ type listener[T object.Object] struct {
 	// isInInitialList set; the registration has synced once the informer
 	// has and this is zero.
 	initialPending int
+	// backlog counts notifications added and not yet delivered, for the
+	// handler queue depth metric.
+	backlog atomic.Int64
 }
 
 func newListener[T object.Object](h Handler[T], period time.Duration) *listener[T] {
@@ -59,6 +63,7 @@ func newListener[T object.Object](h Handler[T], period time.Duration) *listener[
 }
 
 func (l *listener[T]) add(n notification[T]) {
+	l.backlog.Add(1)
 	l.mu.Lock()
 	l.pending = append(l.pending, n)
 	if n.kind == notifyAdd && n.flag {
@@ -101,6 +106,7 @@ func (l *listener[T]) run(ctx context.Context) {
 				return
 			}
 			l.deliver(batch[i])
+			l.backlog.Add(-1)
 			batch[i] = notification[T]{} // let the objects go
 		}
 		l.mu.Lock()

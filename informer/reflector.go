@@ -23,8 +23,11 @@ type ReflectorOptions struct {
 	// PageSize is the LIST limit; default 500. Negative lists in one page.
 	PageSize int64
 	// StreamingList opens with a watch that sends the initial state
-	// (sendInitialEvents=true) instead of a LIST, falling back to LIST when
-	// the server refuses it or ends the stream before the end bookmark.
+	// (sendInitialEvents=true) instead of a LIST. When the server ends the
+	// stream before the end bookmark, that one sync falls back to LIST and
+	// the next relist streams again, as client-go does; when the server
+	// refuses sendInitialEvents (400, 404, 405, 406, 415, 422, 501), the
+	// reflector lists from then on.
 	StreamingList bool
 	// MinWatchTimeout: each watch asks the server to end it after a random
 	// time in [MinWatchTimeout, 2*MinWatchTimeout), spreading reconnects
@@ -32,7 +35,15 @@ type ReflectorOptions struct {
 	// watch WatchDeadlineGrace after that.
 	MinWatchTimeout    time.Duration
 	WatchDeadlineGrace time.Duration // default 30s
-	Backoff            BackoffOptions
+	// Backoff spaces list retries and watch retries alike.
+	Backoff BackoffOptions
+	// RelistAfterWatchFailures is how many watches in a row may fail
+	// transiently (see Reflector) before the reflector relists; default
+	// DefaultRelistAfterWatchFailures, whose doc says why.
+	RelistAfterWatchFailures int
+	// Metrics, if set, receives the reflector's (and the informer's)
+	// measurements, such as NewPrometheusProvider's. Nil records nothing.
+	Metrics MetricsProvider
 	// Logger; default slog.Default(). LogEvery rate-limits the "cannot
 	// sync" message (default 30s; a change of cause logs at once).
 	Logger   *slog.Logger
@@ -55,6 +66,12 @@ func (o ReflectorOptions) withDefaults() ReflectorOptions {
 		o.WatchDeadlineGrace = 30 * time.Second
 	}
 	o.Backoff = o.Backoff.withDefaults()
+	if o.RelistAfterWatchFailures <= 0 {
+		o.RelistAfterWatchFailures = DefaultRelistAfterWatchFailures
+	}
+	if o.Metrics == nil {
+		o.Metrics = noMetrics{}
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -65,13 +82,28 @@ func (o ReflectorOptions) withDefaults() ReflectorOptions {
 }
 
 // Reflector keeps a Sink in step with the server: list, then watch from the
-// list's resourceVersion, relist when the watch history is gone.
+// list's resourceVersion for as long as the server can resume from it.
+//
+// A watch that ends cleanly (the server's timeoutSeconds, our deadline) is
+// reopened at once from the last resourceVersion seen; one that ended
+// cleanly within a second without an event is reopened after the backoff,
+// so a server that closes every watch at once is not hammered. A watch
+// that fails transiently (connection refused or reset, a stream cut short,
+// 5xx, 429, 408) is reopened from the last resourceVersion after the
+// backoff, or after the server's Retry-After (up to 5 minutes) when that
+// is longer. The reflector lists again only when resuming cannot work:
+// 410 Gone or Expired (as a response or an ERROR event), a resourceVersion
+// the server refuses, another 4xx, or RelistAfterWatchFailures transient
+// failures in a row with no event delivered in between.
 type Reflector[T object.Object] struct {
-	lw     ListerWatcher[T]
-	sink   Sink[T]
-	opts   ReflectorOptions
-	kick   chan struct{} // capacity 1: the resync period changed
-	logger *slog.Logger
+	lw      ListerWatcher[T]
+	sink    Sink[T]
+	opts    ReflectorOptions
+	kick    chan struct{} // capacity 1: the resync period changed
+	logger  *slog.Logger
+	metrics ReflectorMetrics
+	// backoff spaces list and watch retries; only Run's goroutine uses it.
+	backoff backoff
 
 	// mu guards the fields below; it is never held across a call to lw or
 	// sink.
@@ -94,11 +126,18 @@ type Reflector[T object.Object] struct {
 // NewReflector returns a reflector feeding sink from lw. It starts nothing.
 func NewReflector[T object.Object](lw ListerWatcher[T], sink Sink[T], opts ReflectorOptions) *Reflector[T] {
 	opts = opts.withDefaults()
-	return &Reflector[T]{
+	r := &Reflector[T]{
 		lw: lw, sink: sink, opts: opts,
-		kick:   make(chan struct{}, 1),
-		logger: opts.Logger.With("reflector", opts.Name),
+		kick:    make(chan struct{}, 1),
+		logger:  opts.Logger.With("reflector", opts.Name),
+		backoff: backoff{opts: opts.Backoff},
 	}
+	r.metrics = opts.Metrics.NewReflectorMetrics(opts.Name, r.snapshot)
+	return r
+}
+
+func (r *Reflector[T]) snapshot() ReflectorSnapshot {
+	return ReflectorSnapshot{LastSyncResourceVersion: r.LastSyncResourceVersion()}
 }
 
 // LastSyncResourceVersion is the newest resourceVersion the reflector has
@@ -109,8 +148,10 @@ func (r *Reflector[T]) LastSyncResourceVersion() string {
 	return r.lastRV
 }
 
-// LastSyncError is the error that ended the last list-and-watch attempt,
-// or nil once a later list succeeded.
+// LastSyncError is the last error that kept the reflector from syncing (a
+// failed list, a failed watch it is retrying, or the one that made it
+// relist), or nil once a later list succeeded or a watch delivered an
+// event.
 func (r *Reflector[T]) LastSyncError() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -133,7 +174,6 @@ func (r *Reflector[T]) Run(ctx context.Context) error {
 		wg.Go(func() { r.resyncLoop(ctx) })
 	}
 	defer wg.Wait()
-	b := backoff{opts: r.opts.Backoff}
 	for {
 		start := time.Now()
 		err := r.listAndWatch(ctx)
@@ -141,13 +181,24 @@ func (r *Reflector[T]) Run(ctx context.Context) error {
 			return nil
 		}
 		r.recordError(err)
-		t := time.NewTimer(b.next(time.Since(start)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !r.waitRetry(ctx, err, time.Since(start)) {
 			return nil
-		case <-t.C:
 		}
+	}
+}
+
+// waitRetry waits out the backoff after an attempt that ran for ran and
+// failed with err, or the server's Retry-After when that is longer. It
+// reports false if ctx ended first.
+func (r *Reflector[T]) waitRetry(ctx context.Context, err error, ran time.Duration) bool {
+	d := max(r.backoff.next(ran), retryAfter(err))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -160,6 +211,8 @@ func (r *Reflector[T]) listAndWatch(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			// This sync lists; the next relist streams again unless the
+			// server refused streaming outright.
 			r.logger.Info("streaming list failed, falling back to LIST", "err", err)
 			w = nil
 		}
@@ -197,16 +250,16 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 	var items []T
 	listRV := ""
 	for {
-		page, err := r.lw.List(ctx, opts)
+		page, err := r.listPage(ctx, opts)
 		if err != nil && opts.Continue != "" && isGone(err) {
 			// The continue token outlived the server's history: take
 			// everything in one consistent read instead.
-			page, err = r.lw.List(ctx, wire.ListOptions{})
+			page, err = r.listPage(ctx, wire.ListOptions{})
 			items, listRV = nil, ""
 			opts.Continue = ""
 		}
 		if err != nil {
-			if isGone(err) {
+			if isGone(err) || refusesResourceVersion(err) {
 				r.setGone()
 			}
 			return fmt.Errorf("list: %w", err)
@@ -221,6 +274,18 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 		opts = wire.ListOptions{Limit: opts.Limit, Continue: page.Metadata.Continue}
 	}
 	return r.replace(items, listRV)
+}
+
+// listPage is one LIST request, measured.
+func (r *Reflector[T]) listPage(ctx context.Context, opts wire.ListOptions) (*wire.List[T], error) {
+	start := time.Now()
+	page, err := r.lw.List(ctx, opts)
+	n := 0
+	if err == nil {
+		n = len(page.Items)
+	}
+	r.metrics.Listed(n, time.Since(start), err)
+	return page, err
 }
 
 func (r *Reflector[T]) replace(items []T, rv string) error {
@@ -263,7 +328,7 @@ func (r *Reflector[T]) startWatch(ctx context.Context, opts wire.ListOptions) (*
 	w, err := r.lw.Watch(wctx, opts)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("watch: %w", err)
+		return nil, err
 	}
 	closed := make(chan struct{})
 	stopAfter := context.AfterFunc(wctx, func() {
@@ -279,39 +344,60 @@ func (r *Reflector[T]) startWatch(ctx context.Context, opts wire.ListOptions) (*
 	return &openWatch[T]{w: w, stop: stop, started: time.Now()}, nil
 }
 
-// watchLoop watches from lastRV until an error, re-watching after a clean
-// end. w, if not nil, is an already open watch (a streaming list's).
+// watchLoop watches from lastRV until resuming cannot work (see
+// Reflector), and returns why. w, if not nil, is an already open watch (a
+// streaming list's).
 func (r *Reflector[T]) watchLoop(ctx context.Context, w *openWatch[T]) error {
+	failures := 0 // transient failures in a row with no event delivered
 	for {
+		started := time.Now()
+		var err error
 		if w == nil {
-			r.mu.Lock()
-			opts := wire.ListOptions{ResourceVersion: r.lastRV}
-			r.mu.Unlock()
-			var err error
-			if w, err = r.startWatch(ctx, opts); err != nil {
-				if isGone(err) {
-					r.setGone()
-				}
-				return err
-			}
+			w, err = r.startWatch(ctx, wire.ListOptions{ResourceVersion: r.LastSyncResourceVersion()})
 		}
-		err := r.consume(w, nil)
-		w.close()
-		switch {
-		case ctx.Err() != nil:
+		events := 0
+		if w != nil {
+			err = r.consume(w, nil)
+			w.close()
+			events, started = w.events, w.started
+			w = nil
+		}
+		if ctx.Err() != nil {
 			return ctx.Err()
-		case isGone(err):
-			r.setGone()
-			return fmt.Errorf("watch: %w", err)
-		case errors.Is(err, io.EOF) || errors.Is(err, context.DeadlineExceeded):
-			if w.events == 0 && time.Since(w.started) < time.Second {
-				return fmt.Errorf("watch: very short watch: ended after %v with no events", time.Since(w.started))
+		}
+		ran := time.Since(started)
+		end, reason := classifyWatchEnd(err)
+		short := end == rewatch && events == 0 && ran < shortWatch
+		r.metrics.Watched(events, ran, short, err)
+		if events > 0 {
+			failures = 0
+		}
+		switch {
+		case end == relist:
+			return r.relistAfter(err, reason)
+		case end == rewatch && !short:
+			continue
+		case end == retryWatch:
+			failures++
+			if failures >= r.opts.RelistAfterWatchFailures {
+				return r.relistAfter(fmt.Errorf("%d watches in a row failed: %w", failures, err), RelistWatchFailures)
 			}
-			w = nil // the server (or our deadline) ended it; watch again from lastRV
-		default:
-			return fmt.Errorf("watch: %w", err)
+			r.recordError(fmt.Errorf("watch: %w", err))
+		}
+		if !r.waitRetry(ctx, err, ran) {
+			return ctx.Err()
 		}
 	}
+}
+
+// relistAfter records why the watch is given up and returns the error
+// that makes Run list again.
+func (r *Reflector[T]) relistAfter(err error, reason RelistReason) error {
+	if reason == RelistExpired || reason == RelistResourceVersionRefused {
+		r.setGone()
+	}
+	r.metrics.Relisted(reason)
+	return fmt.Errorf("watch: %w", err)
 }
 
 // initialEvents collects a streaming list until its end bookmark.
@@ -347,9 +433,9 @@ func (r *Reflector[T]) streamList(ctx context.Context) (*openWatch[T], error) {
 	case err == nil:
 		err = ErrNoInitialEventsEnd
 	case errors.Is(err, io.EOF):
-		// The server ignored sendInitialEvents (an older or different
-		// server): do not wait for it again.
-		r.disableStreaming()
+		// The server ignored sendInitialEvents, or ended the stream early
+		// (a restart, its timeout): list this time, stream again at the
+		// next relist, as client-go does.
 		err = fmt.Errorf("%w: %w", ErrNoInitialEventsEnd, err)
 	case isGone(err):
 		r.setGone()
@@ -444,13 +530,14 @@ func (r *Reflector[T]) apply(ev wire.Event[T]) error {
 		return fmt.Errorf("watch: unexpected event type %q", ev.Type)
 	}
 	if err != nil {
-		return fmt.Errorf("watch: %w", err)
+		return fmt.Errorf("watch: %w: %w", errSink, err)
 	}
 	r.mu.Lock()
 	if rv != "" {
 		r.lastRV = rv
 	}
-	r.goneInARow = 0
+	// The watch works again: whatever kept it from syncing is over.
+	r.goneInARow, r.lastErr = 0, nil
 	r.mu.Unlock()
 	return nil
 }

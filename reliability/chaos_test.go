@@ -233,7 +233,7 @@ func randomWrite(ctx context.Context, r *client.Resource[*object.Unstructured], 
 	case op < 8:
 		obj, err = r.Patch(ctx, name, client.MergePatch, fmt.Appendf(nil, `{"data":{"v":"%d"}}`, i))
 	default:
-		err = r.Delete(ctx, name, wire.DeleteOptions{})
+		_, err = r.Delete(ctx, name, wire.DeleteOptions{})
 		if err == nil {
 			return 0, nil
 		}

@@ -200,7 +200,7 @@ func TestWatchCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 		p.expectText(t, "Update", "default/x")
-		if err := s.cms.Delete(t.Context(), "x", wire.DeleteOptions{}); err != nil {
+		if _, err := s.cms.Delete(t.Context(), "x", wire.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		p.expectText(t, "Delete", "default/x")

@@ -24,7 +24,11 @@
 // write atomic: of two candidates, one gets 409 Conflict, re-reads and sees
 // the winner. The leader rewrites renewTime every RetryPeriod; if it cannot
 // for RenewDeadline, it stops leading, before followers (waiting
-// LeaseDuration > RenewDeadline) take over.
+// LeaseDuration > RenewDeadline) take over. With ReleaseOnCancel, a
+// leader whose context ends re-reads the lease and, if it still holds it,
+// clears the holder (retrying on conflict), so a follower takes over at
+// its next attempt; this also works when the last renewal was applied by
+// the server but its answer never arrived.
 //
 // Caveats: leases bound, but do not eliminate, overlap: a leader paused
 // longer than LeaseDuration−RenewDeadline (GC, a frozen VM) may act after a

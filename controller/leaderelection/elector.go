@@ -268,16 +268,51 @@ func (e *Elector) heldByOther(now time.Time) bool {
 	return now.Before(e.observedAt.Add(d))
 }
 
-// release clears the lease so a follower can take it at once. It runs
-// after ctx ended, so it gets its own RenewDeadline.
+// release clears the lease, if this candidate still holds it, so that a
+// follower takes it at its next attempt. It runs after ctx ended, so it
+// gets its own RenewDeadline.
+//
+// It reads the lease again first rather than writing over the copy of the
+// last renewal it saw complete: a renewal cut short by ctx may have been
+// applied by the server all the same, and that copy's resourceVersion
+// would then be stale. A conflict (another write in between) reads and
+// decides again; other errors are retried every RetryPeriod until the
+// deadline.
 func (e *Elector) release(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.RenewDeadline)
 	defer cancel()
-	e.mu.Lock()
-	lease := e.lease
-	e.mu.Unlock()
-	if lease == nil || lease.Spec.HolderIdentity != e.cfg.Identity {
-		return
+	for {
+		released, err := e.releaseOnce(ctx)
+		switch {
+		case err == nil:
+			if released {
+				e.cfg.Logger.Info("released the lease")
+			}
+			return
+		case client.IsConflict(err) && ctx.Err() == nil:
+			e.cfg.Logger.Debug("lease changed under us while releasing, re-reading", "err", err)
+			continue
+		}
+		if !sleep(ctx, e.cfg.RetryPeriod) {
+			e.cfg.Logger.Error("releasing the lease failed; followers wait for it to expire", "err", err)
+			return
+		}
+	}
+}
+
+// releaseOnce reads the lease and clears it if this candidate holds it. It
+// reports whether it cleared it; (false, nil) means there was nothing of
+// ours to release.
+func (e *Elector) releaseOnce(ctx context.Context) (bool, error) {
+	lease, err := e.cfg.Client.Get(ctx, e.cfg.Name)
+	if client.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if lease.Spec.HolderIdentity != e.cfg.Identity {
+		return false, nil
 	}
 	now := NewMicroTime(time.Now())
 	next := *lease
@@ -289,13 +324,12 @@ func (e *Elector) release(ctx context.Context) {
 	}
 	updated, err := e.cfg.Client.Update(ctx, &next)
 	if err != nil {
-		e.cfg.Logger.Error("releasing the lease failed; followers wait for it to expire", "err", err)
-		return
+		return false, err
 	}
 	e.mu.Lock()
 	e.lease, e.observed, e.observedAt = updated, updated.Spec, time.Now()
 	e.mu.Unlock()
-	e.cfg.Logger.Info("released the lease")
+	return true, nil
 }
 
 // equal compares specs by instant, not by time.Time representation.
