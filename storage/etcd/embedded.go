@@ -166,49 +166,50 @@ func startLocked(ctx context.Context, cfg EmbeddedConfig, lock *dirLock) (*Embed
 	return &Embedded{etcd: e, client: cli, clientCfg: clientCfg, lock: lock}, nil
 }
 
-// abandonedStarts counts the goroutines startEtcd leaves behind; tests
-// wait for them.
+// abandonedStarts counts the starts startEtcd has given up on and whose
+// goroutine is still cleaning up; tests wait for them.
 var abandonedStarts sync.WaitGroup
 
 // startEtcd runs embed.StartEtcd, which may block (on a database another
 // program holds locked, say) and takes no context. When ctx ends or
-// timeout fires first, it returns and leaves a goroutine to stop the
-// member once it has started and then to release the lock, which stays
-// held until then so that no other member opens the files meanwhile. On
-// error the lock is released (or left to that goroutine).
+// timeout fires first, it returns, and the goroutine running StartEtcd
+// stops the member once it has started and only then releases the lock,
+// so that no other member opens the files meanwhile. On error the lock is
+// released (or left to that goroutine).
 func startEtcd(ctx context.Context, timeout <-chan time.Time, ec *embed.Config, lock *dirLock) (*embed.Etcd, error) {
 	type result struct {
 		e   *embed.Etcd
 		err error
 	}
-	done := make(chan result, 1)
-	abandonedStarts.Add(1)
+	done := make(chan result) // unbuffered: a result is taken or abandoned
+	abandoned := make(chan struct{})
 	go func() {
 		e, err := embed.StartEtcd(ec)
-		done <- result{e, err}
-	}()
-	abandon := func(why error) (*embed.Etcd, error) {
-		go func() {
+		select {
+		case done <- result{e, err}:
+		case <-abandoned:
 			defer abandonedStarts.Done()
-			if r := <-done; r.err == nil {
-				closeEtcd(r.e)
+			if err == nil {
+				closeEtcd(e)
 			}
 			lock.unlock()
-		}()
-		return nil, why
-	}
+		}
+	}()
+	var why error
 	select {
 	case r := <-done:
-		abandonedStarts.Done()
 		if r.err != nil {
 			lock.unlock()
 		}
 		return r.e, r.err
 	case <-ctx.Done():
-		return abandon(ctx.Err())
+		why = ctx.Err()
 	case <-timeout:
-		return abandon(errors.New("etcd did not open its data in time"))
+		why = errors.New("etcd did not open its data in time")
 	}
+	abandonedStarts.Add(1)
+	close(abandoned)
+	return nil, why
 }
 
 // closeEtcd stops a started member and waits until it has.
