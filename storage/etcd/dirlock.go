@@ -37,7 +37,7 @@ func lockDir(dir string) (*dirLock, error) {
 		holder := readHolder(f)
 		f.Close()
 		if errors.Is(err, errLocked) {
-			return nil, fmt.Errorf("%w: %s is in use by %s (it holds %s)", ErrDataDirInUse, dir, holder, path)
+			return nil, fmt.Errorf("%w: %s, by %s (lock file %s)", ErrDataDirInUse, dir, holder, path)
 		}
 		return nil, fmt.Errorf("%w: lock %s: %w", ErrEmbeddedStart, path, err)
 	}
