@@ -49,21 +49,28 @@ func lockDir(dir string) (*dirLock, error) {
 	return &dirLock{f: f}, nil
 }
 
-// readHolder describes the process that holds the lock, from its PID in
-// the file.
+// readHolder describes the process that holds the lock, from the PID in
+// its file.
 func readHolder(f *os.File) string {
 	b, err := io.ReadAll(io.NewSectionReader(f, 0, 32))
 	if err != nil {
 		return "another process"
 	}
+	return holderOf(b, os.Getpid())
+}
+
+// holderOf describes the holder whose lock file holds b; self is this
+// process's PID. Anything but a positive decimal PID is "another process".
+func holderOf(b []byte, self int) string {
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
+	switch {
+	case err != nil || pid <= 0:
 		return "another process"
-	}
-	if pid == os.Getpid() {
+	case pid == self:
 		return fmt.Sprintf("this process (pid %d)", pid)
+	default:
+		return fmt.Sprintf("process %d", pid)
 	}
-	return fmt.Sprintf("process %d", pid)
 }
 
 // unlock releases the lock; the file stays, so that a process waiting to

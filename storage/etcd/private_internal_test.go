@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -154,4 +156,35 @@ func TestEmbeddedUpgradeFromPlaintext(t *testing.T) {
 	if r, err := e.Client().Get(ctx, "k"); err != nil || len(r.Kvs) != 1 || string(r.Kvs[0].Value) != "v" {
 		t.Fatalf("after the upgrade: %v, %v", r, err)
 	}
+}
+
+// FuzzHolderOf: whatever another process (or a user) left in the lock
+// file, the description is one of the three forms and names only a
+// positive decimal PID.
+func FuzzHolderOf(f *testing.F) {
+	f.Add([]byte("1234\n"), 1)
+	f.Add([]byte("1234"), 1234)
+	f.Add([]byte(""), 1)
+	f.Add([]byte("-5\n"), 1)
+	f.Add([]byte("+7"), 1)
+	f.Add([]byte("99999999999999999999999"), 1)
+	f.Fuzz(func(t *testing.T, b []byte, self int) {
+		got := holderOf(b, self)
+		var pid int
+		switch {
+		case got == "another process":
+			return
+		case strings.HasPrefix(got, "this process (pid "):
+			if _, err := fmt.Sscanf(got, "this process (pid %d)", &pid); err != nil || pid != self {
+				t.Fatalf("%q for self %d", got, self)
+			}
+		default:
+			if _, err := fmt.Sscanf(got, "process %d", &pid); err != nil || pid == self {
+				t.Fatalf("%q for self %d", got, self)
+			}
+		}
+		if pid <= 0 || got != strings.ToValidUTF8(got, "") {
+			t.Fatalf("%q", got)
+		}
+	})
 }
