@@ -26,7 +26,8 @@ type EmbeddedConfig struct {
 	// the same Dir keeps every key, revision and certificate. Required.
 	Dir string
 	// ClientAddr is the host:port the client listener binds; the default
-	// "127.0.0.1:0" picks a free loopback port.
+	// "127.0.0.1:0" picks a free loopback port. The generated certificate
+	// names only loopback addresses: for another address, give TLS.
 	ClientAddr string
 	// PeerAddr is the host:port of the (unused, single-member) peer
 	// listener; the default "127.0.0.1:0" picks a free loopback port.
