@@ -13,7 +13,9 @@ import (
 // secure single-machine server with embedded etcd on https://127.0.0.1:6443.
 type Options struct {
 	// DataDir holds etcd's data (unless EtcdServers is set), credentials and
-	// the kubeconfig. Default "./listwatch-data".
+	// the kubeconfig. Default "./listwatch-data". The embedded etcd lives in
+	// DataDir/etcd with its own CA and certificates (DataDir/etcd/pki) and
+	// a lock file that keeps a second server off the directory.
 	DataDir string
 	// BindAddress to listen on; default 127.0.0.1.
 	BindAddress string

@@ -206,7 +206,7 @@ func (a *APIServer) startEtcd(ctx context.Context) (*clientv3.Client, func(), er
 	}
 	emb, err := etcd.StartEmbedded(ctx, etcd.EmbeddedConfig{Dir: o.DataDir + "/etcd"})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("apiserver: data dir %s: %w", o.DataDir, err)
 	}
 	return emb.Client(), func() { emb.Close() }, nil
 }

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"time"
@@ -38,16 +41,7 @@ an admin kubeconfig to <data-dir>/kubeconfig for kubectl and client-go.`,
 			if err != nil {
 				return err
 			}
-			errc := make(chan error, 1)
-			go func() { errc <- srv.Run(cmd.Context()) }()
-			select {
-			case <-srv.Ready():
-				fmt.Fprintf(cmd.OutOrStdout(), "listwatch serving at %s\nkubeconfig: %s\n  export KUBECONFIG=%s\n",
-					srv.URL(), srv.KubeconfigPath(), srv.KubeconfigPath())
-			case err := <-errc:
-				return err
-			}
-			return <-errc
+			return runServer(cmd.Context(), srv, cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
@@ -71,4 +65,47 @@ an admin kubeconfig to <data-dir>/kubeconfig for kubectl and client-go.`,
 	f.StringVar(&o.KubeconfigPath, "kubeconfig-out", "", "where to write the admin kubeconfig (default <data-dir>/kubeconfig)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
+}
+
+// stopGrace is how long serve waits, after SIGTERM or SIGINT, for the
+// server to stop (its HTTP shutdown takes up to 10s) before it gives up
+// and exits anyway: a signal always ends serve.
+const stopGrace = 30 * time.Second
+
+// runServer runs srv until ctx ends (a signal) and returns nil when it
+// stopped because of the signal, at any point of its start, including
+// while etcd is still starting.
+func runServer(ctx context.Context, srv *apiserver.APIServer, out io.Writer) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Run(ctx) }()
+	select {
+	case <-srv.Ready():
+		fmt.Fprintf(out, "listwatch serving at %s\nkubeconfig: %s\n  export KUBECONFIG=%s\n",
+			srv.URL(), srv.KubeconfigPath(), srv.KubeconfigPath())
+	case <-ctx.Done():
+	case err := <-errc:
+		return stopped(ctx, err)
+	}
+	select {
+	case err := <-errc:
+		return stopped(ctx, err)
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(stopGrace)
+	defer t.Stop()
+	select {
+	case err := <-errc:
+		return stopped(ctx, err)
+	case <-t.C:
+		return fmt.Errorf("still stopping %v after the signal; exiting anyway", stopGrace)
+	}
+}
+
+// stopped is the result of serve for Run's result err: an error that only
+// says ctx ended is the signal's doing, not a failure.
+func stopped(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }

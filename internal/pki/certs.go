@@ -78,13 +78,16 @@ func issue(tmpl *x509.Certificate, parent *keyPair) (*keyPair, error) {
 	}, nil
 }
 
-// newCA makes a CA whose name is unique to this install (as kube's
+// newCA makes the API CA; see newNamedCA.
+func newCA(now time.Time) (*keyPair, error) { return newNamedCA("listwatch-ca", now) }
+
+// newNamedCA makes a CA whose name is unique to this install (as kube's
 // self-signed CAs are, "name@unix-time"): TLS clients choose a client
 // certificate by the CA names the server accepts, so two clusters' CAs with
 // one name would make clients offer the wrong cluster's certificate.
-func newCA(now time.Time) (*keyPair, error) {
+func newNamedCA(name string, now time.Time) (*keyPair, error) {
 	return issue(&x509.Certificate{
-		Subject:               pkix.Name{CommonName: fmt.Sprintf("listwatch-ca@%d", now.UnixNano())},
+		Subject:               pkix.Name{CommonName: fmt.Sprintf("%s@%d", name, now.UnixNano())},
 		NotBefore:             now.Add(-backdate),
 		NotAfter:              now.Add(caLifetime),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,

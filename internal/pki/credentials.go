@@ -73,7 +73,7 @@ func EnsureCredentials(dataDir string, hosts []string) (*Credentials, error) {
 	now := time.Now()
 	c := &Credentials{Dir: dataDir}
 
-	ca, fresh, err := ensureCA(c, now)
+	ca, fresh, err := ensureCA(c, newCA, now)
 	if err != nil {
 		return nil, err
 	}
@@ -110,8 +110,9 @@ func EnsureCredentials(dataDir string, hosts []string) (*Credentials, error) {
 	return c, nil
 }
 
-// ensureCA loads the CA, or makes one when neither file exists (fresh).
-func ensureCA(c *Credentials, now time.Time) (kp *keyPair, fresh bool, err error) {
+// ensureCA loads the CA, or makes one with newCA when neither file exists
+// (fresh).
+func ensureCA(c *Credentials, newCA func(time.Time) (*keyPair, error), now time.Time) (kp *keyPair, fresh bool, err error) {
 	certPEM, errC := os.ReadFile(c.Path(CAFile))
 	keyPEM, errK := os.ReadFile(c.Path(CAKeyFile))
 	if errors.Is(errC, fs.ErrNotExist) && errors.Is(errK, fs.ErrNotExist) {

@@ -17,6 +17,12 @@
 // Private keys and the token file are 0600; everything is written to a
 // temporary file and renamed, so a crash never leaves half a key behind.
 //
+// EnsureEtcdPKI does the same for an embedded etcd member, in a directory
+// of its own and with a CA of its own (so that no API credential opens the
+// store): ca.crt/ca.key, server.crt/server.key for loopback (also a client
+// certificate, for peer traffic) and client.crt/client.key, the one client.
+// Nobody else trusts that CA, so an unusable one is simply replaced.
+//
 // WriteKubeconfig turns the credentials into a kubeconfig that kubectl and
 // client-go accept (both the token and the client certificate are in it;
 // client-go sends both and the server authenticates the certificate first).

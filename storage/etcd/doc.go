@@ -25,8 +25,20 @@
 // response at a time; there is no goroutine per watch beyond clientv3's
 // own, and Close cancels the watch.
 //
+// The embedded member is private to the process that starts it: it
+// listens on loopback only, its client and peer listeners require TLS
+// client certificates of a CA generated for it in its directory (0700,
+// keys 0600, reused on restart), and an flock on Dir/listwatch.lock keeps a
+// second member (from any process) off the directory: that one fails at
+// once with ErrDataDirInUse instead of waiting for ever on etcd's database
+// lock.
+//
 // # Caveats
 //
+//   - etcd cannot be interrupted while it opens its files. If ctx ends
+//     first, StartEmbedded returns at once and leaves a goroutine to stop
+//     the member when it has started; the directory stays locked until
+//     then.
 //   - A compacted range read reports *storage.CompactedError with
 //     Compacted = 0: etcd does not say how far it compacted. A compacted
 //     watch reports the real number.

@@ -5,27 +5,35 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/listwatch/listwatch/internal/pki"
 )
 
 // EmbeddedConfig configures an etcd member run inside this process.
 type EmbeddedConfig struct {
-	// Dir holds the member's data (WAL and snapshots). Starting again on
-	// the same Dir keeps every key and revision. Required.
+	// Dir holds the member's data (WAL and snapshots), its private CA and
+	// certificates (PKIDir) and its lock file (LockFile). Starting again on
+	// the same Dir keeps every key, revision and certificate. Required.
 	Dir string
 	// ClientAddr is the host:port the client listener binds; the default
-	// "127.0.0.1:0" picks a free loopback port.
+	// "127.0.0.1:0" picks a free loopback port. The generated certificate
+	// names only loopback addresses: for another address, give TLS.
 	ClientAddr string
 	// PeerAddr is the host:port of the (unused, single-member) peer
 	// listener; the default "127.0.0.1:0" picks a free loopback port.
 	PeerAddr string
-	// TLS, if its CertFile is set, serves clients over HTTPS. The client
+	// TLS, if its CertFile is set, replaces the generated certificates on
+	// the client listener (the peer listener keeps them). The client
 	// returned by Client uses the same files to connect.
 	TLS TLSFiles
 	// ProgressNotifyInterval is how often etcd sends progress
@@ -38,6 +46,12 @@ type EmbeddedConfig struct {
 	// Logger receives etcd's logs; the default logs errors to stderr.
 	Logger *zap.Logger
 }
+
+// PKIDir is the directory inside EmbeddedConfig.Dir that holds the
+// member's private CA (ca.crt, ca.key), its certificate (server.crt,
+// server.key) and its client's (client.crt, client.key): the directory is
+// 0700, keys are 0600. They are made on the first start and reused.
+const PKIDir = "pki"
 
 // TLSFiles names PEM files for a TLS endpoint.
 type TLSFiles struct {
@@ -52,25 +66,65 @@ type TLSFiles struct {
 type Embedded struct {
 	etcd      *embed.Etcd
 	client    *clientv3.Client
-	endpoints []string
+	clientCfg Config
+	lock      *dirLock
 }
 
-// ErrEmbeddedStart: the embedded member did not become ready.
+// ErrEmbeddedStart: the embedded member did not start.
 var ErrEmbeddedStart = errors.New("etcd: embedded member did not start")
 
 // StartEmbedded starts a single-member etcd under cfg.Dir and returns once
-// it serves clients. Close stops it. ctx bounds only the start.
+// it serves clients. Close stops it.
+//
+// The member is private to this process: it listens on loopback only, both
+// its client and its peer listener speak TLS and require a client
+// certificate from a CA generated for it in cfg.Dir, and cfg.Dir is 0700.
+// A second StartEmbedded on the same Dir, from any process, fails at once
+// with ErrDataDirInUse.
+//
+// ctx bounds only the start. When ctx ends (or StartTimeout passes) while
+// etcd is still opening its files, StartEmbedded returns at once; etcd
+// offers no way to interrupt that, so a goroutine waits for it, stops the
+// member and only then releases Dir.
 func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	if cfg.Dir == "" {
 		return nil, fmt.Errorf("%w: EmbeddedConfig.Dir is empty", ErrEmbeddedStart)
 	}
-	ec, err := embedConfig(cfg)
+	// etcd wants its directory private (it only warns otherwise); the
+	// keys in PKIDir need it.
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrEmbeddedStart, err)
+	}
+	if err := os.Chmod(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrEmbeddedStart, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrEmbeddedStart, err)
+	}
+	lock, err := lockDir(cfg.Dir)
 	if err != nil {
 		return nil, err
 	}
-	e, err := embed.StartEtcd(ec)
+	return startLocked(ctx, cfg, lock)
+}
+
+// startLocked starts the member on a directory whose lock it owns: it
+// releases the lock on failure and hands it to the Embedded on success.
+func startLocked(ctx context.Context, cfg EmbeddedConfig, lock *dirLock) (*Embedded, error) {
+	keys, err := pki.EnsureEtcdPKI(filepath.Join(cfg.Dir, PKIDir))
 	if err != nil {
+		lock.unlock()
 		return nil, fmt.Errorf("%w: %w", ErrEmbeddedStart, err)
+	}
+	clientTLS := cfg.TLS
+	own := clientTLS.CertFile == ""
+	if own {
+		clientTLS = TLSFiles{CertFile: keys.ServerCertFile, KeyFile: keys.ServerKeyFile, CAFile: keys.CAFile}
+	}
+	ec, err := embedConfig(cfg, clientTLS, keys)
+	if err != nil {
+		lock.unlock()
+		return nil, err
 	}
 	timeout := cfg.StartTimeout
 	if timeout <= 0 {
@@ -78,40 +132,94 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
+
+	e, err := startEtcd(ctx, t.C, ec, lock)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrEmbeddedStart, err)
+	}
 	select {
 	case <-e.Server.ReadyNotify():
-	case err := <-e.Err():
-		e.Close()
-		return nil, fmt.Errorf("%w: %w", ErrEmbeddedStart, err)
+	case err = <-e.Err():
 	case <-t.C:
-		e.Close()
-		return nil, fmt.Errorf("%w: not ready after %v", ErrEmbeddedStart, timeout)
+		err = fmt.Errorf("not ready after %v", timeout)
 	case <-ctx.Done():
-		e.Close()
-		return nil, fmt.Errorf("%w: %w", ErrEmbeddedStart, ctx.Err())
+		err = ctx.Err()
 	}
-	scheme := "http"
-	if cfg.TLS.CertFile != "" {
-		scheme = "https"
+	if err != nil {
+		closeEtcd(e)
+		lock.unlock()
+		return nil, fmt.Errorf("%w: %w", ErrEmbeddedStart, err)
 	}
 	var endpoints []string
 	for _, l := range e.Clients {
-		endpoints = append(endpoints, scheme+"://"+l.Addr().String())
+		endpoints = append(endpoints, "https://"+l.Addr().String())
 	}
-	cli, err := NewClient(Config{
-		Endpoints: endpoints,
-		CAFile:    cfg.TLS.CAFile,
-		CertFile:  cfg.TLS.CertFile,
-		KeyFile:   cfg.TLS.KeyFile,
-	})
+	clientCfg := Config{Endpoints: endpoints, CAFile: clientTLS.CAFile, CertFile: clientTLS.CertFile, KeyFile: clientTLS.KeyFile}
+	if own {
+		clientCfg.CertFile, clientCfg.KeyFile = keys.ClientCertFile, keys.ClientKeyFile
+	}
+	cli, err := NewClient(clientCfg)
 	if err != nil {
-		e.Close()
+		closeEtcd(e)
+		lock.unlock()
 		return nil, err
 	}
-	return &Embedded{etcd: e, client: cli, endpoints: endpoints}, nil
+	return &Embedded{etcd: e, client: cli, clientCfg: clientCfg, lock: lock}, nil
 }
 
-func embedConfig(cfg EmbeddedConfig) (*embed.Config, error) {
+// abandonedStarts counts the starts startEtcd has given up on and whose
+// goroutine is still cleaning up; tests wait for them.
+var abandonedStarts sync.WaitGroup
+
+// startEtcd runs embed.StartEtcd, which may block (on a database another
+// program holds locked, say) and takes no context. When ctx ends or
+// timeout fires first, it returns, and the goroutine running StartEtcd
+// stops the member once it has started and only then releases the lock,
+// so that no other member opens the files meanwhile. On error the lock is
+// released (or left to that goroutine).
+func startEtcd(ctx context.Context, timeout <-chan time.Time, ec *embed.Config, lock *dirLock) (*embed.Etcd, error) {
+	type result struct {
+		e   *embed.Etcd
+		err error
+	}
+	done := make(chan result) // unbuffered: a result is taken or abandoned
+	abandoned := make(chan struct{})
+	go func() {
+		e, err := embed.StartEtcd(ec)
+		select {
+		case done <- result{e, err}:
+		case <-abandoned:
+			defer abandonedStarts.Done()
+			if err == nil {
+				closeEtcd(e)
+			}
+			lock.unlock()
+		}
+	}()
+	var why error
+	select {
+	case r := <-done:
+		if r.err != nil {
+			lock.unlock()
+		}
+		return r.e, r.err
+	case <-ctx.Done():
+		why = ctx.Err()
+	case <-timeout:
+		why = errors.New("etcd did not open its data in time")
+	}
+	abandonedStarts.Add(1)
+	close(abandoned)
+	return nil, why
+}
+
+// closeEtcd stops a started member and waits until it has.
+func closeEtcd(e *embed.Etcd) {
+	e.Close()
+	<-e.Server.StopNotify()
+}
+
+func embedConfig(cfg EmbeddedConfig, clientTLS TLSFiles, keys *pki.EtcdPKI) (*embed.Config, error) {
 	ec := embed.NewConfig()
 	ec.Dir = cfg.Dir
 	ec.Name = "listwatch"
@@ -122,21 +230,24 @@ func embedConfig(cfg EmbeddedConfig) (*embed.Config, error) {
 	if peerAddr == "" {
 		peerAddr = "127.0.0.1:0"
 	}
-	scheme := "http"
-	if cfg.TLS.CertFile != "" {
-		scheme = "https"
-		ec.ClientTLSInfo.CertFile = cfg.TLS.CertFile
-		ec.ClientTLSInfo.KeyFile = cfg.TLS.KeyFile
-		if cfg.TLS.CAFile != "" {
-			ec.ClientTLSInfo.TrustedCAFile = cfg.TLS.CAFile
-			ec.ClientTLSInfo.ClientCertAuth = true
-		}
+	ec.ClientTLSInfo.CertFile = clientTLS.CertFile
+	ec.ClientTLSInfo.KeyFile = clientTLS.KeyFile
+	if clientTLS.CAFile != "" {
+		ec.ClientTLSInfo.TrustedCAFile = clientTLS.CAFile
+		ec.ClientTLSInfo.ClientCertAuth = true
 	}
-	cu, err := url.Parse(scheme + "://" + clientAddr)
+	// Nothing ever joins this single member, but the peer listener is
+	// there all the same (etcd requires one) and answers membership and
+	// lease requests: the same mutual TLS keeps it to this process.
+	ec.PeerTLSInfo.CertFile = keys.ServerCertFile
+	ec.PeerTLSInfo.KeyFile = keys.ServerKeyFile
+	ec.PeerTLSInfo.TrustedCAFile = keys.CAFile
+	ec.PeerTLSInfo.ClientCertAuth = true
+	cu, err := url.Parse("https://" + clientAddr)
 	if err != nil {
 		return nil, fmt.Errorf("%w: client address: %w", ErrEmbeddedStart, err)
 	}
-	pu, err := url.Parse("http://" + peerAddr)
+	pu, err := url.Parse("https://" + peerAddr)
 	if err != nil {
 		return nil, fmt.Errorf("%w: peer address: %w", ErrEmbeddedStart, err)
 	}
@@ -172,11 +283,16 @@ func embedConfig(cfg EmbeddedConfig) (*embed.Config, error) {
 // Client returns the client connected to the member; Close closes it.
 func (e *Embedded) Client() *clientv3.Client { return e.client }
 
-// Endpoints returns the member's client URLs, e.g. "http://127.0.0.1:40123".
-func (e *Embedded) Endpoints() []string { return e.endpoints }
+// Endpoints returns the member's client URLs, e.g. "https://127.0.0.1:40123".
+func (e *Embedded) Endpoints() []string { return e.clientCfg.Endpoints }
+
+// ClientConfig is how Client connects: the endpoints and the certificate
+// files, for another client of this member.
+func (e *Embedded) ClientConfig() Config { return e.clientCfg }
 
 // Close closes the client, stops the member and returns once its
-// goroutines and listeners are gone. It is safe to call more than once.
+// goroutines and listeners are gone, then releases Dir. It is safe to
+// call more than once.
 func (e *Embedded) Close() error {
 	var err error
 	if e.client != nil {
@@ -184,10 +300,10 @@ func (e *Embedded) Close() error {
 		e.client = nil
 	}
 	if e.etcd != nil {
-		e.etcd.Close()
-		<-e.etcd.Server.StopNotify()
+		closeEtcd(e.etcd)
 		e.etcd = nil
 	}
+	e.lock.unlock()
 	return err
 }
 

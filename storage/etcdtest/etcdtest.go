@@ -29,7 +29,8 @@ type Etcd struct {
 	Store *etcd.Store
 	// Client is connected to the member.
 	Client *clientv3.Client
-	// Endpoints are the member's client URLs ("http://127.0.0.1:port").
+	// Endpoints are the member's client URLs ("https://127.0.0.1:port");
+	// they take only the client certificate in Dir/pki.
 	Endpoints []string
 	// Dir is the member's data directory.
 	Dir string

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestServeLifecycle runs the built binary: a second serve on a data dir
+// in use fails at once, naming the dir and the first serve's PID, and
+// SIGTERM ends a serve that is still starting, even one whose etcd is
+// stuck opening its database.
+func TestServeLifecycle(t *testing.T) {
+	cliLeakCheck(t)
+	bin := buildCLI(t)
+	serve := func(t *testing.T, dataDir string) *proc {
+		return startCLI(t, bin, nil, "serve", "--data-dir", dataDir, "--secure-port", "-1", "--log-level", "error")
+	}
+
+	t.Run("SecondServeOnSameDataDir", func(t *testing.T) {
+		dataDir := filepath.Join(t.TempDir(), "data")
+		first := serve(t, dataDir)
+		if l := first.next(t); !strings.HasPrefix(l, "listwatch serving at https://") {
+			t.Fatalf("first serve printed %q", l)
+		}
+		second := serve(t, dataDir)
+		err := waitExit(t, second, 10*time.Second)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+			t.Fatalf("second serve: %v, want exit status 1; stderr:\n%s", err, second.stderr)
+		}
+		msg := second.stderr.String()
+		for _, want := range []string{dataDir, "data directory in use", fmt.Sprintf("process %d", first.cmd.Process.Pid)} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("second serve's error does not say %q:\n%s", want, msg)
+			}
+		}
+		// The first one is unharmed and stops cleanly.
+		first.interrupt(t)
+	})
+
+	t.Run("SIGTERMWhileEtcdBlocks", func(t *testing.T) {
+		// Another program holds the lock of etcd's database, so etcd
+		// blocks opening it (for ever, in etcd's code).
+		dataDir := filepath.Join(t.TempDir(), "data")
+		db := filepath.Join(dataDir, "etcd", "member", "snap", "db")
+		if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(db, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			t.Fatal(err)
+		}
+		p := serve(t, dataDir)
+		waitOpen(t, p, db)
+		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := waitExit(t, p, 10*time.Second); err != nil {
+			t.Fatalf("serve after SIGTERM: %v, want exit status 0; stderr:\n%s", err, p.stderr)
+		}
+	})
+
+	t.Run("SIGTERMWhileEtcdStarts", func(t *testing.T) {
+		dataDir := filepath.Join(t.TempDir(), "data")
+		p := serve(t, dataDir)
+		waitOpen(t, p, filepath.Join(dataDir, "etcd", "member", "snap", "db"))
+		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := waitExit(t, p, 20*time.Second); err != nil {
+			t.Fatalf("serve after SIGTERM: %v, want exit status 0; stderr:\n%s", err, p.stderr)
+		}
+	})
+}
+
+// waitExit waits up to d for p to exit and returns its exit error.
+func waitExit(t *testing.T, p *proc, d time.Duration) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		_ = p.cmd.Process.Kill()
+		<-done
+		t.Fatalf("still running %v later; stderr:\n%s", d, p.stderr)
+		return nil
+	}
+}
+
+// waitOpen waits until p has path open: it has got as far as opening it.
+func waitOpen(t *testing.T, p *proc, path string) {
+	t.Helper()
+	fdDir := fmt.Sprintf("/proc/%d/fd", p.cmd.Process.Pid)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ents, err := os.ReadDir(fdDir)
+		if err != nil {
+			t.Skipf("cannot read %s: %v", fdDir, err)
+		}
+		for _, e := range ents {
+			if target, err := os.Readlink(filepath.Join(fdDir, e.Name())); err == nil && target == path {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not open %s in 30s; stderr:\n%s", path, p.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,83 @@
+package etcd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// ErrDataDirInUse: another member (in this process or another) runs on the
+// directory. The error names the directory and, when it could be read, the
+// other process's ID.
+var ErrDataDirInUse = errors.New("etcd: data directory in use")
+
+// LockFile is the file in EmbeddedConfig.Dir that a running member holds
+// locked (flock) and that names its process ID.
+const LockFile = "listwatch.lock"
+
+// dirLock is an exclusive lock on a data directory, held from before etcd
+// opens its database until after it has closed it. Without it a second
+// member on the same directory blocks inside etcd on the database's own
+// lock, for ever and deaf to its context.
+type dirLock struct{ f *os.File }
+
+// lockDir takes the lock on dir without waiting, or returns
+// ErrDataDirInUse.
+func lockDir(dir string) (*dirLock, error) {
+	path := filepath.Join(dir, LockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("%w: lock: %w", ErrEmbeddedStart, err)
+	}
+	if err := tryLock(f); err != nil {
+		holder := readHolder(f)
+		f.Close()
+		if errors.Is(err, errLocked) {
+			return nil, fmt.Errorf("%w: %s, by %s (lock file %s)", ErrDataDirInUse, dir, holder, path)
+		}
+		return nil, fmt.Errorf("%w: lock %s: %w", ErrEmbeddedStart, path, err)
+	}
+	// The PID is only a hint for the error above; the lock is the flock,
+	// which the kernel drops when this process ends, however it ends.
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return &dirLock{f: f}, nil
+}
+
+// readHolder describes the process that holds the lock, from the PID in
+// its file.
+func readHolder(f *os.File) string {
+	b, err := io.ReadAll(io.NewSectionReader(f, 0, 32))
+	if err != nil {
+		return "another process"
+	}
+	return holderOf(b, os.Getpid())
+}
+
+// holderOf describes the holder whose lock file holds b; self is this
+// process's PID. Anything but a positive decimal PID is "another process".
+func holderOf(b []byte, self int) string {
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	switch {
+	case err != nil || pid <= 0:
+		return "another process"
+	case pid == self:
+		return fmt.Sprintf("this process (pid %d)", pid)
+	default:
+		return fmt.Sprintf("process %d", pid)
+	}
+}
+
+// unlock releases the lock; the file stays, so that a process waiting to
+// open it never races with its removal.
+func (l *dirLock) unlock() {
+	if l != nil && l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
+}

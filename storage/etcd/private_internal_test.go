@@ -1,0 +1,190 @@
+package etcd
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// TestEmbeddedPeerRefusesOthers: the peer listener, which answers
+// membership and lease requests, speaks TLS and wants a certificate of the
+// member's CA.
+func TestEmbeddedPeerRefusesOthers(t *testing.T) {
+	t.Parallel()
+	e, _ := startForTest(t)
+	if len(e.etcd.Peers) != 1 {
+		t.Fatalf("%d peer listeners", len(e.etcd.Peers))
+	}
+	addr := e.etcd.Peers[0].Addr().String()
+	get := func(url string, tc *tls.Config) (int, error) {
+		c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}
+		defer c.CloseIdleConnections()
+		resp, err := c.Get(url)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	if code, err := get("http://"+addr+"/members", nil); err == nil && code == http.StatusOK {
+		t.Error("plaintext GET /members on the peer port: 200")
+	}
+	if code, err := get("https://"+addr+"/members", &tls.Config{InsecureSkipVerify: true}); err == nil {
+		t.Errorf("TLS GET /members without a certificate: %d", code)
+	}
+	// With the member's own certificate the same request works, so the
+	// refusals above are the authentication's.
+	cfg := e.ClientConfig()
+	cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := cfg.tlsConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.Certificates = []tls.Certificate{cert}
+	if code, err := get("https://"+addr+"/members", tc); err != nil || code != http.StatusOK {
+		t.Errorf("GET /members with the member's client certificate: %d, %v", code, err)
+	}
+}
+
+// TestStartEmbeddedReturnsWhileEtcdBlocks: when etcd cannot open its
+// database (another program holds bbolt's lock), StartEmbedded still
+// returns when its context ends, and the directory is free once the
+// abandoned start has been cleaned up.
+func TestStartEmbeddedReturnsWhileEtcdBlocks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	start := func(ctx context.Context) error {
+		e, err := StartEmbedded(ctx, EmbeddedConfig{Dir: dir})
+		if err == nil {
+			return e.Close()
+		}
+		return err
+	}
+	if err := start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	db, err := os.Open(filepath.Join(dir, "member", "snap", "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := syscall.Flock(int(db.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- start(ctx) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrEmbeddedStart) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("start on a locked database: %v, want ErrEmbeddedStart and the context's error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("StartEmbedded still blocked 10s after its context ended")
+	}
+	// The abandoned start holds the directory until etcd gets its
+	// database and has been stopped again.
+	if err := start(context.Background()); !errors.Is(err, ErrDataDirInUse) {
+		t.Fatalf("start during the abandoned start: %v, want ErrDataDirInUse", err)
+	}
+	if err := syscall.Flock(int(db.Fd()), syscall.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	abandonedStarts.Wait()
+	if err := start(context.Background()); err != nil {
+		t.Fatalf("start after the abandoned one: %v", err)
+	}
+}
+
+// TestEmbeddedUpgradeFromPlaintext: a directory that an earlier version
+// ran with plaintext client and peer URLs starts with TLS and keeps its
+// data.
+func TestEmbeddedUpgradeFromPlaintext(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ec := embed.NewConfig()
+	ec.Dir, ec.Name = dir, "listwatch"
+	cu, _ := url.Parse("http://127.0.0.1:0")
+	pu, _ := url.Parse("http://127.0.0.1:0")
+	ec.ListenClientUrls, ec.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
+	ec.ListenPeerUrls, ec.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
+	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
+	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	old, err := embed.StartEtcd(ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-old.Server.ReadyNotify():
+	case err := <-old.Err():
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cli, err := NewClient(Config{Endpoints: []string{"http://" + old.Clients[0].Addr().String()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Put(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	cli.Close()
+	closeEtcd(old)
+
+	e, err := StartEmbedded(ctx, EmbeddedConfig{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if r, err := e.Client().Get(ctx, "k"); err != nil || len(r.Kvs) != 1 || string(r.Kvs[0].Value) != "v" {
+		t.Fatalf("after the upgrade: %v, %v", r, err)
+	}
+}
+
+// FuzzHolderOf: whatever another process (or a user) left in the lock
+// file, the description is one of the three forms and names only a
+// positive decimal PID.
+func FuzzHolderOf(f *testing.F) {
+	f.Add([]byte("1234\n"), 1)
+	f.Add([]byte("1234"), 1234)
+	f.Add([]byte(""), 1)
+	f.Add([]byte("-5\n"), 1)
+	f.Add([]byte("+7"), 1)
+	f.Add([]byte("99999999999999999999999"), 1)
+	f.Fuzz(func(t *testing.T, b []byte, self int) {
+		got := holderOf(b, self)
+		var pid int
+		switch {
+		case got == "another process":
+			return
+		case strings.HasPrefix(got, "this process (pid "):
+			if _, err := fmt.Sscanf(got, "this process (pid %d)", &pid); err != nil || pid != self {
+				t.Fatalf("%q for self %d", got, self)
+			}
+		default:
+			if _, err := fmt.Sscanf(got, "process %d", &pid); err != nil || pid == self {
+				t.Fatalf("%q for self %d", got, self)
+			}
+		}
+		if pid <= 0 || got != strings.ToValidUTF8(got, "") {
+			t.Fatalf("%q", got)
+		}
+	})
+}
