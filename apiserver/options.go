@@ -38,7 +38,14 @@ type Options struct {
 	MaxRequestsInFlight         int
 	MaxMutatingRequestsInFlight int
 	MaxWatches                  int
-	MaxBodyBytes                int64
+	// MaxWatchesPerUser caps one user's open watches (429 beyond), so one
+	// user cannot take every watch slot; system:masters is exempt.
+	// Default 1000.
+	MaxWatchesPerUser int
+	MaxBodyBytes      int64
+	// WatchWriteTimeout disconnects a watcher that has not taken a write
+	// for this long; default 60s.
+	WatchWriteTimeout time.Duration
 	// RequestTimeout bounds non-watch requests; default 60s.
 	RequestTimeout time.Duration
 	// ReadHeaderTimeout closes connections that have not sent a request's

@@ -97,6 +97,7 @@ func (a *APIServer) Run(ctx context.Context) error {
 		Logger:            log,
 		Registerer:        o.Registerer,
 		MinRequestTimeout: o.MinRequestTimeout,
+		WatchWriteTimeout: o.WatchWriteTimeout,
 		MaxBodyBytes:      o.MaxBodyBytes,
 	})
 	if err != nil {
@@ -105,7 +106,7 @@ func (a *APIServer) Run(ctx context.Context) error {
 	if caches != nil {
 		caches.attrsFor = api.AttrsFor
 	}
-	handler, err := a.handler(api.Handler(), creds)
+	handler, err := a.handler(api.Handler(), api.Serves, creds)
 	if err != nil {
 		return err
 	}
@@ -213,7 +214,7 @@ func (a *APIServer) startEtcd(ctx context.Context) (*clientv3.Client, func(), er
 
 // handler wraps the API in the security and limit filters, in the order
 // the filters package documents, and adds /metrics behind them.
-func (a *APIServer) handler(api http.Handler, creds *pki.Credentials) (http.Handler, error) {
+func (a *APIServer) handler(api http.Handler, known filters.KnownResource, creds *pki.Credentials) (http.Handler, error) {
 	o := a.opts
 	authn, err := a.authenticator(creds)
 	if err != nil {
@@ -235,21 +236,27 @@ func (a *APIServer) handler(api http.Handler, creds *pki.Credentials) (http.Hand
 	return filters.Chain(mux,
 		filters.Recovery(o.Logger),
 		request.WithRequestInfo,
-		filters.Metrics(metrics),
-		filters.Authentication(authn),
+		filters.BodyDeadline(o.RequestTimeout),
+		filters.Authentication(authn, metrics),
+		filters.Metrics(metrics, known),
 		filters.Authorization(authz),
 		filters.MaxInFlight(filters.InFlightLimits{
-			ReadOnly: o.MaxRequestsInFlight,
-			Mutating: o.MaxMutatingRequestsInFlight,
-			Watches:  o.MaxWatches,
+			ReadOnly:       o.MaxRequestsInFlight,
+			Mutating:       o.MaxMutatingRequestsInFlight,
+			Watches:        o.MaxWatches,
+			WatchesPerUser: o.MaxWatchesPerUser,
 		}),
-		filters.BodyLimit(o.MaxBodyBytes),
 		filters.Timeout(o.RequestTimeout),
+		filters.BodyLimit(o.MaxBodyBytes),
 	), nil
 }
 
+// authenticator is the client certificate (verified here, not in the TLS
+// handshake, so a bad one does not cut the connection), then the token
+// files; a request without any credential is anonymous on the public-info
+// paths only.
 func (a *APIServer) authenticator(creds *pki.Credentials) (auth.Authenticator, error) {
-	authns := auth.Union{auth.X509{}}
+	authns := auth.Union{auth.X509{Roots: pki.ClientCAPool(creds)}}
 	for _, path := range []string{creds.Path(pki.TokenFile), a.opts.TokenAuthFile} {
 		if path == "" {
 			continue
@@ -260,7 +267,7 @@ func (a *APIServer) authenticator(creds *pki.Credentials) (auth.Authenticator, e
 		}
 		authns = append(authns, tf)
 	}
-	return authns, nil
+	return auth.AnonymousPublicInfo{Authenticator: authns}, nil
 }
 
 func readTokenFile(path string) (*auth.TokenFile, error) {

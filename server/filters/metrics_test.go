@@ -70,9 +70,12 @@ func TestMetrics(t *testing.T) {
 	}{
 		{"apiserver_request_total", map[string]string{"verb": "LIST", "resource": "pods", "code": "200"}, 3},
 		{"apiserver_request_total", map[string]string{"verb": "POST", "resource": "pods", "code": "200"}, 1},
-		{"apiserver_request_total", map[string]string{"verb": "LIST", "resource": "pods", "code": "401"}, 1},
+		// An unauthenticated request is only an authentication attempt.
+		{"apiserver_request_total", map[string]string{"code": "401"}, 0},
+		{"authentication_attempts", map[string]string{"result": "error"}, 1},
+		{"authentication_attempts", map[string]string{"result": "success"}, 7},
 		{"apiserver_request_total", map[string]string{"verb": "GET", "resource": "", "code": "200"}, 1},
-		{"apiserver_request_duration_seconds", map[string]string{"verb": "LIST", "resource": "pods"}, 4},
+		{"apiserver_request_duration_seconds", map[string]string{"verb": "LIST", "resource": "pods"}, 3},
 		{"apiserver_longrunning_requests", map[string]string{"verb": "WATCH", "resource": "pods"}, 1},
 		{"apiserver_current_inflight_requests", map[string]string{"request_kind": "readOnly"}, 1},
 		{"apiserver_current_inflight_requests", map[string]string{"request_kind": "mutating"}, 0},
@@ -96,7 +99,7 @@ func TestMetrics(t *testing.T) {
 		{"apiserver_request_total", map[string]string{"verb": "WATCH", "resource": "pods", "code": "200"}, 1},
 		// Watches are not in the latency histogram.
 		{"apiserver_request_duration_seconds", map[string]string{"verb": "WATCH"}, 0},
-		{"apiserver_request_duration_seconds", map[string]string{"verb": "LIST", "resource": "pods"}, 5},
+		{"apiserver_request_duration_seconds", map[string]string{"verb": "LIST", "resource": "pods"}, 4},
 	} {
 		if got := metricValue(t, e.reg, c.name, c.labels); got != c.want {
 			t.Errorf("after: %s%v = %v, want %v", c.name, c.labels, got, c.want)
