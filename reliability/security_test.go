@@ -18,7 +18,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-		"strings"
+	"strings"
 	"sync"
 	"testing"
 	"time"
