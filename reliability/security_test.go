@@ -269,6 +269,22 @@ func metricsCardinality(t *testing.T, e *secEnv) {
 	if second > 200 || second-first > 20 {
 		t.Errorf("request metric series grow with random requests: %d, then %d", first, second)
 	}
+	// Unauthenticated requests are counted once, as failed authentication
+	// attempts, and make no request series.
+	for _, m := range e.metric(t, "apiserver_request_total") {
+		if hasLabels(m, map[string]string{"code": "401"}) {
+			t.Errorf("a 401 in apiserver_request_total: %v", m.GetLabel())
+		}
+	}
+	var failed float64
+	for _, m := range e.metric(t, "authentication_attempts") {
+		if hasLabels(m, map[string]string{"result": "failure"}) {
+			failed += m.GetCounter().GetValue()
+		}
+	}
+	if failed < 500 {
+		t.Errorf("authentication_attempts{result=failure} = %v after 1000 anonymous requests", failed)
+	}
 }
 
 // dribbledBody: a client that sends its body a byte at a time holds its
