@@ -541,17 +541,19 @@ func badClientCerts(t *testing.T, e *secEnv) {
 	}
 	const cms = "/api/v1/namespaces/default/configmaps"
 	for name, cert := range certs {
-		c := e.client(t, cert)
-		if code, b := e.do(t, c, "GET", cms, "", ""); code != http.StatusUnauthorized {
-			t.Errorf("%s certificate alone: %d %s, want 401", name, code, b)
-		}
-		// A bad credential is not anonymous, even on a public path.
-		if code, b := e.do(t, c, "GET", "/healthz", "", ""); code != http.StatusUnauthorized {
-			t.Errorf("%s certificate on /healthz: %d %s, want 401", name, code, b)
-		}
-		if code, b := e.do(t, c, "GET", cms, bobToken, ""); code != http.StatusOK {
-			t.Errorf("%s certificate with bob's token: %d %s, want 200", name, code, b)
-		}
+		t.Run(name, func(t *testing.T) {
+			c := e.client(t, cert)
+			if code, b := e.do(t, c, "GET", cms, "", ""); code != http.StatusUnauthorized {
+				t.Errorf("certificate alone: %d %s, want 401", code, b)
+			}
+			// A bad credential is not anonymous, even on a public path.
+			if code, b := e.do(t, c, "GET", "/healthz", "", ""); code != http.StatusUnauthorized {
+				t.Errorf("certificate on /healthz: %d %s, want 401", code, b)
+			}
+			if code, b := e.do(t, c, "GET", cms, bobToken, ""); code != http.StatusOK {
+				t.Errorf("certificate with bob's token: %d %s, want 200", code, b)
+			}
+		})
 	}
 	admin, err := tls.X509KeyPair(creds.AdminCertPEM, creds.AdminKeyPEM)
 	if err != nil {
