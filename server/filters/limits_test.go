@@ -160,3 +160,59 @@ func TestBodyLimitChunkedIsBounded(t *testing.T) {
 type readFunc func([]byte) (int, error)
 
 func (f readFunc) Read(p []byte) (int, error) { return f(p) }
+
+func TestWatchesPerUser(t *testing.T) {
+	pl, err := auth.ParsePolicyFile(strings.NewReader(`{"user":"bob"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, envConfig{policy: pl, limits: InFlightLimits{ReadOnly: 1, Watches: 2, WatchesPerUser: 1}})
+	c := e.client(t)
+	const pods = "/api/v1/namespaces/default/pods"
+	held := e.async(c, http.MethodGet, pods+"?watch=1&hold=1", bobToken)
+	e.waitEntered(t, 1)
+
+	// bob has his one watch.
+	resp := e.do(t, c, http.MethodGet, pods+"?watch=1", bobToken, nil)
+	if got := resp.Header.Get("Retry-After"); got != "1" {
+		t.Errorf("Retry-After %q, want 1", got)
+	}
+	wantStatus(t, resp, http.StatusTooManyRequests, wire.ReasonTooManyRequests, "Too many requests, please try again later.")
+	// His watch takes no read-only slot (there is one), and others' watches
+	// are not his: the admin (exempt anyway) fills the second watch slot.
+	decodeEcho(t, e.do(t, c, http.MethodGet, pods, bobToken, nil))
+	adminHeld := e.async(c, http.MethodGet, pods+"?watch=1&hold=1", e.creds.AdminToken)
+	e.waitEntered(t, 1)
+	// Every slot taken: the admin still gets a watch.
+	decodeEcho(t, e.do(t, c, http.MethodGet, pods+"?watch=1", e.creds.AdminToken, nil))
+
+	close(e.release)
+	for _, ch := range []<-chan int{held, adminHeld} {
+		if code := <-ch; code != http.StatusOK {
+			t.Errorf("held watch: %d", code)
+		}
+	}
+	// bob's slot is given back.
+	decodeEcho(t, e.do(t, c, http.MethodGet, pods+"?watch=1", bobToken, nil))
+}
+
+func TestPerUserForgetsIdleUsers(t *testing.T) {
+	p := newPerUser(2)
+	for range 2 {
+		if !p.tryAcquire("bob") {
+			t.Fatal("bob refused under his limit")
+		}
+	}
+	if p.tryAcquire("bob") || !p.tryAcquire("carol") {
+		t.Fatal("limit is not per user")
+	}
+	p.release("bob")
+	p.release("bob")
+	p.release("carol")
+	if len(p.held) != 0 {
+		t.Errorf("users without watches are remembered: %v", p.held)
+	}
+	if unlimited := newPerUser(-1); !unlimited.tryAcquire("x") {
+		t.Error("a negative limit must mean unlimited")
+	}
+}

@@ -182,10 +182,12 @@ func reportedVerb(r *http.Request) string {
 	info, ok := request.InfoFrom(r.Context())
 	if !ok || !info.IsResourceRequest {
 		switch r.Method {
-		case http.MethodGet, http.MethodHead:
-			if IsLongRunning(r) {
+		case http.MethodGet:
+			if watchQuery(r) {
 				return "WATCH"
 			}
+			return "GET"
+		case http.MethodHead:
 			return "GET"
 		case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodConnect:
 			return r.Method
