@@ -150,7 +150,9 @@ func TestWatchStreamsThroughChain(t *testing.T) {
 }
 
 func TestReportedLabels(t *testing.T) {
-	known := func(group, version, resource string) bool { return group == "" && version == "v1" && resource == "pods" }
+	known := func(group, version, resource string) bool {
+		return group == "" && version == "v1" && resource == "pods"
+	}
 	tests := []struct {
 		method, target, contentType string
 		verb, resource              string
