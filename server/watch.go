@@ -125,6 +125,7 @@ type eventWriter struct {
 	rc             *http.ResponseController
 	writeTimeout   time.Duration
 	end            time.Time // the watch's timeout
+	armed          time.Time // the write deadline set last
 	failed         bool
 	// buffered, if set, says the stream has the next event ready: the
 	// flush waits for the end of the burst.
@@ -141,12 +142,19 @@ func (ew *eventWriter) start() {
 }
 
 // setDeadline gives the next write and flush the write timeout, cut at the
-// watch's end. A writer without deadlines (a test recorder) goes without.
+// watch's end. Re-arming has a cost (over HTTP/2, a message to the
+// connection's goroutine), so a deadline that still leaves 7/8 of the
+// timeout is kept. A writer without deadlines (a test recorder) goes
+// without.
 func (ew *eventWriter) setDeadline() {
 	dl := time.Now().Add(ew.writeTimeout)
 	if dl.After(ew.end) {
 		dl = ew.end
 	}
+	if !ew.armed.IsZero() && !ew.armed.Before(dl.Add(-ew.writeTimeout/8)) {
+		return
+	}
+	ew.armed = dl
 	_ = ew.rc.SetWriteDeadline(dl)
 }
 
