@@ -35,6 +35,9 @@ type Options struct {
 	// only system:masters (the admin) is allowed.
 	AuthorizationPolicyFile string
 
+	// In-flight limits (429 beyond), kube's defaults 400 and 200; watches
+	// count against MaxWatches (default 10000) instead. system:masters is
+	// exempt from all of them.
 	MaxRequestsInFlight         int
 	MaxMutatingRequestsInFlight int
 	MaxWatches                  int

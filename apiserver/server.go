@@ -126,6 +126,9 @@ func (a *APIServer) Run(ctx context.Context) error {
 	// ends watches instead of waiting out their timeouts.
 	serveCtx, stopServing := context.WithCancel(ctx)
 	defer stopServing()
+	// No ReadTimeout or WriteTimeout: they would cut watches. Bodies get a
+	// per-request read deadline instead (filters.BodyDeadline), and
+	// watches a write deadline per write (server.Config.WatchWriteTimeout).
 	httpSrv := &http.Server{
 		Handler:           handler,
 		TLSConfig:         pki.TLSConfig(creds),
