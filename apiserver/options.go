@@ -37,10 +37,20 @@ type Options struct {
 	// only system:masters (the admin) is allowed.
 	AuthorizationPolicyFile string
 
+	// In-flight limits (429 beyond), kube's defaults 400 and 200; watches
+	// count against MaxWatches (default 10000) instead. system:masters is
+	// exempt from all of them.
 	MaxRequestsInFlight         int
 	MaxMutatingRequestsInFlight int
 	MaxWatches                  int
-	MaxBodyBytes                int64
+	// MaxWatchesPerUser caps one user's open watches (429 beyond), so one
+	// user cannot take every watch slot; system:masters is exempt.
+	// Default 1000.
+	MaxWatchesPerUser int
+	MaxBodyBytes      int64
+	// WatchWriteTimeout disconnects a watcher that has not taken a write
+	// for this long; default 60s.
+	WatchWriteTimeout time.Duration
 	// RequestTimeout bounds non-watch requests; default 60s.
 	RequestTimeout time.Duration
 	// ReadHeaderTimeout closes connections that have not sent a request's

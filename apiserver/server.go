@@ -97,6 +97,7 @@ func (a *APIServer) Run(ctx context.Context) error {
 		Logger:            log,
 		Registerer:        o.Registerer,
 		MinRequestTimeout: o.MinRequestTimeout,
+		WatchWriteTimeout: o.WatchWriteTimeout,
 		MaxBodyBytes:      o.MaxBodyBytes,
 	})
 	if err != nil {
@@ -125,6 +126,9 @@ func (a *APIServer) Run(ctx context.Context) error {
 	// ends watches instead of waiting out their timeouts.
 	serveCtx, stopServing := context.WithCancel(ctx)
 	defer stopServing()
+	// No ReadTimeout or WriteTimeout: they would cut watches. Bodies get a
+	// per-request read deadline instead (filters.BodyDeadline), and
+	// watches a write deadline per write (server.Config.WatchWriteTimeout).
 	httpSrv := &http.Server{
 		Handler:           handler,
 		TLSConfig:         pki.TLSConfig(creds),
@@ -235,22 +239,28 @@ func (a *APIServer) handler(api *server.Server, creds *pki.Credentials) (http.Ha
 	return filters.Chain(mux,
 		filters.Recovery(o.Logger),
 		request.WithRequestInfo,
-		filters.Metrics(metrics),
-		filters.Authentication(authn),
+		filters.BodyDeadline(o.RequestTimeout),
+		filters.Authentication(authn, metrics),
+		filters.Metrics(metrics, api.Serves),
 		request.WithScope(api), // 404 for a cluster-scoped resource under a namespace, before authz judges it there
 		filters.Authorization(authz),
 		filters.MaxInFlight(filters.InFlightLimits{
-			ReadOnly: o.MaxRequestsInFlight,
-			Mutating: o.MaxMutatingRequestsInFlight,
-			Watches:  o.MaxWatches,
+			ReadOnly:       o.MaxRequestsInFlight,
+			Mutating:       o.MaxMutatingRequestsInFlight,
+			Watches:        o.MaxWatches,
+			WatchesPerUser: o.MaxWatchesPerUser,
 		}),
-		filters.BodyLimit(o.MaxBodyBytes),
 		filters.Timeout(o.RequestTimeout),
+		filters.BodyLimit(o.MaxBodyBytes),
 	), nil
 }
 
+// authenticator is the client certificate (verified here, not in the TLS
+// handshake, so a bad one does not cut the connection), then the token
+// files; a request without any credential is anonymous on the public-info
+// paths only.
 func (a *APIServer) authenticator(creds *pki.Credentials) (auth.Authenticator, error) {
-	authns := auth.Union{auth.X509{}}
+	authns := auth.Union{auth.X509{Roots: pki.ClientCAPool(creds)}}
 	for _, path := range []string{creds.Path(pki.TokenFile), a.opts.TokenAuthFile} {
 		if path == "" {
 			continue
@@ -261,7 +271,7 @@ func (a *APIServer) authenticator(creds *pki.Credentials) (auth.Authenticator, e
 		}
 		authns = append(authns, tf)
 	}
-	return authns, nil
+	return auth.AnonymousPublicInfo{Authenticator: authns}, nil
 }
 
 func readTokenFile(path string) (*auth.TokenFile, error) {

@@ -33,6 +33,10 @@ type Config struct {
 	// after a random time in [MinRequestTimeout, 2*MinRequestTimeout).
 	// Default 30 minutes.
 	MinRequestTimeout time.Duration
+	// WatchWriteTimeout bounds each write (and flush) of a watch event:
+	// a watcher that does not read for this long is disconnected.
+	// Default DefaultWatchWriteTimeout.
+	WatchWriteTimeout time.Duration
 	// SlowThreshold is the duration past which a request's trace is
 	// logged. Default trace.DefaultThreshold.
 	SlowThreshold time.Duration
@@ -61,6 +65,9 @@ type Server struct {
 	// and loaded the CRDs; /readyz fails until then.
 	bootOnce sync.Once
 	booted   chan struct{}
+
+	// watchWrite bounds each write of a watch event.
+	watchWrite time.Duration
 }
 
 // New validates cfg and returns a Server. It starts nothing.
@@ -87,6 +94,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.minReq <= 0 {
 		s.minReq = 30 * time.Minute
+	}
+	if s.watchWrite = cfg.WatchWriteTimeout; s.watchWrite <= 0 {
+		s.watchWrite = DefaultWatchWriteTimeout
 	}
 	if s.slow <= 0 {
 		s.slow = trace.DefaultThreshold
@@ -135,3 +145,10 @@ func (s *Server) Run(ctx context.Context) error {
 // Handler returns the API without authentication, authorization or limits;
 // those are filters wrapped around it.
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+// Serves reports whether the server now serves resource in group and
+// version: a built-in, or a resource of an established CRD.
+func (s *Server) Serves(group, version, resource string) bool {
+	_, ok := s.reg.lookup(group, version, resource)
+	return ok
+}

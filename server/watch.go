@@ -14,11 +14,22 @@ import (
 	"github.com/listwatch/listwatch/wire"
 )
 
+// DefaultWatchWriteTimeout is how long one write of a watch event may take
+// before the watcher, who is not reading, is disconnected.
+const DefaultWatchWriteTimeout = 60 * time.Second
+
 // watch answers a WATCH: a newline-framed stream of events, flushed one by
-// one, until timeoutSeconds (or a random time in [MinRequestTimeout,
-// 2*MinRequestTimeout)) passes, the client leaves, or the Reader ends the
-// stream. An expired resourceVersion is HTTP 200 and then one ERROR event
-// with a 410 Expired Status, as kube-apiserver answers it.
+// one, until timeoutSeconds (or, without it or with 0, a random time in
+// [MinRequestTimeout, 2*MinRequestTimeout)) passes, the client leaves, or
+// the Reader ends the stream. An expired resourceVersion is HTTP 200 and
+// then one ERROR event with a 410 Expired Status, as kube-apiserver answers
+// it.
+//
+// Every write and flush has a write deadline (http.ResponseController): the
+// watch write timeout, and never past the watch's end. So a client that
+// stops reading is disconnected after the write timeout, or at its
+// timeoutSeconds if that comes first, instead of holding a goroutine, a
+// watch slot and its buffered events for ever.
 func (c *call) watch() error {
 	out, err := negotiate(c.r.Header.Get("Accept"))
 	if err != nil {
@@ -41,11 +52,14 @@ func (c *call) watch() error {
 	if err != nil {
 		return err
 	}
+	// As kube's: timeoutSeconds=0 (or none) is no client timeout, and the
+	// server's own random one applies.
 	timeout := time.Duration(float64(c.s.minReq) * (rand.Float64() + 1))
-	if o.TimeoutSeconds != nil {
+	if o.TimeoutSeconds != nil && *o.TimeoutSeconds > 0 {
 		timeout = time.Duration(*o.TimeoutSeconds) * time.Second
 	}
-	ctx, cancel := context.WithTimeout(c.r.Context(), timeout)
+	end := time.Now().Add(timeout)
+	ctx, cancel := context.WithDeadline(c.r.Context(), end)
 	defer cancel()
 
 	stream, err := c.s.reader.WatchList(ctx, c.res.prefix(c.ns), storage.WatchOptions{
@@ -60,7 +74,11 @@ func (c *call) watch() error {
 		defer stream.Close()
 	}
 	c.tr.Step("Watch started")
-	ew := &eventWriter{call: c, out: out, allowBookmarks: o.AllowWatchBookmarks}
+	ew := &eventWriter{call: c, out: out, allowBookmarks: o.AllowWatchBookmarks,
+		rc: http.NewResponseController(c.w), writeTimeout: c.s.watchWrite, end: end}
+	// The last bytes (the end of the chunked stream) are written after
+	// this returns: give them a deadline of their own.
+	defer func() { _ = ew.rc.SetWriteDeadline(time.Now().Add(ew.writeTimeout)) }()
 	if b, ok := stream.(storage.Buffered); ok {
 		ew.buffered = b.Buffered
 	}
@@ -104,6 +122,10 @@ type eventWriter struct {
 	out            output
 	allowBookmarks bool
 	flusher        http.Flusher
+	rc             *http.ResponseController
+	writeTimeout   time.Duration
+	end            time.Time // the watch's timeout
+	armed          time.Time // the write deadline set last
 	failed         bool
 	// buffered, if set, says the stream has the next event ready: the
 	// flush waits for the end of the burst.
@@ -115,7 +137,25 @@ func (ew *eventWriter) start() {
 	ew.w.Header().Set("Transfer-Encoding", "chunked")
 	ew.w.WriteHeader(http.StatusOK)
 	ew.flusher, _ = ew.w.(http.Flusher)
+	ew.setDeadline()
 	ew.flush()
+}
+
+// setDeadline gives the next write and flush the write timeout, cut at the
+// watch's end. Re-arming has a cost (over HTTP/2, a message to the
+// connection's goroutine), so a deadline that still leaves 7/8 of the
+// timeout is kept. A writer without deadlines (a test recorder) goes
+// without.
+func (ew *eventWriter) setDeadline() {
+	dl := time.Now().Add(ew.writeTimeout)
+	if dl.After(ew.end) {
+		dl = ew.end
+	}
+	if !ew.armed.IsZero() && !ew.armed.Before(dl.Add(-ew.writeTimeout/8)) {
+		return
+	}
+	ew.armed = dl
+	_ = ew.rc.SetWriteDeadline(dl)
 }
 
 func (ew *eventWriter) flush() {
@@ -197,6 +237,7 @@ func (ew *eventWriter) raw(b []byte) bool {
 	if ew.failed {
 		return false
 	}
+	ew.setDeadline()
 	if _, err := ew.w.Write(b); err != nil {
 		ew.failed = true
 		return false

@@ -6,20 +6,27 @@ import (
 )
 
 // TLSConfig is the server's TLS configuration: TLS 1.2 or later, the serving
-// certificate, and client certificates verified against the CA when offered
-// (tls.VerifyClientCertIfGiven). A request that brings a certificate from
-// another CA fails the handshake; one that brings none goes on to bearer
-// token authentication. Verified chains land in http.Request.TLS for the
-// x509 authenticator.
+// certificate, and client certificates requested but not verified at the
+// TLS layer (tls.RequestClientCert), as kube-apiserver does. A certificate
+// from another CA, expired, or not for client auth therefore does not abort
+// the handshake: the x509 authenticator (auth.X509 with ClientCAPool as
+// Roots) verifies it per request and refuses it there, so a request that
+// also carries a valid bearer token is still served. The CA is still sent
+// as the acceptable-CA hint, so clients pick the right certificate.
 func TLSConfig(creds *Credentials) *tls.Config {
-	pool := x509.NewCertPool()
-	pool.AddCert(creds.CA)
 	return &tls.Config{
 		MinVersion:   tls.VersionTLS12,
 		Certificates: []tls.Certificate{creds.Serving},
-		ClientAuth:   tls.VerifyClientCertIfGiven,
-		ClientCAs:    pool,
+		ClientAuth:   tls.RequestClientCert,
+		ClientCAs:    ClientCAPool(creds),
 	}
+}
+
+// ClientCAPool is the pool client certificates must chain to: the CA.
+func ClientCAPool(creds *Credentials) *x509.CertPool {
+	pool := x509.NewCertPool()
+	pool.AddCert(creds.CA)
+	return pool
 }
 
 // ClientTLSConfig is the client side for the admin: trusts the CA, and

@@ -14,8 +14,8 @@ const (
 	GroupMasters = "system:masters"
 	// GroupAuthenticated is added to every authenticated user.
 	GroupAuthenticated = "system:authenticated"
-	// GroupUnauthenticated is kube's group of anonymous requests. listwatch
-	// never authenticates anyone into it, but policies may name it.
+	// GroupUnauthenticated is kube's group of anonymous requests: only
+	// AnonymousPublicInfo authenticates anyone into it.
 	GroupUnauthenticated = "system:unauthenticated"
 )
 
@@ -60,9 +60,10 @@ func (u Union) Authenticate(r *http.Request) (*request.User, bool, error) {
 
 // WithAuthenticatedGroup returns a copy of u that is in
 // system:authenticated, as kube-apiserver adds that group to every user it
-// authenticates.
+// authenticates. The anonymous user (in system:unauthenticated) is returned
+// as it is.
 func WithAuthenticatedGroup(u *request.User) *request.User {
-	if slices.Contains(u.Groups, GroupAuthenticated) {
+	if slices.Contains(u.Groups, GroupAuthenticated) || slices.Contains(u.Groups, GroupUnauthenticated) {
 		return u
 	}
 	c := *u

@@ -7,8 +7,11 @@
 // recognises, or an error for a credential it recognises but rejects. Union
 // tries several in order; the first success wins. Two are provided:
 //
-//   - X509: the client certificate that the TLS layer verified against the
-//     cluster CA (tls.VerifyClientCertIfGiven); user = CN, groups = O.
+//   - X509: the client certificate, verified here against the cluster CA
+//     (chain, validity, client-auth usage) as kube's x509 authenticator
+//     does; the TLS layer only requests it (tls.RequestClientCert), so a bad
+//     certificate fails authentication, not the handshake. user = CN,
+//     groups = O.
 //   - TokenFile: Kubernetes' static token file (--token-auth-file), read by
 //     ParseTokenFile, matched against "Authorization: Bearer <token>" in
 //     constant time.
@@ -21,7 +24,13 @@
 // still allows get/list/watch only, "*" for user or group means every
 // authenticated user, and a nonResourcePath ending in "*" is a prefix.
 //
-// Caveats: there is no anonymous user; a request no authenticator accepts is
-// refused with 401 by the filter in server/filters. Tokens are loaded once;
-// reload by building a new authenticator.
+// Anonymous requests: AnonymousPublicInfo makes a request with no
+// credential at all system:anonymous (group system:unauthenticated) when it
+// GETs public information (IsPublicInfo: /healthz, /livez, /readyz,
+// /version and paths below them), which the authorization filter allows to
+// everyone as kube's system:public-info-viewer role does. Any other request
+// that no authenticator accepts, and any request with an invalid credential,
+// is refused with 401 by the filter in server/filters.
+//
+// Caveats: tokens are loaded once; reload by building a new authenticator.
 package auth

@@ -1,14 +1,19 @@
 package auth
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestX509(t *testing.T) {
@@ -38,5 +43,93 @@ func TestX509(t *testing.T) {
 		if ok && (u.Name != "carol" || !slices.Equal(u.Groups, []string{"dev", "ops"})) {
 			t.Errorf("%s: user %+v", tt.name, u)
 		}
+	}
+}
+
+// testCA issues certificates for the verifying X509 tests.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+func newTestCA(t *testing.T, name string) *testCA {
+	t.Helper()
+	now := time.Now()
+	cert, key := issueTest(t, &x509.Certificate{Subject: pkix.Name{CommonName: name}, NotBefore: now.Add(-time.Hour),
+		NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}, nil)
+	return &testCA{cert: cert, key: key}
+}
+
+// issueTest signs tmpl with ca (self-signed when ca is nil).
+func issueTest(t *testing.T, tmpl *x509.Certificate, ca *testCA) (*x509.Certificate, *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl.SerialNumber = big.NewInt(time.Now().UnixNano())
+	parent, signer := tmpl, key
+	if ca != nil {
+		parent, signer = ca.cert, ca.key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert, key
+}
+
+func TestX509VerifiesAgainstRoots(t *testing.T) {
+	ca, other := newTestCA(t, "ca"), newTestCA(t, "other")
+	now := time.Now()
+	leaf := func(ca *testCA, notAfter time.Time, usage x509.ExtKeyUsage) *x509.Certificate {
+		c, _ := issueTest(t, &x509.Certificate{Subject: pkix.Name{CommonName: "carol", Organization: []string{"dev", "ops"}},
+			NotBefore: now.Add(-2 * time.Hour), NotAfter: notAfter, ExtKeyUsage: []x509.ExtKeyUsage{usage}}, ca)
+		return c
+	}
+	interCert, interKey := issueTest(t, &x509.Certificate{Subject: pkix.Name{CommonName: "intermediate"}, NotBefore: now.Add(-time.Hour),
+		NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}, ca)
+	inter := &testCA{cert: interCert, key: interKey}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.cert)
+
+	tests := []struct {
+		name  string
+		chain []*x509.Certificate
+		ok    bool
+	}{
+		{"valid", []*x509.Certificate{leaf(ca, now.Add(time.Hour), x509.ExtKeyUsageClientAuth)}, true},
+		{"via intermediate", []*x509.Certificate{leaf(inter, now.Add(time.Hour), x509.ExtKeyUsageClientAuth), inter.cert}, true},
+		{"intermediate not sent", []*x509.Certificate{leaf(inter, now.Add(time.Hour), x509.ExtKeyUsageClientAuth)}, false},
+		{"other CA", []*x509.Certificate{leaf(other, now.Add(time.Hour), x509.ExtKeyUsageClientAuth)}, false},
+		{"expired", []*x509.Certificate{leaf(ca, now.Add(-time.Hour), x509.ExtKeyUsageClientAuth)}, false},
+		{"server usage", []*x509.Certificate{leaf(ca, now.Add(time.Hour), x509.ExtKeyUsageServerAuth)}, false},
+		{"self-signed", []*x509.Certificate{leaf(nil, now.Add(time.Hour), x509.ExtKeyUsageClientAuth)}, false},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		// What tls.RequestClientCert leaves: certificates, no verified chains.
+		r.TLS = &tls.ConnectionState{PeerCertificates: tt.chain}
+		u, ok, err := X509{Roots: roots}.Authenticate(r)
+		if ok != tt.ok {
+			t.Errorf("%s: ok=%v err=%v, want ok=%v", tt.name, ok, err, tt.ok)
+		}
+		if !tt.ok && !errors.Is(err, ErrCertNotVerified) {
+			t.Errorf("%s: err %v, want ErrCertNotVerified", tt.name, err)
+		}
+		if ok && (u.Name != "carol" || !slices.Equal(u.Groups, []string{"dev", "ops"})) {
+			t.Errorf("%s: user %+v", tt.name, u)
+		}
+	}
+	// The clock is the authenticator's.
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{leaf(ca, now.Add(time.Hour), x509.ExtKeyUsageClientAuth)}}
+	if _, ok, _ := (X509{Roots: roots, Now: func() time.Time { return now.Add(2 * time.Hour) }}).Authenticate(r); ok {
+		t.Error("certificate accepted after its expiry by the authenticator's clock")
 	}
 }

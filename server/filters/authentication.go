@@ -10,13 +10,16 @@ import (
 )
 
 // WithAuthentication puts the user authn finds into the request context
-// (request.WithUser), in group system:authenticated, and removes the
-// Authorization header so no handler can replay the credential. A request
-// that no authenticator accepts gets 401 Unauthorized: there is no
-// anonymous access.
-func WithAuthentication(h http.Handler, authn auth.Authenticator) http.Handler {
+// (request.WithUser), in group system:authenticated (the anonymous user of
+// auth.AnonymousPublicInfo stays in system:unauthenticated only), and
+// removes the Authorization header so no handler can replay the credential.
+// A request that no authenticator accepts gets 401 Unauthorized. Each
+// attempt is counted in m's authentication_attempts (m may be nil): that is
+// the only metric a request without valid credentials reaches.
+func WithAuthentication(h http.Handler, authn auth.Authenticator, m *RequestMetrics) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, ok, err := authn.Authenticate(r)
+		m.authenticated(ok, err)
 		if !ok {
 			if err != nil {
 				slog.Debug("authentication failed", "path", r.URL.Path, "err", err)

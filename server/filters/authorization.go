@@ -20,13 +20,22 @@ var errNoRequestInfo = errors.New("filters: no request info in context")
 //	configmaps is forbidden: User "bob" cannot list resource "configmaps" in API group "" in the namespace "default"
 //
 // followed by ": <reason>" when the authorizer gave one. It must run inside
-// the filter that sets the request info.
+// the filter that sets the request info. A get of public information
+// (auth.IsPublicInfo: /healthz, /livez, /readyz, /version) is allowed to
+// everyone, as kube's system:public-info-viewer role is bound to
+// system:authenticated and system:unauthenticated.
 func WithAuthorization(h http.Handler, authz auth.Authorizer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		info, ok := request.InfoFrom(ctx)
 		if !ok {
 			writeStatus(w, wire.NewInternalError(errNoRequestInfo))
+			return
+		}
+		if !info.IsResourceRequest && auth.IsPublicInfo(info.Verb, info.Path) {
+			// kube's system:public-info-viewer, bound to every user,
+			// authenticated or anonymous.
+			h.ServeHTTP(w, r)
 			return
 		}
 		u, _ := request.UserFrom(ctx)

@@ -21,8 +21,10 @@ func TestAuthorizationNoPolicyOnlyAdmin(t *testing.T) {
 	if s.Details == nil || s.Details.Kind != "configmaps" {
 		t.Errorf("details %+v", s.Details)
 	}
-	resp = e.do(t, c, http.MethodGet, "/healthz", bobToken, nil)
-	wantStatus(t, resp, http.StatusForbidden, wire.ReasonForbidden, `forbidden: User "bob" cannot get path "/healthz"`)
+	resp = e.do(t, c, http.MethodGet, "/openapi/v2", bobToken, nil)
+	wantStatus(t, resp, http.StatusForbidden, wire.ReasonForbidden, `forbidden: User "bob" cannot get path "/openapi/v2"`)
+	// Public information is for everyone (system:public-info-viewer).
+	decodeEcho(t, e.do(t, c, http.MethodGet, "/healthz", bobToken, nil))
 	resp = e.do(t, c, http.MethodGet, "/apis/apps/v1/namespaces/ns/deployments/web/scale", bobToken, nil)
 	wantStatus(t, resp, http.StatusForbidden, wire.ReasonForbidden,
 		`deployments.apps "web" is forbidden: User "bob" cannot get resource "deployments/scale" in API group "apps" in the namespace "ns"`)
@@ -51,9 +53,9 @@ func TestAuthorizationABAC(t *testing.T) {
 	resp = e.do(t, c, http.MethodPost, "/api/v1/namespaces/default/pods", bobToken, nil)
 	wantStatus(t, resp, http.StatusForbidden, wire.ReasonForbidden,
 		`pods is forbidden: User "bob" cannot create resource "pods" in API group "" in the namespace "default": No policy matched.`)
-	resp = e.do(t, c, http.MethodGet, "/healthz", bobToken, nil)
+	resp = e.do(t, c, http.MethodGet, "/openapi/v2", bobToken, nil)
 	wantStatus(t, resp, http.StatusForbidden, wire.ReasonForbidden,
-		`forbidden: User "bob" cannot get path "/healthz": No policy matched.`)
+		`forbidden: User "bob" cannot get path "/openapi/v2": No policy matched.`)
 }
 
 func TestForbiddenSanitizesHTML(t *testing.T) {

@@ -29,12 +29,13 @@ func BenchmarkChain(b *testing.B) {
 	chain := Chain(api,
 		Recovery(slog.New(slog.NewTextHandler(io.Discard, nil))),
 		request.WithRequestInfo,
-		Metrics(m),
-		Authentication(auth.Union{auth.X509{}, tokens}),
+		BodyDeadline(0),
+		Authentication(auth.Union{auth.X509{}, tokens}, m),
+		Metrics(m, servesPodsAndConfigMaps),
 		Authorization(auth.NewAuthorizer(nil)),
 		MaxInFlight(InFlightLimits{}),
-		BodyLimit(0),
 		Timeout(0),
+		BodyLimit(0),
 	)
 	for _, bc := range []struct {
 		name string

@@ -26,13 +26,13 @@ func Recovery(logger *slog.Logger) Filter {
 }
 
 // Metrics is WithMetrics as a Filter.
-func Metrics(m *RequestMetrics) Filter {
-	return func(h http.Handler) http.Handler { return WithMetrics(h, m) }
+func Metrics(m *RequestMetrics, known KnownResource) Filter {
+	return func(h http.Handler) http.Handler { return WithMetrics(h, m, known) }
 }
 
 // Authentication is WithAuthentication as a Filter.
-func Authentication(a auth.Authenticator) Filter {
-	return func(h http.Handler) http.Handler { return WithAuthentication(h, a) }
+func Authentication(a auth.Authenticator, m *RequestMetrics) Filter {
+	return func(h http.Handler) http.Handler { return WithAuthentication(h, a, m) }
 }
 
 // Authorization is WithAuthorization as a Filter.
@@ -53,4 +53,9 @@ func BodyLimit(limit int64) Filter {
 // Timeout is WithTimeout as a Filter.
 func Timeout(d time.Duration) Filter {
 	return func(h http.Handler) http.Handler { return WithTimeout(h, d) }
+}
+
+// BodyDeadline is WithBodyDeadline as a Filter.
+func BodyDeadline(d time.Duration) Filter {
+	return func(h http.Handler) http.Handler { return WithBodyDeadline(h, d) }
 }

@@ -8,15 +8,16 @@
 // The integrator builds the chain outermost first:
 //
 //	h := filters.Chain(api,
-//		filters.Recovery(logger),         // 500 on panic; outermost, sees every panic
-//		request.WithRequestInfo,          // puts *request.Info in the context
-//		filters.Metrics(m),               // counts everything below, 401s and 429s included
-//		filters.Authentication(authn),    // 401; no anonymous access
-//		request.WithScope(srv),           // 404: no cluster-scoped resource under a namespace
-//		filters.Authorization(authz),     // 403, kube's message
-//		filters.MaxInFlight(limits),      // 429 + Retry-After; needs the user (masters exemption)
-//		filters.BodyLimit(3<<20),         // 413
-//		filters.Timeout(60*time.Second),  // 504; skips watches
+//		filters.Recovery(logger),              // 500 on panic; outermost, sees every panic
+//		request.WithRequestInfo,               // puts *request.Info in the context
+//		filters.BodyDeadline(60*time.Second),  // read deadline for bodies, even unread ones
+//		filters.Authentication(authn, m),      // 401; anonymous only for public info
+//		filters.Metrics(m, api.Serves),        // counts authenticated requests, 403s and 429s included
+//		request.WithScope(api),                // 404: no cluster-scoped resource under a namespace
+//		filters.Authorization(authz),          // 403, kube's message
+//		filters.MaxInFlight(limits),           // 429 + Retry-After; needs the user (per-user limit, masters)
+//		filters.Timeout(60*time.Second),       // 504; skips watches
+//		filters.BodyLimit(3<<20),              // 413; reads bodies within the timeout
 //	)
 //
 // Filters read the request's *request.Info (request.InfoFrom) for verb,
@@ -35,10 +36,19 @@
 //     never takes a truncated body for a whole one.
 //   - BodyLimit never holds more than limit+1 bytes of a body of unknown
 //     length, and refuses a declared length over the limit without reading.
+//   - A body is read within the request timeout: BodyLimit runs inside
+//     Timeout, so a client that dribbles its body gets 504 and gives back
+//     its in-flight slot at the timeout, and BodyDeadline's read deadline
+//     (the timeout plus a second) then ends the read itself.
+//   - Metric label values come from fixed sets and the resources the server
+//     serves; a request without valid credentials only counts in
+//     authentication_attempts. A client cannot grow the metrics.
 //
 // # Caveats
 //
 // As in kube-apiserver, members of system:masters are not refused by the
-// read-only and mutating in-flight limits (they may exceed them); they are
-// still subject to the watch limit, which protects memory.
+// in-flight limits (they may exceed them), and long-running requests are
+// not counted against the read-only and mutating limits. Watches have their
+// own limits instead, in all and per user, which system:masters may also
+// exceed: no user can lock the admin out.
 package filters

@@ -29,12 +29,14 @@ func ExampleChain() {
 	h := filters.Chain(api,
 		filters.Recovery(slog.Default()),
 		request.WithRequestInfo,
-		filters.Metrics(metrics),
-		filters.Authentication(auth.Union{auth.X509{}, tokens}),
+		filters.BodyDeadline(filters.DefaultRequestTimeout),
+		filters.Authentication(auth.AnonymousPublicInfo{Authenticator: auth.Union{
+			auth.X509{Roots: pki.ClientCAPool(creds)}, tokens}}, metrics),
+		filters.Metrics(metrics, nil),                  // the server core's Serves
 		filters.Authorization(auth.NewAuthorizer(nil)), // nil policy: system:masters only
-		filters.MaxInFlight(filters.InFlightLimits{}),  // 400 / 200 / 10000
-		filters.BodyLimit(filters.DefaultMaxBodyBytes),
+		filters.MaxInFlight(filters.InFlightLimits{}),  // 400 / 200 / 10000 / 1000 per user
 		filters.Timeout(filters.DefaultRequestTimeout),
+		filters.BodyLimit(filters.DefaultMaxBodyBytes),
 	)
 	srv := &http.Server{Addr: "127.0.0.1:6443", Handler: h, TLSConfig: pki.TLSConfig(creds),
 		ReadHeaderTimeout: 10 * time.Second}

@@ -69,7 +69,6 @@ func TestMaxInFlight(t *testing.T) {
 		{http.MethodGet, pods, bobToken},
 		{http.MethodPut, pods + "/a", bobToken},
 		{http.MethodGet, pods + "?watch=true", bobToken},
-		{http.MethodGet, pods + "?watch=true", e.creds.AdminToken}, // masters too: watches cost memory
 	} {
 		resp := e.do(t, c, r.method, r.path, r.token, nil)
 		if got := resp.Header.Get("Retry-After"); got != "1" {
@@ -84,6 +83,8 @@ func TestMaxInFlight(t *testing.T) {
 	// and mutating limits.
 	decodeEcho(t, e.do(t, c, http.MethodGet, pods, e.creds.AdminToken, nil))
 	decodeEcho(t, e.do(t, c, http.MethodDelete, pods+"/a", e.creds.AdminToken, nil))
+	// Nor by the watch limit: no user can lock the admin out.
+	decodeEcho(t, e.do(t, c, http.MethodGet, pods+"?watch=1", e.creds.AdminToken, nil))
 
 	close(e.release)
 	for i, ch := range held {
@@ -99,7 +100,7 @@ func TestMaxInFlight(t *testing.T) {
 
 func TestInFlightLimitsDefaults(t *testing.T) {
 	got := InFlightLimits{Mutating: -1}.withDefaults()
-	if got != (InFlightLimits{ReadOnly: 400, Mutating: -1, Watches: 10000}) {
+	if got != (InFlightLimits{ReadOnly: 400, Mutating: -1, Watches: 10000, WatchesPerUser: 1000}) {
 		t.Errorf("withDefaults = %+v", got)
 	}
 	if newSemaphore(-1) != nil || !semaphore(nil).tryAcquire() {
@@ -159,3 +160,59 @@ func TestBodyLimitChunkedIsBounded(t *testing.T) {
 type readFunc func([]byte) (int, error)
 
 func (f readFunc) Read(p []byte) (int, error) { return f(p) }
+
+func TestWatchesPerUser(t *testing.T) {
+	pl, err := auth.ParsePolicyFile(strings.NewReader(`{"user":"bob"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, envConfig{policy: pl, limits: InFlightLimits{ReadOnly: 1, Watches: 2, WatchesPerUser: 1}})
+	c := e.client(t)
+	const pods = "/api/v1/namespaces/default/pods"
+	held := e.async(c, http.MethodGet, pods+"?watch=1&hold=1", bobToken)
+	e.waitEntered(t, 1)
+
+	// bob has his one watch.
+	resp := e.do(t, c, http.MethodGet, pods+"?watch=1", bobToken, nil)
+	if got := resp.Header.Get("Retry-After"); got != "1" {
+		t.Errorf("Retry-After %q, want 1", got)
+	}
+	wantStatus(t, resp, http.StatusTooManyRequests, wire.ReasonTooManyRequests, "Too many requests, please try again later.")
+	// His watch takes no read-only slot (there is one), and others' watches
+	// are not his: the admin (exempt anyway) fills the second watch slot.
+	decodeEcho(t, e.do(t, c, http.MethodGet, pods, bobToken, nil))
+	adminHeld := e.async(c, http.MethodGet, pods+"?watch=1&hold=1", e.creds.AdminToken)
+	e.waitEntered(t, 1)
+	// Every slot taken: the admin still gets a watch.
+	decodeEcho(t, e.do(t, c, http.MethodGet, pods+"?watch=1", e.creds.AdminToken, nil))
+
+	close(e.release)
+	for _, ch := range []<-chan int{held, adminHeld} {
+		if code := <-ch; code != http.StatusOK {
+			t.Errorf("held watch: %d", code)
+		}
+	}
+	// bob's slot is given back.
+	decodeEcho(t, e.do(t, c, http.MethodGet, pods+"?watch=1", bobToken, nil))
+}
+
+func TestPerUserForgetsIdleUsers(t *testing.T) {
+	p := newPerUser(2)
+	for range 2 {
+		if !p.tryAcquire("bob") {
+			t.Fatal("bob refused under his limit")
+		}
+	}
+	if p.tryAcquire("bob") || !p.tryAcquire("carol") {
+		t.Fatal("limit is not per user")
+	}
+	p.release("bob")
+	p.release("bob")
+	p.release("carol")
+	if len(p.held) != 0 {
+		t.Errorf("users without watches are remembered: %v", p.held)
+	}
+	if unlimited := newPerUser(-1); !unlimited.tryAcquire("x") {
+		t.Error("a negative limit must mean unlimited")
+	}
+}

@@ -26,7 +26,12 @@ func IsLongRunning(r *http.Request) bool {
 		}
 		return false
 	}
-	// kube's parameter codec: any value but "", false or 0 is a watch.
+	return watchQuery(r)
+}
+
+// watchQuery reads r's watch parameter as kube's parameter codec does: any
+// value but "", false or 0 is a watch.
+func watchQuery(r *http.Request) bool {
 	v, ok := r.URL.Query()["watch"]
 	if !ok || len(v) == 0 {
 		return false

@@ -100,12 +100,13 @@ func newEnv(t *testing.T, cfg envConfig) *env {
 	h := Chain(api,
 		Recovery(slog.New(slog.NewTextHandler(e.logs, nil))),
 		request.WithRequestInfo,
-		Metrics(metrics),
-		Authentication(auth.Union{auth.X509{}, tokens}),
+		BodyDeadline(cfg.timeout),
+		Authentication(auth.AnonymousPublicInfo{Authenticator: auth.Union{auth.X509{Roots: pki.ClientCAPool(creds)}, tokens}}, metrics),
+		Metrics(metrics, servesPodsAndConfigMaps),
 		Authorization(auth.NewAuthorizer(cfg.policy)),
 		MaxInFlight(cfg.limits),
-		BodyLimit(DefaultMaxBodyBytes),
 		Timeout(cfg.timeout),
+		BodyLimit(DefaultMaxBodyBytes),
 	)
 	e.srv = httptest.NewUnstartedServer(h)
 	e.srv.TLS = pki.TLSConfig(creds)
@@ -120,6 +121,11 @@ func newEnv(t *testing.T, cfg envConfig) *env {
 		e.srv.Close()
 	})
 	return e
+}
+
+// servesPodsAndConfigMaps is the test API's KnownResource.
+func servesPodsAndConfigMaps(group, version, resource string) bool {
+	return group == "" && version == "v1" && (resource == "pods" || resource == "configmaps")
 }
 
 func (e *env) echoAPI(w http.ResponseWriter, r *http.Request) {

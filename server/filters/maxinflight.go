@@ -3,6 +3,7 @@ package filters
 import (
 	"net/http"
 	"slices"
+	"sync"
 
 	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/server/request"
@@ -10,11 +11,13 @@ import (
 )
 
 // Default in-flight limits: kube-apiserver's --max-requests-inflight and
-// --max-mutating-requests-inflight, and our own cap on open watches.
+// --max-mutating-requests-inflight, and our own caps on open watches, in
+// all and per user.
 const (
-	DefaultMaxReadOnly = 400
-	DefaultMaxMutating = 200
-	DefaultMaxWatches  = 10000
+	DefaultMaxReadOnly       = 400
+	DefaultMaxMutating       = 200
+	DefaultMaxWatches        = 10000
+	DefaultMaxWatchesPerUser = 1000
 )
 
 // InFlightLimits caps concurrent requests by kind. Zero means the default;
@@ -22,7 +25,11 @@ const (
 type InFlightLimits struct {
 	ReadOnly int // get, list (not watch)
 	Mutating int // everything that writes
-	Watches  int // long-running requests, which the other two exclude
+	// Watches caps long-running requests, which the other two exclude.
+	Watches int
+	// WatchesPerUser caps the long-running requests of one user, so that
+	// one user cannot take every watch slot.
+	WatchesPerUser int
 }
 
 func (l InFlightLimits) withDefaults() InFlightLimits {
@@ -33,9 +40,10 @@ func (l InFlightLimits) withDefaults() InFlightLimits {
 		return v
 	}
 	return InFlightLimits{
-		ReadOnly: def(l.ReadOnly, DefaultMaxReadOnly),
-		Mutating: def(l.Mutating, DefaultMaxMutating),
-		Watches:  def(l.Watches, DefaultMaxWatches),
+		ReadOnly:       def(l.ReadOnly, DefaultMaxReadOnly),
+		Mutating:       def(l.Mutating, DefaultMaxMutating),
+		Watches:        def(l.Watches, DefaultMaxWatches),
+		WatchesPerUser: def(l.WatchesPerUser, DefaultMaxWatchesPerUser),
 	}
 }
 
@@ -67,22 +75,69 @@ func (s semaphore) release() {
 	}
 }
 
+// perUser counts the slots each user holds against a limit; a negative
+// limit means none. Users are forgotten when they hold none, so its size is
+// bounded by the requests in flight.
+type perUser struct {
+	limit int
+	mu    sync.Mutex
+	held  map[string]int // guarded by mu
+}
+
+func newPerUser(limit int) *perUser { return &perUser{limit: limit, held: map[string]int{}} }
+
+func (p *perUser) tryAcquire(user string) bool {
+	if p.limit < 0 {
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held[user] >= p.limit {
+		return false
+	}
+	p.held[user]++
+	return true
+}
+
+func (p *perUser) release(user string) {
+	if p.limit < 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held[user]--; p.held[user] <= 0 {
+		delete(p.held, user)
+	}
+}
+
 // WithMaxInFlight refuses requests beyond the limits with 429 Too Many
 // Requests and "Retry-After: 1". Read-only and mutating requests are limited
 // separately, so a flood of writes cannot starve reads; long-running
-// requests (watches) hold a slot of the watch limit for their whole life and
-// none of the others. Like kube-apiserver, a member of system:masters that
-// finds the read-only or mutating limit full is served anyway.
+// requests (watches) are exempt from both, as in kube-apiserver, and hold a
+// slot of the watch limit and of their user's watch limit for their whole
+// life instead. Like kube-apiserver, a member of system:masters that finds
+// a limit full is served anyway: no user can lock the admin out.
 func WithMaxInFlight(h http.Handler, limits InFlightLimits) http.Handler {
 	l := limits.withDefaults()
 	readOnly, mutating, watches := newSemaphore(l.ReadOnly), newSemaphore(l.Mutating), newSemaphore(l.Watches)
+	userWatches := newPerUser(l.WatchesPerUser)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		master := isMaster(r)
 		if IsLongRunning(r) {
-			if !watches.tryAcquire() {
+			if !master {
+				name := userName(r)
+				if !userWatches.tryAcquire(name) {
+					tooManyRequests(w)
+					return
+				}
+				defer userWatches.release(name)
+			}
+			if watches.tryAcquire() {
+				defer watches.release()
+			} else if !master {
 				tooManyRequests(w)
 				return
 			}
-			defer watches.release()
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -92,12 +147,20 @@ func WithMaxInFlight(h http.Handler, limits InFlightLimits) http.Handler {
 		}
 		if sem.tryAcquire() {
 			defer sem.release()
-		} else if !isMaster(r) {
+		} else if !master {
 			tooManyRequests(w)
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// userName is the name of the request's user, "" if none.
+func userName(r *http.Request) string {
+	if u, ok := request.UserFrom(r.Context()); ok {
+		return u.Name
+	}
+	return ""
 }
 
 func isMaster(r *http.Request) bool {

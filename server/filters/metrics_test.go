@@ -7,6 +7,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/listwatch/listwatch/server/request"
 )
 
 // metricValue sums the series of name whose labels include want: counter
@@ -70,9 +72,12 @@ func TestMetrics(t *testing.T) {
 	}{
 		{"apiserver_request_total", map[string]string{"verb": "LIST", "resource": "pods", "code": "200"}, 3},
 		{"apiserver_request_total", map[string]string{"verb": "POST", "resource": "pods", "code": "200"}, 1},
-		{"apiserver_request_total", map[string]string{"verb": "LIST", "resource": "pods", "code": "401"}, 1},
+		// An unauthenticated request is only an authentication attempt.
+		{"apiserver_request_total", map[string]string{"code": "401"}, 0},
+		{"authentication_attempts", map[string]string{"result": "error"}, 1},
+		{"authentication_attempts", map[string]string{"result": "success"}, 7},
 		{"apiserver_request_total", map[string]string{"verb": "GET", "resource": "", "code": "200"}, 1},
-		{"apiserver_request_duration_seconds", map[string]string{"verb": "LIST", "resource": "pods"}, 4},
+		{"apiserver_request_duration_seconds", map[string]string{"verb": "LIST", "resource": "pods"}, 3},
 		{"apiserver_longrunning_requests", map[string]string{"verb": "WATCH", "resource": "pods"}, 1},
 		{"apiserver_current_inflight_requests", map[string]string{"request_kind": "readOnly"}, 1},
 		{"apiserver_current_inflight_requests", map[string]string{"request_kind": "mutating"}, 0},
@@ -96,7 +101,7 @@ func TestMetrics(t *testing.T) {
 		{"apiserver_request_total", map[string]string{"verb": "WATCH", "resource": "pods", "code": "200"}, 1},
 		// Watches are not in the latency histogram.
 		{"apiserver_request_duration_seconds", map[string]string{"verb": "WATCH"}, 0},
-		{"apiserver_request_duration_seconds", map[string]string{"verb": "LIST", "resource": "pods"}, 5},
+		{"apiserver_request_duration_seconds", map[string]string{"verb": "LIST", "resource": "pods"}, 4},
 	} {
 		if got := metricValue(t, e.reg, c.name, c.labels); got != c.want {
 			t.Errorf("after: %s%v = %v, want %v", c.name, c.labels, got, c.want)
@@ -142,4 +147,58 @@ func TestWatchStreamsThroughChain(t *testing.T) {
 		t.Fatalf("first event %q, %v", line, err)
 	}
 	close(e.release)
+}
+
+func TestReportedLabels(t *testing.T) {
+	known := func(group, version, resource string) bool {
+		return group == "" && version == "v1" && resource == "pods"
+	}
+	tests := []struct {
+		method, target, contentType string
+		verb, resource              string
+	}{
+		{"GET", "/api/v1/namespaces/default/pods", "", "LIST", "pods"},
+		{"GET", "/api/v1/namespaces/default/pods/a", "", "GET", "pods"},
+		{"HEAD", "/api/v1/namespaces/default/pods/a", "", "GET", "pods"},
+		{"GET", "/api/v1/pods?watch=true", "", "WATCH", "pods"},
+		{"GET", "/api/v1/watch/pods", "", "WATCH", "pods"},
+		{"POST", "/api/v1/namespaces/default/pods", "", "POST", "pods"},
+		{"PUT", "/api/v1/namespaces/default/pods/a", "", "PUT", "pods"},
+		{"PATCH", "/api/v1/namespaces/default/pods/a", "application/merge-patch+json", "PATCH", "pods"},
+		{"PATCH", "/api/v1/namespaces/default/pods/a", "application/apply-patch+yaml", "APPLY", "pods"},
+		{"DELETE", "/api/v1/namespaces/default/pods/a", "", "DELETE", "pods"},
+		{"DELETE", "/api/v1/namespaces/default/pods", "", "DELETE", "pods"},
+		{"POST", "/api/v1/namespaces/default/pods/a/exec", "", "CONNECT", "pods"},
+		{"GET", "/api/v1/namespaces/default/pods/a/log", "", "CONNECT", "pods"},
+		{"OPTIONS", "/api/v1/namespaces/default/pods", "", "other", "pods"},
+		{"FOO", "/api/v1/namespaces/default/pods", "", "other", "pods"},
+		{"GET", "/api/v1/namespaces/default/widgets", "", "LIST", "other"},
+		{"GET", "/apis/x.example.com/v1/pods", "", "LIST", "other"},
+		{"GET", "/healthz", "", "GET", ""},
+		{"HEAD", "/version", "", "GET", ""},
+		{"HEAD", "/version?watch=1", "", "GET", ""},
+		{"GET", "/some/path?watch=1", "", "WATCH", ""},
+		{"POST", "/random", "", "POST", ""},
+		{"BREW", "/coffee", "", "other", ""},
+		{"OPTIONS", "/", "", "other", ""},
+	}
+	for _, tt := range tests {
+		r := newRequest(tt.method, tt.target)
+		if tt.contentType != "" {
+			r.Header.Set("Content-Type", tt.contentType)
+		}
+		info, err := request.Parse(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = r.WithContext(request.WithInfo(r.Context(), info))
+		if verb, res := reportedVerb(r), reportedResource(r, known); verb != tt.verb || res != tt.resource {
+			t.Errorf("%s %s: verb %q resource %q, want %q %q", tt.method, tt.target, verb, res, tt.verb, tt.resource)
+		}
+	}
+	r := newRequest("GET", "/api/v1/namespaces/default/pods")
+	info, _ := request.Parse(r)
+	if res := reportedResource(r.WithContext(request.WithInfo(r.Context(), info)), nil); res != "other" {
+		t.Errorf("without KnownResource: resource %q, want other", res)
+	}
 }
