@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"runtime"
 	"strings"
@@ -71,7 +70,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	var failed []string
 	if _, err := s.store.CurrentRevision(ctx); err != nil {
-		failed = append(failed, fmt.Sprintf("[-]etcd failed: %v", err))
+		// As kube-apiserver: the reason goes to the log, not to the
+		// client, since /readyz is readable anonymously.
+		s.log.Warn("readyz: etcd check failed", "err", err)
+		failed = append(failed, "[-]etcd failed: reason withheld")
 	}
 	select {
 	case <-s.booted:
