@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/wire"
@@ -40,27 +41,28 @@ func (c *call) delete() error {
 	if isDryRun(c.r) || len(opts.DryRun) > 0 {
 		return c.writeDeleted(kv.Value, cur)
 	}
+	expect := int64(0)
+	if opts.Preconditions != nil {
+		expect = kv.Revision
+	}
 	switch {
 	case c.res.group == "" && c.res.plural == "namespaces":
 		if err := c.s.deleteNamespaceContents(ctx, c.name); err != nil {
 			return err
 		}
-	case c.res.crd == "" && c.res.plural == "customresourcedefinitions":
-		if err := c.s.deleteCRDContents(ctx, kv.Value); err != nil {
+	case c.res.isCRDs():
+		if err := c.s.deleteCRDContents(ctx, c.res, kv); err != nil {
 			return err
 		}
-	}
-	expect := int64(0)
-	if opts.Preconditions != nil {
-		expect = kv.Revision
+		expect = 0 // the preconditions held; the cleanup rewrote the object
 	}
 	last, err := c.s.store.Delete(ctx, key, expect)
 	c.tr.Step("Object deleted from database")
 	if err != nil {
 		return storageError(err, c.res, c.name)
 	}
-	if c.res.crd == "" && c.res.plural == "customresourcedefinitions" {
-		c.s.reg.setCRD(c.name, nil)
+	if c.res.isCRDs() {
+		_ = c.s.reg.setCRD(c.name, nil)
 	}
 	return c.writeDeleted(last.Value, cur)
 }
@@ -129,7 +131,7 @@ func (c *call) deleteCollection() error {
 	if err != nil {
 		return err
 	}
-	page, err := c.s.reader.GetList(c.r.Context(), c.res.prefix(c.ns), storage.GetListOptions{Predicate: pred})
+	page, err := c.res.reader.GetList(c.r.Context(), c.res.prefix(c.ns), storage.GetListOptions{Predicate: pred})
 	if err != nil {
 		return storageError(err, c.res, "")
 	}
@@ -139,12 +141,22 @@ func (c *call) deleteCollection() error {
 			deleted = append(deleted, kv)
 			continue
 		}
+		if c.res.isCRDs() {
+			if err := c.s.deleteCRDContents(c.r.Context(), c.res, kv); errors.Is(err, storage.ErrNotFound) {
+				continue
+			} else if err != nil {
+				return err
+			}
+		}
 		last, err := c.s.store.Delete(c.r.Context(), kv.Key, 0)
 		if errors.Is(err, storage.ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return storageError(err, c.res, "")
+		}
+		if c.res.isCRDs() {
+			_ = c.s.reg.setCRD(strings.TrimPrefix(kv.Key, c.res.prefix("")), nil)
 		}
 		deleted = append(deleted, last)
 	}
