@@ -50,7 +50,7 @@ type Config struct {
 
 // Server is the API: routing, discovery, and the verbs over storage.
 type Server struct {
-	store   storage.Interface
+	store storage.Interface
 	// reader is the shared reader (Config.Reader or the default); each
 	// resource reads through its own reader, which the registry holds.
 	reader  storage.ListWatcher
