@@ -14,13 +14,14 @@ import (
 
 var crds = client.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-// TestSoakCRDChurn creates and deletes one CRD over and over, each time
-// with a few objects, a LIST (which makes its watch cache) and a watcher
-// that sees them created, and checks that the server's goroutines and
-// live heap stay flat: a deleted CRD's cache, etcd watch and goroutines
-// are released with it. (They used to live until shutdown: goroutines
-// grew by three per cycle.) It also checks that each re-created CRD
-// starts empty. 150 cycles here; LISTWATCH_LONG=1 runs 3,000.
+// TestSoakCRDChurn creates and deletes CRDs over and over, each one in a
+// group of its own and with a few objects, a LIST (which makes its watch
+// cache) and a watcher that sees them created, and checks that the
+// server's goroutines and live heap stay flat: a deleted CRD's cache,
+// etcd watch and goroutines are released with it. (They used to live
+// until shutdown: goroutines grew by about three per cycle.) Every
+// eighth cycle re-creates a CRD deleted before, which must start empty.
+// 150 cycles here; LISTWATCH_LONG=1 runs 3,000.
 func TestSoakCRDChurn(t *testing.T) {
 	cycles := 150
 	if long() {
@@ -29,13 +30,17 @@ func TestSoakCRDChurn(t *testing.T) {
 	srv := startServer(t, "")
 	c := newClient(t, adminConfig(t, srv.KubeconfigPath()))
 	crdRes := client.NewResource[*object.Unstructured](c, crds)
-	widgets := client.NewResource[*object.Unstructured](c,
-		client.GroupVersionResource{Group: "churn.example.com", Version: "v1", Resource: "widgets"}).Namespace("default")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 
 	cycle := func(i int) {
-		if _, err := crdRes.Create(ctx, churnCRD()); err != nil {
+		group := fmt.Sprintf("c%d.churn.example.com", i)
+		if i%8 == 7 {
+			group = fmt.Sprintf("c%d.churn.example.com", i-1)
+		}
+		widgets := client.NewResource[*object.Unstructured](c,
+			client.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}).Namespace("default")
+		if _, err := crdRes.Create(ctx, churnCRD(group)); err != nil {
 			t.Fatalf("cycle %d: create CRD: %v", i, err)
 		}
 		l, err := widgets.List(ctx, wire.ListOptions{ResourceVersion: "0"})
@@ -53,7 +58,7 @@ func TestSoakCRDChurn(t *testing.T) {
 		const objects = 3
 		for j := range objects {
 			obj := &object.Unstructured{Object: map[string]any{
-				"apiVersion": "churn.example.com/v1", "kind": "Widget",
+				"apiVersion": group + "/v1", "kind": "Widget",
 				"metadata": map[string]any{"name": fmt.Sprintf("w%d", j)},
 				"spec":     map[string]any{"n": int64(i)},
 			}}
@@ -70,7 +75,7 @@ func TestSoakCRDChurn(t *testing.T) {
 				seen++
 			}
 		}
-		if err := crdRes.Delete(ctx, "widgets.churn.example.com", wire.DeleteOptions{}); err != nil {
+		if err := crdRes.Delete(ctx, "widgets."+group, wire.DeleteOptions{}); err != nil {
 			t.Fatalf("cycle %d: delete CRD: %v", i, err)
 		}
 	}
@@ -98,12 +103,12 @@ func TestSoakCRDChurn(t *testing.T) {
 	}
 }
 
-func churnCRD() *object.Unstructured {
+func churnCRD(group string) *object.Unstructured {
 	return &object.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "widgets.churn.example.com"},
+		"metadata": map[string]any{"name": "widgets." + group},
 		"spec": map[string]any{
-			"group": "churn.example.com", "scope": "Namespaced",
+			"group": group, "scope": "Namespaced",
 			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget"},
 			"versions": []any{map[string]any{
 				"name": "v1", "served": true, "storage": true,
