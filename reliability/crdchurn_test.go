@@ -144,4 +144,3 @@ func settledRuntime(want int) (goroutines int, heap uint64) {
 	runtime.ReadMemStats(&ms)
 	return goroutines, ms.HeapAlloc
 }
-
