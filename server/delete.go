@@ -142,9 +142,11 @@ func (c *call) deleteCollection() error {
 			continue
 		}
 		if c.res.isCRDs() {
-			if err := c.s.deleteCRDContents(c.r.Context(), c.res, kv); errors.Is(err, storage.ErrNotFound) {
-				continue
-			} else if err != nil {
+			err := c.s.deleteCRDContents(c.r.Context(), c.res, kv)
+			if st := (*wire.Status)(nil); errors.As(err, &st) && st.Code == http.StatusNotFound {
+				continue // deleted meanwhile, or deleted and created again
+			}
+			if err != nil {
 				return err
 			}
 		}

@@ -71,7 +71,7 @@ func (reg *registry) lookup(group, version, plural string) (*resource, bool) {
 // one is opened; the reader no longer used is closed before setCRD
 // returns, which ends its watches. A CRD that would shadow a built-in or
 // another CRD (same group and plural, or same storage prefix) is not
-// served, and setCRD returns ErrShadowing.
+// served, and setCRD returns errShadowing.
 func (reg *registry) setCRD(name string, rs []*resource) error {
 	var unused ResourceReader
 	defer func() {
@@ -111,9 +111,9 @@ func (reg *registry) setCRD(name string, rs []*resource) error {
 	return nil
 }
 
-// ErrShadowing: a CRD names a resource that is already served, built in
+// errShadowing: a CRD names a resource that is already served, built in
 // or by another CRD.
-var ErrShadowing = errors.New("server: the CRD would shadow a served resource")
+var errShadowing = errors.New("server: the CRD would shadow a served resource")
 
 // shadowsLocked reports whether rs would share a group and plural, or a
 // storage prefix, with a resource served now. reg.mu is held, and rs's
@@ -122,7 +122,7 @@ func (reg *registry) shadowsLocked(rs []*resource) error {
 	for _, r := range rs {
 		for _, cur := range reg.byGVR {
 			if (cur.group == r.group && cur.plural == r.plural) || cur.prefix("") == r.prefix("") {
-				return fmt.Errorf("%w: %s", ErrShadowing, cur.gr())
+				return fmt.Errorf("%w: %s", errShadowing, cur.gr())
 			}
 		}
 	}
