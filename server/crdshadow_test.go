@@ -1,11 +1,13 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/listwatch/listwatch/storage"
 )
@@ -283,4 +285,53 @@ func TestCRDScopeImmutable(t *testing.T) {
 	if !strings.Contains(st["message"].(string), `spec.names.kind: Invalid value: "Gadget": field is immutable`) {
 		t.Fatalf("kind change: %v", st["message"])
 	}
+}
+
+// FuzzCRDAdmission: any CRD document goes through validation, the naming
+// decision and serving without a panic, and whatever it serves never
+// replaces a built-in.
+func FuzzCRDAdmission(f *testing.F) {
+	for _, c := range []map[string]any{
+		widgetCRD("Namespaced", "v1", "v1beta1"),
+		crdDoc(groupCRD, "customresourcedefinitions", "", "CustomResourceDefinition", ""),
+		crdDoc("coordination.k8s.io", "leases", "lease", "Lease", "", "ls"),
+		crdDoc("example.com", "pods", "pod", "Pod", "PodList", "po"),
+	} {
+		b, err := json.Marshal(c)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"x.y"},"spec":{"group":"","names":{"plural":"namespaces","kind":"Namespace"},"versions":[{"name":"v1","served":true,"storage":true,"selectableFields":[{"jsonPath":".a"}]}]},"status":{"acceptedNames":{"kind":"Namespace"},"conditions":[{"type":"Established","status":"True"}]}}`))
+	now := time.Unix(0, 0)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := decodeDoc(b)
+		if err != nil {
+			return
+		}
+		reg := newRegistry(sharedReaders{})
+		builtins := map[gvr]*resource{}
+		for k, r := range reg.byGVR {
+			builtins[k] = r
+		}
+		name := d.metaString("name")
+		_ = validateCRD(d, name, nil)
+		_ = validateCRD(d, name, d)
+		setCRDStatus(d, d, reg, now)
+		// As stored (names decided here) and as sent (any status).
+		for _, value := range [][]byte{d.encode(), b} {
+			n, rs, err := crdResources(value)
+			if err != nil {
+				continue
+			}
+			_ = reg.setCRD(n, rs)
+			for k, r := range builtins {
+				if got, ok := reg.lookup(k.group, k.version, k.resource); !ok || got != r {
+					t.Fatalf("built-in %v replaced by CRD %q", k, n)
+				}
+			}
+			_ = reg.setCRD(n, nil)
+		}
+	})
 }
