@@ -31,6 +31,11 @@ type cacheSet struct {
 	mu sync.Mutex
 	// open holds every reader opened and not yet closed. guarded by mu
 	open map[*cachedReader]struct{}
+	// stopping maps a resource name to the done channel of its closed
+	// cache while that cache is still stopping. A new cache of the
+	// resource starts only after it: caches share metric series by
+	// resource name, and a stopping cache deletes them. guarded by mu
+	stopping map[string]chan struct{}
 	// runCtx is Run's context while Run runs, nil before and after; a
 	// cache is created, and its Run started in wg, only while it is set,
 	// so every started cache is waited for and none is left unstarted.
@@ -46,6 +51,7 @@ func newCacheSet(store storage.Interface, fallback storage.ListWatcher, log *slo
 		log:      log,
 		reg:      reg,
 		open:     map[*cachedReader]struct{}{},
+		stopping: map[string]chan struct{}{},
 	}
 }
 
@@ -116,11 +122,12 @@ func (r *cachedReader) startLocked() {
 }
 
 // get returns the ready cache, creating it if needed; nil means "not
-// ready yet, or closed: read from the fallback".
+// ready yet, closed, or the resource's previous cache is still stopping:
+// read from the fallback".
 func (r *cachedReader) get() *cache.Cache {
 	s := r.set
 	s.mu.Lock()
-	if r.c == nil && !r.closed && s.runCtx != nil {
+	if r.c == nil && !r.closed && s.runCtx != nil && s.stopping[r.spec.Resource] == nil {
 		r.startLocked()
 	}
 	c := r.c
@@ -140,12 +147,21 @@ func (r *cachedReader) Close() {
 	r.closed = true
 	delete(s.open, r)
 	stop, done := r.stop, r.done
-	r.c = nil
-	s.mu.Unlock()
+	r.c, r.stop, r.done = nil, nil, nil
 	if stop != nil {
-		stop()
-		<-done
+		s.stopping[r.spec.Resource] = done
 	}
+	s.mu.Unlock()
+	if stop == nil {
+		return
+	}
+	stop()
+	<-done
+	s.mu.Lock()
+	if s.stopping[r.spec.Resource] == done {
+		delete(s.stopping, r.spec.Resource)
+	}
+	s.mu.Unlock()
 }
 
 func (r *cachedReader) GetList(ctx context.Context, prefix string, opts storage.GetListOptions) (storage.ListPage, error) {

@@ -115,8 +115,8 @@ func TestCacheSetClose(t *testing.T) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r.c != nil || len(s.open) != 0 {
-		t.Fatalf("closed reader kept: cache %v, %d open", r.c, len(s.open))
+	if r.c != nil || len(s.open) != 0 || len(s.stopping) != 0 {
+		t.Fatalf("closed reader kept: cache %v, %d open, %d stopping", r.c, len(s.open), len(s.stopping))
 	}
 }
 
