@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -177,25 +178,31 @@ func crdPrefix(d *doc) (string, bool) {
 
 // crdResources turns a stored CRD into the resources it serves: one per
 // served version, under its accepted names, and none unless the CRD is
-// established and not being deleted.
-func crdResources(value []byte) (name string, rs []*resource, err error) {
+// established and not being deleted. rev is the CRD's resourceVersion.
+func crdResources(value []byte) (name string, rev int64, rs []*resource, err error) {
 	d, err := decodeDoc(value)
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	name = d.metaString("name")
+	rev, _ = strconv.ParseInt(d.metaString("resourceVersion"), 10, 64)
+	rs, err = crdResourcesOf(d, name)
+	return name, rev, rs, err
+}
+
+func crdResourcesOf(d *doc, name string) (rs []*resource, err error) {
 	var spec crdSpec
 	if !d.field("spec", &spec) {
-		return name, nil, fmt.Errorf("crd %s: no spec", name)
+		return nil, fmt.Errorf("crd %s: no spec", name)
 	}
 	var st crdStatus
 	_ = d.field("status", &st)
 	if !st.isTrue("Established") || d.metaString("deletionTimestamp") != "" {
-		return name, nil, nil
+		return nil, nil
 	}
 	names := st.AcceptedNames
 	if names.Kind == "" {
-		return name, nil, nil
+		return nil, nil
 	}
 	served := 0
 	for _, v := range spec.Versions {
@@ -239,7 +246,7 @@ func crdResources(value []byte) (name string, rs []*resource, err error) {
 		}
 		rs = append(rs, r)
 	}
-	return name, rs, nil
+	return rs, nil
 }
 
 // simpleJSONPath accepts ".a.b.c" and returns its segments.
@@ -256,14 +263,16 @@ func simpleJSONPath(p string) ([]string, bool) {
 	return parts, true
 }
 
-// applyCRD serves what a stored CRD defines, replacing what it served
-// before. A CRD that would shadow a served resource is not served.
+// applyCRD serves what a stored CRD (with its resourceVersion) defines,
+// replacing what it served before, unless a newer change of it was
+// applied already. A CRD that would shadow a served resource is not
+// served.
 func (s *Server) applyCRD(value []byte) error {
-	name, rs, err := crdResources(value)
+	name, rev, rs, err := crdResources(value)
 	if err != nil {
 		return err
 	}
-	return s.reg.setCRD(name, rs)
+	return s.reg.setCRD(name, rev, rs)
 }
 
 // deleteCRDContents prepares the deletion of the stored CRD kv: it marks
@@ -284,7 +293,7 @@ func (s *Server) deleteCRDContents(ctx context.Context, crdRes *resource, kv sto
 	}
 	name := d.metaString("name")
 	c := &call{s: s, res: crdRes, name: name}
-	_, err = s.guaranteedUpdateNoRequest(ctx, c, func(cur *doc) (*doc, error) {
+	stored, err := s.guaranteedUpdateNoRequest(ctx, c, func(cur *doc) (*doc, error) {
 		if cur.metaString("uid") != d.metaString("uid") {
 			return nil, storageError(storage.ErrNotFound, crdRes, name)
 		}
@@ -301,7 +310,7 @@ func (s *Server) deleteCRDContents(ctx context.Context, crdRes *resource, kv sto
 	if err != nil {
 		return err
 	}
-	if err := s.reg.setCRD(name, nil); err != nil {
+	if err := s.applyCRD(stored); err != nil { // terminating: served no more
 		return err
 	}
 	if err := s.deletePrefix(ctx, prefix); err != nil {
@@ -361,9 +370,10 @@ func (s *Server) loadCRDs(ctx context.Context, prefix string) (int64, error) {
 	}
 	for _, name := range s.reg.crdNames() {
 		if !seen[name] {
-			s.reg.setCRD(name, nil)
+			_ = s.reg.setCRD(name, rev, nil)
 		}
 	}
+	s.reg.forgetCRDsBefore(rev)
 	return rev, nil
 }
 
@@ -388,7 +398,7 @@ func (s *Server) watchCRDs(ctx context.Context, prefix string, rev int64) error 
 				s.log.Warn("crd not served", slog.String("crd", name), slog.Any("err", err))
 			}
 		case storage.EventDelete:
-			s.reg.setCRD(name, nil)
+			_ = s.reg.setCRD(name, ev.KV.Revision, nil)
 		}
 	}
 }

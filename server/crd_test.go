@@ -1,7 +1,9 @@
 package server
 
 import (
+	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -255,4 +257,37 @@ func TestRegistryOwnsReaders(t *testing.T) {
 
 	e.must(200, "DELETE", crdPath+"/widgets.example.com", nil)
 	want("delete", 3, 3)
+}
+
+// TestCRDStaleEventsIgnored: the server applies its own CRD writes at
+// once and sees them again, later, on its CRD watch. A CRD deleted and
+// created again must not be unserved (its new reader closed, its watches
+// ended) when the watch catches up with the old CRD's terminating update
+// and delete.
+func TestCRDStaleEventsIgnored(t *testing.T) {
+	et := etcdtest.Start(t)
+	readers := &countingReaders{shared: direct.New(et.Store), opened: map[string]int{}, closed: map[string]int{}, specs: map[string]ReaderSpec{}}
+	e := startEnv(t, et.Store, et, func(c *Config) { c.Readers = readers })
+	const prefix = "/registry/example.com/widgets/"
+	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
+	terminating := e.must(200, "DELETE", crdPath+"/widgets.example.com", nil)
+	if path(terminating, "metadata", "deletionTimestamp") == nil {
+		t.Fatalf("deleted CRD not marked terminating: %v", terminating)
+	}
+	again := e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
+	rv, _ := strconv.ParseInt(path(again, "metadata", "resourceVersion").(string), 10, 64)
+	opened, closed := readers.counts(prefix)
+
+	// What the lagging watch delivers: the terminating update, then the delete.
+	b, _ := json.Marshal(terminating)
+	if err := e.srv.applyCRD(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.srv.reg.setCRD("widgets.example.com", rv-1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if o, c := readers.counts(prefix); o != opened || c != closed {
+		t.Fatalf("stale events reopened or closed the reader: opened %d->%d, closed %d->%d", opened, o, closed, c)
+	}
+	e.must(200, "GET", "/apis/example.com/v1/namespaces/default/widgets", nil)
 }

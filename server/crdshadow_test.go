@@ -171,7 +171,7 @@ func TestCRDShadowingTheCRDs(t *testing.T) {
 	e.must(200, "GET", crdPath+"/widgets.example.com", nil)
 
 	// As an older server stored it: established, under its own names.
-	raw := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"customresourcedefinitions.apiextensions.k8s.io","uid":"u1"},` +
+	raw := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"customresourcedefinitions.apiextensions.k8s.io","uid":"u1","resourceVersion":"1000000"},` +
 		`"spec":{"group":"apiextensions.k8s.io","scope":"Cluster","names":{"plural":"customresourcedefinitions","kind":"CustomResourceDefinition"},"versions":[{"name":"v9","served":true,"storage":true}]},` +
 		`"status":{"acceptedNames":{"plural":"customresourcedefinitions","kind":"CustomResourceDefinition"},"conditions":[{"type":"NamesAccepted","status":"True"},{"type":"Established","status":"True"}]}}`
 	key := "/registry/apiextensions.k8s.io/customresourcedefinitions/customresourcedefinitions.apiextensions.k8s.io"
@@ -321,17 +321,17 @@ func FuzzCRDAdmission(f *testing.F) {
 		setCRDStatus(d, d, reg, now)
 		// As stored (names decided here) and as sent (any status).
 		for _, value := range [][]byte{d.encode(), b} {
-			n, rs, err := crdResources(value)
+			n, rev, rs, err := crdResources(value)
 			if err != nil {
 				continue
 			}
-			_ = reg.setCRD(n, rs)
+			_ = reg.setCRD(n, rev, rs)
 			for k, r := range builtins {
 				if got, ok := reg.lookup(k.group, k.version, k.resource); !ok || got != r {
 					t.Fatalf("built-in %v replaced by CRD %q", k, n)
 				}
 			}
-			_ = reg.setCRD(n, nil)
+			_ = reg.setCRD(n, rev, nil)
 		}
 	})
 }

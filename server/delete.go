@@ -62,7 +62,7 @@ func (c *call) delete() error {
 		return storageError(err, c.res, c.name)
 	}
 	if c.res.isCRDs() {
-		_ = c.s.reg.setCRD(c.name, nil)
+		_ = c.s.reg.setCRD(c.name, last.Revision, nil)
 	}
 	return c.writeDeleted(last.Value, cur)
 }
@@ -158,7 +158,7 @@ func (c *call) deleteCollection() error {
 			return storageError(err, c.res, "")
 		}
 		if c.res.isCRDs() {
-			_ = c.s.reg.setCRD(strings.TrimPrefix(kv.Key, c.res.prefix("")), nil)
+			_ = c.s.reg.setCRD(strings.TrimPrefix(kv.Key, c.res.prefix("")), last.Revision, nil)
 		}
 		deleted = append(deleted, last)
 	}

@@ -29,6 +29,12 @@ type registry struct {
 	// crds maps the name of each served CRD to what it serves; a CRD that
 	// serves nothing has no entry. guarded by mu
 	crds map[string]*crdServing
+	// crdRevs maps a CRD name to the revision of the last change of it
+	// applied (a write, or a delete), so that a change seen late (the CRD
+	// watch lags behind this server's own writes, which are applied at
+	// once) never undoes a newer one. forgetCRDsBefore drops the entries
+	// of deleted CRDs. guarded by mu
+	crdRevs map[string]int64
 }
 
 // crdServing is what one CRD serves: its resources (one per served
@@ -43,7 +49,7 @@ type crdServing struct {
 }
 
 func newRegistry(readers Readers) *registry {
-	reg := &registry{readers: readers, byGVR: map[gvr]*resource{}, crds: map[string]*crdServing{}}
+	reg := &registry{readers: readers, byGVR: map[gvr]*resource{}, crds: map[string]*crdServing{}, crdRevs: map[string]int64{}}
 	for _, r := range builtinResources() {
 		r.reader = readers.Open(readerSpec(r.prefix(""), r.fields))
 		reg.addLocked(r)
@@ -66,13 +72,15 @@ func (reg *registry) lookup(group, version, plural string) (*resource, bool) {
 }
 
 // setCRD replaces the resources served for the CRD name with rs (one per
-// served version, all with one storage prefix); an empty rs removes them.
+// served version, all with one storage prefix), as of revision rev; an
+// empty rs removes them. A change older than the last one applied for
+// name is ignored.
 // The CRD's reader is kept when its definition is unchanged, else a new
 // one is opened; the reader no longer used is closed before setCRD
 // returns, which ends its watches. A CRD that would shadow a built-in or
 // another CRD (same group and plural, or same storage prefix) is not
 // served, and setCRD returns errShadowing.
-func (reg *registry) setCRD(name string, rs []*resource) error {
+func (reg *registry) setCRD(name string, rev int64, rs []*resource) error {
 	var unused ResourceReader
 	defer func() {
 		if unused != nil {
@@ -81,6 +89,10 @@ func (reg *registry) setCRD(name string, rs []*resource) error {
 	}()
 	reg.mu.Lock()
 	defer reg.mu.Unlock()
+	if rev < reg.crdRevs[name] {
+		return nil
+	}
+	reg.crdRevs[name] = rev
 	old := reg.crds[name]
 	if old != nil {
 		for _, k := range old.keys {
@@ -159,6 +171,19 @@ func crdReaderDef(rs []*resource) (string, ReaderSpec) {
 	prefix := rs[0].prefix("")
 	def := fmt.Sprintf("%s namespaced=%t versions=%q fields=%q", prefix, rs[0].namespaced, versions, names)
 	return def, readerSpec(prefix, fields)
+}
+
+// forgetCRDsBefore drops the revisions kept for CRDs not served whose
+// last change is at or before rev: a list at rev has shown them gone,
+// and every change still to come is newer.
+func (reg *registry) forgetCRDsBefore(rev int64) {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	for name, r := range reg.crdRevs {
+		if _, served := reg.crds[name]; !served && r <= rev {
+			delete(reg.crdRevs, name)
+		}
+	}
 }
 
 // hasCRD reports whether the CRD name is currently served.
