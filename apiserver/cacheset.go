@@ -4,20 +4,22 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/cache"
 )
 
-// cacheSet is the server's storage.ListWatcher: one watch cache per
-// resource, created on the resource's first read while Run is running,
-// and kept until Run returns. Reads that arrive while a cache is still
-// filling, or when Run is not running, go to the direct reader, so a cold
-// resource costs no extra latency.
+// cacheSet opens the server's per-resource readers (server.Readers): one
+// watch cache per resource the server's registry opens, created on the
+// resource's first read while Run is running, and stopped when the
+// registry closes the resource's reader (its definition changed, or it
+// went away) or when Run returns. Reads that arrive while a cache is
+// still filling, after it was closed, or when Run is not running, go to
+// the direct reader, so a cold resource costs no extra latency.
 //
 // Lock order: cacheSet.mu, then nothing (caches are called unlocked).
 type cacheSet struct {
@@ -25,12 +27,15 @@ type cacheSet struct {
 	fallback storage.ListWatcher
 	log      *slog.Logger
 	reg      prometheus.Registerer
-	// attrsFor gives the selectable-field extractor of a resource prefix;
-	// set before Run.
-	attrsFor func(resourcePrefix string) storage.AttrFunc
 
-	mu     sync.Mutex
-	caches map[string]*cache.Cache // by resource prefix; guarded by mu
+	mu sync.Mutex
+	// open holds every reader opened and not yet closed. guarded by mu
+	open map[*cachedReader]struct{}
+	// stopping maps a resource name to the done channel of its closed
+	// cache while that cache is still stopping. A new cache of the
+	// resource starts only after it: caches share metric series by
+	// resource name, and a stopping cache deletes them. guarded by mu
+	stopping map[string]chan struct{}
 	// runCtx is Run's context while Run runs, nil before and after; a
 	// cache is created, and its Run started in wg, only while it is set,
 	// so every started cache is waited for and none is left unstarted.
@@ -45,14 +50,15 @@ func newCacheSet(store storage.Interface, fallback storage.ListWatcher, log *slo
 		fallback: fallback,
 		log:      log,
 		reg:      reg,
-		caches:   map[string]*cache.Cache{},
+		open:     map[*cachedReader]struct{}{},
+		stopping: map[string]chan struct{}{},
 	}
 }
 
-var _ storage.ListWatcher = (*cacheSet)(nil)
+var _ server.Readers = (*cacheSet)(nil)
 
-// Run lets reads create caches and runs each one until ctx ends; it
-// returns after all of them have stopped.
+// Run lets reads create caches and runs each one until ctx ends or its
+// reader is closed; it returns after all of them have stopped.
 func (s *cacheSet) Run(ctx context.Context) error {
 	s.mu.Lock()
 	s.runCtx = ctx
@@ -66,62 +72,65 @@ func (s *cacheSet) Run(ctx context.Context) error {
 	return nil
 }
 
-// startLocked creates the cache of resource prefix rp and starts its Run
-// under Run's context; s.mu is held and s.runCtx set.
-func (s *cacheSet) startLocked(rp string) *cache.Cache {
-	var attrs storage.AttrFunc
-	if s.attrsFor != nil {
-		attrs = s.attrsFor(rp)
-	}
+// Open returns the reader of one resource; it starts nothing.
+func (s *cacheSet) Open(spec server.ReaderSpec) server.ResourceReader {
+	r := &cachedReader{set: s, spec: spec}
+	s.mu.Lock()
+	s.open[r] = struct{}{}
+	s.mu.Unlock()
+	return r
+}
+
+// cachedReader is one resource's reader: its watch cache once started,
+// else the direct reader.
+type cachedReader struct {
+	set  *cacheSet
+	spec server.ReaderSpec
+
+	// c is the cache, nil until the first read while Run runs; stop ends
+	// its Run and done is closed when Run has returned. closed: Close was
+	// called, and no cache will be made. All guarded by set.mu.
+	c      *cache.Cache
+	stop   context.CancelFunc
+	done   chan struct{}
+	closed bool
+}
+
+var _ server.ResourceReader = (*cachedReader)(nil)
+
+// startLocked creates the cache and starts its Run under Run's context;
+// set.mu is held and set.runCtx set.
+func (r *cachedReader) startLocked() {
+	s := r.set
 	c := cache.New(cache.Config{
 		Store:      s.store,
-		Prefix:     rp,
-		Attrs:      attrs,
+		Prefix:     r.spec.Prefix,
+		Attrs:      r.spec.Attrs,
 		Logger:     s.log,
 		Registerer: s.reg,
-		Resource:   strings.TrimSuffix(strings.TrimPrefix(rp, "/registry/"), "/"),
+		Resource:   r.spec.Resource,
 	})
-	s.caches[rp] = c
-	ctx := s.runCtx
+	ctx, stop := context.WithCancel(s.runCtx)
+	done := make(chan struct{})
+	r.c, r.stop, r.done = c, stop, done
 	s.wg.Go(func() {
+		defer close(done)
 		if err := c.Run(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error("watch cache stopped", "err", err)
+			s.log.Error("watch cache stopped", "resource", r.spec.Resource, "err", err)
 		}
 	})
-	return c
 }
 
-// resourcePrefix maps a request prefix ("/registry/configmaps/ns/") to its
-// resource's prefix ("/registry/configmaps/"). Group names always contain a
-// dot and core resource names never do, which tells the two layouts apart.
-func resourcePrefix(prefix string) (string, bool) {
-	rest, ok := strings.CutPrefix(prefix, "/registry/")
-	if !ok {
-		return "", false
-	}
-	parts := strings.SplitN(rest, "/", 3)
-	n := 1
-	if strings.Contains(parts[0], ".") {
-		n = 2
-	}
-	if len(parts) < n+1 || parts[n-1] == "" {
-		return "", false
-	}
-	return "/registry/" + strings.Join(parts[:n], "/") + "/", true
-}
-
-// get returns the ready cache for prefix, creating it if needed; nil
-// means "not ready yet: read from the fallback".
-func (s *cacheSet) get(prefix string) *cache.Cache {
-	rp, ok := resourcePrefix(prefix)
-	if !ok {
-		return nil
-	}
+// get returns the ready cache, creating it if needed; nil means "not
+// ready yet, closed, or the resource's previous cache is still stopping:
+// read from the fallback".
+func (r *cachedReader) get() *cache.Cache {
+	s := r.set
 	s.mu.Lock()
-	c, found := s.caches[rp]
-	if !found && s.runCtx != nil {
-		c = s.startLocked(rp)
+	if r.c == nil && !r.closed && s.runCtx != nil && s.stopping[r.spec.Resource] == nil {
+		r.startLocked()
 	}
+	c := r.c
 	s.mu.Unlock()
 	if c == nil || !c.Ready() {
 		return nil
@@ -129,22 +138,48 @@ func (s *cacheSet) get(prefix string) *cache.Cache {
 	return c
 }
 
-func (s *cacheSet) GetList(ctx context.Context, prefix string, opts storage.GetListOptions) (storage.ListPage, error) {
-	if c := s.get(prefix); c != nil {
+// Close stops the cache, if any, and returns after its Run has: its etcd
+// watch and goroutines are gone, and its watchers were ended with
+// cache.ErrStopped. Later reads go to the fallback.
+func (r *cachedReader) Close() {
+	s := r.set
+	s.mu.Lock()
+	r.closed = true
+	delete(s.open, r)
+	stop, done := r.stop, r.done
+	r.c, r.stop, r.done = nil, nil, nil
+	if stop != nil {
+		s.stopping[r.spec.Resource] = done
+	}
+	s.mu.Unlock()
+	if stop == nil {
+		return
+	}
+	stop()
+	<-done
+	s.mu.Lock()
+	if s.stopping[r.spec.Resource] == done {
+		delete(s.stopping, r.spec.Resource)
+	}
+	s.mu.Unlock()
+}
+
+func (r *cachedReader) GetList(ctx context.Context, prefix string, opts storage.GetListOptions) (storage.ListPage, error) {
+	if c := r.get(); c != nil {
 		page, err := c.GetList(ctx, prefix, opts)
 		if !errors.Is(err, cache.ErrNotReady) {
 			return page, err
 		}
 	}
-	return s.fallback.GetList(ctx, prefix, opts)
+	return r.set.fallback.GetList(ctx, prefix, opts)
 }
 
-func (s *cacheSet) WatchList(ctx context.Context, prefix string, opts storage.WatchOptions) (storage.EventStream, error) {
-	if c := s.get(prefix); c != nil {
+func (r *cachedReader) WatchList(ctx context.Context, prefix string, opts storage.WatchOptions) (storage.EventStream, error) {
+	if c := r.get(); c != nil {
 		w, err := c.WatchList(ctx, prefix, opts)
 		if !errors.Is(err, cache.ErrNotReady) {
 			return w, err
 		}
 	}
-	return s.fallback.WatchList(ctx, prefix, opts)
+	return r.set.fallback.WatchList(ctx, prefix, opts)
 }

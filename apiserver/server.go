@@ -21,7 +21,6 @@ import (
 	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/server/filters"
 	"github.com/listwatch/listwatch/server/request"
-	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/direct"
 	"github.com/listwatch/listwatch/storage/etcd"
 )
@@ -85,15 +84,18 @@ func (a *APIServer) Run(ctx context.Context) error {
 	// otherwise what the caches cannot (yet); its Run (below) keeps the
 	// bookmarks of its watches timely.
 	directReader := direct.New(a.store)
-	var reader storage.ListWatcher = directReader
+	// The API's registry opens a cache per resource and closes it when
+	// the resource changes or goes.
 	var caches *cacheSet
+	var readers server.Readers
 	if !o.DisableWatchCache {
-		caches = newCacheSet(a.store, reader, o.Logger, o.Registerer)
-		reader = caches
+		caches = newCacheSet(a.store, directReader, o.Logger, o.Registerer)
+		readers = caches
 	}
 	api, err := server.New(server.Config{
 		Store:             a.store,
-		Reader:            reader,
+		Reader:            directReader,
+		Readers:           readers,
 		Logger:            log,
 		Registerer:        o.Registerer,
 		MinRequestTimeout: o.MinRequestTimeout,
@@ -102,9 +104,6 @@ func (a *APIServer) Run(ctx context.Context) error {
 	})
 	if err != nil {
 		return err
-	}
-	if caches != nil {
-		caches.attrsFor = api.AttrsFor
 	}
 	handler, err := a.handler(api, creds)
 	if err != nil {

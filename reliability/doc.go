@@ -15,6 +15,8 @@
 //     informer and kubectl switch between them.
 //   - soak_test.go: many concurrent watchers checked event by event against
 //     the write log, LIST storms, runtime stats and in-flight limits (429).
+//   - crdchurn_test.go: CRDs created and deleted over and over, each with
+//     objects, a cache and a watcher; goroutines and heap must stay flat.
 //   - hostile_test.go: slowloris, huge headers, deep JSON, huge objects,
 //     invalid UTF-8, garbage continue tokens and selectors, wrong content
 //     types.

@@ -84,8 +84,9 @@ func (c *call) checkType(d *doc) error {
 }
 
 // validateMeta is the metadata validation of every write: name, labels,
-// annotations. It returns a 422 Invalid with one cause per problem.
-func (c *call) validateMeta(d *doc) error {
+// annotations, and a CRD's spec. old is the stored object on update, nil
+// on create. It returns a 422 Invalid with one cause per problem.
+func (c *call) validateMeta(d, old *doc) error {
 	m, err := d.objectMeta()
 	if err != nil {
 		return err
@@ -103,7 +104,7 @@ func (c *call) validateMeta(d *doc) error {
 		causes = append(causes, fieldInvalid("metadata.annotations", "", err.Error()))
 	}
 	if c.res.crd == "" && c.res.plural == "customresourcedefinitions" {
-		causes = append(causes, validateCRD(d, m.Name)...)
+		causes = append(causes, validateCRD(d, m.Name, old)...)
 	}
 	if len(causes) > 0 {
 		return invalid(c.res.qualifiedKind(), c.res.group, c.res.kind, m.Name, causes...)
@@ -144,6 +145,10 @@ func (c *call) prepareUpdate(d, old *doc) error {
 			d.rest["status"] = st
 		} else {
 			delete(d.rest, "status")
+		}
+		if c.res.isCRDs() {
+			// A CRD's names and conditions are the server's to decide.
+			setCRDStatus(d, old, c.s.reg, c.s.now())
 		}
 		return nil
 	}
@@ -224,7 +229,7 @@ func (c *call) prepareKind(d, old *doc) {
 			d.setField("spec", map[string][]string{"finalizers": {"kubernetes"}})
 		}
 	case c.res.crd == "" && c.res.plural == "customresourcedefinitions":
-		setCRDStatus(d, c.s.now())
+		setCRDStatus(d, old, c.s.reg, c.s.now())
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,8 +48,11 @@ type crdSpec struct {
 }
 
 // validateCRD checks what serving needs: names, scope, versions with
-// exactly one storage version, and the name "<plural>.<group>".
-func validateCRD(d *doc, name string) []wire.StatusCause {
+// exactly one storage version, the name "<plural>.<group>", the approval
+// annotation of protected groups and, on update (old not nil), the fields
+// kube keeps immutable: group and plural always, scope and kind once the
+// CRD is established.
+func validateCRD(d *doc, name string, old *doc) []wire.StatusCause {
 	var spec crdSpec
 	if !d.field("spec", &spec) {
 		return []wire.StatusCause{fieldRequired("spec", "")}
@@ -80,55 +84,125 @@ func validateCRD(d *doc, name string) []wire.StatusCause {
 	if want := spec.Names.Plural + "." + spec.Group; name != "" && name != want {
 		causes = append(causes, fieldInvalid("metadata.name", name, fmt.Sprintf(`must be spec.names.plural+"."+spec.group`)))
 	}
+	if old != nil {
+		causes = append(causes, validateCRDUpdate(spec, old)...)
+	}
+	var oldAnnotations map[string]string
+	if old != nil {
+		if m, err := old.objectMeta(); err == nil {
+			oldAnnotations = m.Annotations
+		}
+	}
+	if m, err := d.objectMeta(); err == nil {
+		causes = append(causes, validateAPIApproval(spec.Group, m.Annotations, oldAnnotations, old != nil)...)
+	}
 	return causes
 }
 
-// setCRDStatus records that the CRD's names are accepted and it is
-// established, which kubectl and controllers wait for.
-func setCRDStatus(d *doc, now time.Time) {
+// validateCRDUpdate refuses changes to what names the CRD's storage:
+// group and plural always, scope and kind once established.
+func validateCRDUpdate(spec crdSpec, old *doc) []wire.StatusCause {
+	var was crdSpec
+	if !old.field("spec", &was) {
+		return nil
+	}
+	var st crdStatus
+	_ = old.field("status", &st)
+	var causes []wire.StatusCause
+	immutable := func(field, now, before string) {
+		if now != before {
+			causes = append(causes, fieldInvalid(field, now, "field is immutable"))
+		}
+	}
+	if st.isTrue("Established") {
+		immutable("spec.scope", spec.Scope, was.Scope)
+		immutable("spec.names.kind", spec.Names.Kind, was.Names.Kind)
+	}
+	immutable("spec.group", spec.Group, was.Group)
+	immutable("spec.names.plural", spec.Names.Plural, was.Names.Plural)
+	return causes
+}
+
+// setCRDStatus writes the status the server owns: the accepted names and
+// the NamesAccepted and Established conditions (see crdnames.go), decided
+// against the names used in the CRD's group, and the stored versions.
+// old is the stored CRD on update, nil on create.
+func setCRDStatus(d, old *doc, reg *registry, now time.Time) {
 	var spec crdSpec
 	if !d.field("spec", &spec) {
 		return
 	}
-	var raw struct {
-		Names json.RawMessage `json:"names"`
+	requested := crdNames{
+		Plural: spec.Names.Plural, Singular: spec.Names.Singular, ShortNames: spec.Names.ShortNames,
+		Kind: spec.Names.Kind, ListKind: spec.Names.ListKind, Categories: spec.Names.Categories,
 	}
-	_ = json.Unmarshal(d.rest["spec"], &raw)
-	names := map[string]any{}
-	_ = json.Unmarshal(raw.Names, &names)
-	if _, ok := names["singular"]; !ok {
-		names["singular"] = strings.ToLower(spec.Names.Kind)
+	if requested.Singular == "" {
+		requested.Singular = strings.ToLower(spec.Names.Kind)
 	}
-	if _, ok := names["listKind"]; !ok {
-		names["listKind"] = spec.Names.Kind + "List"
+	if requested.ListKind == "" {
+		requested.ListKind = spec.Names.Kind + "List"
 	}
-	var stored []string
+	var st crdStatus
+	if old != nil {
+		_ = old.field("status", &st)
+	}
+	names, namesCond := acceptNames(requested, st.AcceptedNames, reg.usedNames(spec.Group, d.metaString("name")))
+	ts := now.UTC().Format(time.RFC3339)
+	namesCond.LastTransitionTime = ts
+	established := establishedCondition(st.condition("Established"), namesCond.Status == "True")
+	if established.LastTransitionTime == "" {
+		established.LastTransitionTime = ts
+	}
+	st.AcceptedNames = names
+	st.setCondition(namesCond)
+	st.setCondition(established)
+	st.StoredVersions = nil
 	for _, v := range spec.Versions {
 		if v.Storage {
-			stored = append(stored, v.Name)
+			st.StoredVersions = append(st.StoredVersions, v.Name)
 		}
 	}
-	ts := now.UTC().Format(time.RFC3339)
-	d.setField("status", map[string]any{
-		"acceptedNames": names,
-		"conditions": []map[string]string{
-			{"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found", "lastTransitionTime": ts},
-			{"type": "Established", "status": "True", "reason": "InitialNamesAccepted", "message": "the initial names have been accepted", "lastTransitionTime": ts},
-		},
-		"storedVersions": stored,
-	})
+	d.setField("status", st)
 }
 
-// crdResources turns a stored CRD into the resources it serves.
-func crdResources(value []byte) (name string, rs []*resource, err error) {
+// crdPrefix is the storage prefix of the custom resources of the CRD in
+// value, whether or not it serves any version.
+func crdPrefix(d *doc) (string, bool) {
+	var spec crdSpec
+	if !d.field("spec", &spec) || spec.Group == "" || spec.Names.Plural == "" {
+		return "", false
+	}
+	r := &resource{keyGroup: spec.Group, plural: spec.Names.Plural}
+	return r.prefix(""), true
+}
+
+// crdResources turns a stored CRD into the resources it serves: one per
+// served version, under its accepted names, and none unless the CRD is
+// established and not being deleted. rev is the CRD's resourceVersion.
+func crdResources(value []byte) (name string, rev int64, rs []*resource, err error) {
 	d, err := decodeDoc(value)
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	name = d.metaString("name")
+	rev, _ = strconv.ParseInt(d.metaString("resourceVersion"), 10, 64)
+	rs, err = crdResourcesOf(d, name)
+	return name, rev, rs, err
+}
+
+func crdResourcesOf(d *doc, name string) (rs []*resource, err error) {
 	var spec crdSpec
 	if !d.field("spec", &spec) {
-		return name, nil, fmt.Errorf("crd %s: no spec", name)
+		return nil, fmt.Errorf("crd %s: no spec", name)
+	}
+	var st crdStatus
+	_ = d.field("status", &st)
+	if !st.isTrue("Established") || d.metaString("deletionTimestamp") != "" {
+		return nil, nil
+	}
+	names := st.AcceptedNames
+	if names.Kind == "" {
+		return nil, nil
 	}
 	served := 0
 	for _, v := range spec.Versions {
@@ -136,9 +210,9 @@ func crdResources(value []byte) (name string, rs []*resource, err error) {
 			served++
 		}
 	}
-	singular := spec.Names.Singular
+	singular := names.Singular
 	if singular == "" {
-		singular = strings.ToLower(spec.Names.Kind)
+		singular = strings.ToLower(names.Kind)
 	}
 	for _, v := range spec.Versions {
 		if !v.Served {
@@ -146,8 +220,8 @@ func crdResources(value []byte) (name string, rs []*resource, err error) {
 		}
 		r := &resource{
 			group: spec.Group, version: v.Name, plural: spec.Names.Plural, singular: singular,
-			kind: spec.Names.Kind, listKind: spec.Names.ListKind, shortNames: spec.Names.ShortNames,
-			categories: spec.Names.Categories, namespaced: spec.Scope == "Namespaced",
+			kind: names.Kind, listKind: names.ListKind, shortNames: names.ShortNames,
+			categories: names.Categories, namespaced: spec.Scope == "Namespaced",
 			keyGroup: spec.Group, crd: name, rewriteVersion: served > 1,
 			hasStatus: v.Subresources.Status != nil,
 		}
@@ -172,7 +246,7 @@ func crdResources(value []byte) (name string, rs []*resource, err error) {
 		}
 		rs = append(rs, r)
 	}
-	return name, rs, nil
+	return rs, nil
 }
 
 // simpleJSONPath accepts ".a.b.c" and returns its segments.
@@ -189,26 +263,69 @@ func simpleJSONPath(p string) ([]string, bool) {
 	return parts, true
 }
 
-// applyCRD serves what a stored CRD defines, replacing what it served
-// before.
+// applyCRD serves what a stored CRD (with its resourceVersion) defines,
+// replacing what it served before, unless a newer change of it was
+// applied already. A CRD that would shadow a served resource is not
+// served.
 func (s *Server) applyCRD(value []byte) error {
-	name, rs, err := crdResources(value)
+	name, rev, rs, err := crdResources(value)
 	if err != nil {
 		return err
 	}
-	s.reg.setCRD(name, rs)
-	return nil
+	return s.reg.setCRD(name, rev, rs)
 }
 
-// deleteCRDContents deletes every custom resource of the CRD in value,
-// and stops serving them first so no new ones arrive meanwhile.
-func (s *Server) deleteCRDContents(ctx context.Context, value []byte) error {
-	name, rs, err := crdResources(value)
-	if err != nil || len(rs) == 0 {
+// deleteCRDContents prepares the deletion of the stored CRD kv: it marks
+// the CRD Terminating (so every server stops serving it), stops serving
+// it here, and deletes its custom resources. It does nothing for a CRD
+// that was never established, which has no objects and may name the
+// storage of another resource.
+//
+// check, when set, is run on the CRD as stored at the moment it is marked
+// terminating, so preconditions that fail leave everything as it was.
+func (s *Server) deleteCRDContents(ctx context.Context, crdRes *resource, kv storage.KV, check func(*doc, int64) error) error {
+	d, err := decodeDoc(kv.Value)
+	if err != nil {
 		return err
 	}
-	s.reg.setCRD(name, nil)
-	return s.deletePrefix(ctx, rs[0].prefix(""))
+	var st crdStatus
+	_ = d.field("status", &st)
+	prefix, ok := crdPrefix(d)
+	if !ok || !st.isTrue("Established") || s.reg.isBuiltinPrefix(prefix) {
+		return nil
+	}
+	name := d.metaString("name")
+	c := &call{s: s, res: crdRes, name: name}
+	stored, err := s.guaranteedUpdateNoRequest(ctx, c, func(cur *doc, rev int64) (*doc, error) {
+		if cur.metaString("uid") != d.metaString("uid") {
+			return nil, storageError(storage.ErrNotFound, crdRes, name)
+		}
+		if check != nil {
+			if err := check(cur, rev); err != nil {
+				return nil, err
+			}
+		}
+		if cur.metaString("deletionTimestamp") == "" {
+			cur.setMeta("deletionTimestamp", s.now().UTC().Format(time.RFC3339))
+		}
+		var cst crdStatus
+		_ = cur.field("status", &cst)
+		cst.setCondition(crdCondition{Type: "Terminating", Status: "True", Reason: "InstanceDeletionInProgress",
+			Message: "CustomResource deletion is in progress", LastTransitionTime: s.now().UTC().Format(time.RFC3339)})
+		cur.setField("status", cst)
+		return cur, nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.applyCRD(stored); err != nil { // terminating: served no more
+		return err
+	}
+	if err := s.deletePrefix(ctx, prefix); err != nil {
+		return fmt.Errorf("server: deleting the custom resources of %s: %w", name, err)
+	}
+	s.log.Info("crd emptied", slog.String("crd", name))
+	return nil
 }
 
 // followCRDs lists the CRDs in storage, serves them, calls synced, and
@@ -261,9 +378,10 @@ func (s *Server) loadCRDs(ctx context.Context, prefix string) (int64, error) {
 	}
 	for _, name := range s.reg.crdNames() {
 		if !seen[name] {
-			s.reg.setCRD(name, nil)
+			_ = s.reg.setCRD(name, rev, nil)
 		}
 	}
+	s.reg.forgetCRDsBefore(rev)
 	return rev, nil
 }
 
@@ -288,7 +406,7 @@ func (s *Server) watchCRDs(ctx context.Context, prefix string, rev int64) error 
 				s.log.Warn("crd not served", slog.String("crd", name), slog.Any("err", err))
 			}
 		case storage.EventDelete:
-			s.reg.setCRD(name, nil)
+			_ = s.reg.setCRD(name, ev.KV.Revision, nil)
 		}
 	}
 }

@@ -1,10 +1,17 @@
 package server
 
 import (
+	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/direct"
+	"github.com/listwatch/listwatch/storage/etcdtest"
 )
 
 const crdPath = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -153,3 +160,134 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 var _ = strings.Contains
+
+// countingReaders is a Readers that reads through one shared reader and
+// records which prefixes were opened and closed.
+type countingReaders struct {
+	shared storage.ListWatcher
+	mu     sync.Mutex
+	opened map[string]int
+	closed map[string]int
+	specs  map[string]ReaderSpec // the last opened, by prefix
+}
+
+func (c *countingReaders) Open(spec ReaderSpec) ResourceReader {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.opened[spec.Prefix]++
+	c.specs[spec.Prefix] = spec
+	return &countingReader{ListWatcher: c.shared, c: c, prefix: spec.Prefix}
+}
+
+func (c *countingReaders) counts(prefix string) (opened, closed int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.opened[prefix], c.closed[prefix]
+}
+
+type countingReader struct {
+	storage.ListWatcher
+	c      *countingReaders
+	prefix string
+	once   sync.Once
+}
+
+func (r *countingReader) Close() {
+	r.once.Do(func() {
+		r.c.mu.Lock()
+		defer r.c.mu.Unlock()
+		r.c.closed[r.prefix]++
+	})
+}
+
+// TestRegistryOwnsReaders: the registry opens a CRD's reader when the CRD
+// is served, keeps it across changes that do not affect reads (printer
+// columns, status), replaces it when the selectable fields or served
+// versions change (the new one extracting the new fields), and closes it
+// when the CRD is deleted.
+func TestRegistryOwnsReaders(t *testing.T) {
+	et := etcdtest.Start(t)
+	readers := &countingReaders{shared: direct.New(et.Store), opened: map[string]int{}, closed: map[string]int{}, specs: map[string]ReaderSpec{}}
+	e := startEnv(t, et.Store, et, func(c *Config) { c.Readers = readers })
+	const prefix = "/registry/example.com/widgets/"
+	want := func(step string, opened, closed int) {
+		t.Helper()
+		if o, c := readers.counts(prefix); o != opened || c != closed {
+			t.Fatalf("%s: opened %d closed %d, want %d and %d", step, o, c, opened, closed)
+		}
+	}
+	if o, _ := readers.counts("/registry/pods/"); o != 1 {
+		t.Fatalf("built-in pods reader opened %d times at New", o)
+	}
+	crd := widgetCRD("Namespaced", "v1")
+	v1 := crd["spec"].(map[string]any)["versions"].([]any)[0].(map[string]any)
+	delete(v1, "selectableFields")
+	e.must(201, "POST", crdPath, crd)
+	want("create", 1, 0)
+	if readers.specs[prefix].Attrs != nil {
+		t.Fatal("a CRD without selectable fields got a field extractor")
+	}
+
+	update := func(mutate func(spec map[string]any)) {
+		t.Helper()
+		cur := e.must(200, "GET", crdPath+"/widgets.example.com", nil)
+		mutate(cur["spec"].(map[string]any))
+		e.must(200, "PUT", crdPath+"/widgets.example.com", cur)
+	}
+	update(func(spec map[string]any) {
+		spec["versions"].([]any)[0].(map[string]any)["additionalPrinterColumns"] = []any{}
+	})
+	want("printer columns", 1, 0)
+	e.must(200, "PUT", crdPath+"/widgets.example.com/status", e.must(200, "GET", crdPath+"/widgets.example.com", nil))
+	want("status", 1, 0)
+
+	update(func(spec map[string]any) {
+		spec["versions"].([]any)[0].(map[string]any)["selectableFields"] = []any{map[string]any{"jsonPath": ".spec.color"}}
+	})
+	want("selectable fields", 2, 1)
+	_, fields, err := readers.specs[prefix].Attrs([]byte(`{"metadata":{"name":"w"},"spec":{"color":"red"}}`))
+	if err != nil || fields["spec.color"] != "red" {
+		t.Fatalf("new reader's fields: %v %v", fields, err)
+	}
+
+	update(func(spec map[string]any) {
+		spec["versions"] = append(spec["versions"].([]any), map[string]any{"name": "v2", "served": true, "storage": false})
+	})
+	want("served versions", 3, 2)
+
+	e.must(200, "DELETE", crdPath+"/widgets.example.com", nil)
+	want("delete", 3, 3)
+}
+
+// TestCRDStaleEventsIgnored: the server applies its own CRD writes at
+// once and sees them again, later, on its CRD watch. A CRD deleted and
+// created again must not be unserved (its new reader closed, its watches
+// ended) when the watch catches up with the old CRD's terminating update
+// and delete.
+func TestCRDStaleEventsIgnored(t *testing.T) {
+	et := etcdtest.Start(t)
+	readers := &countingReaders{shared: direct.New(et.Store), opened: map[string]int{}, closed: map[string]int{}, specs: map[string]ReaderSpec{}}
+	e := startEnv(t, et.Store, et, func(c *Config) { c.Readers = readers })
+	const prefix = "/registry/example.com/widgets/"
+	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
+	terminating := e.must(200, "DELETE", crdPath+"/widgets.example.com", nil)
+	if path(terminating, "metadata", "deletionTimestamp") == nil {
+		t.Fatalf("deleted CRD not marked terminating: %v", terminating)
+	}
+	again := e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
+	rv, _ := strconv.ParseInt(path(again, "metadata", "resourceVersion").(string), 10, 64)
+	opened, closed := readers.counts(prefix)
+
+	// What the lagging watch delivers: the terminating update, then the delete.
+	b, _ := json.Marshal(terminating)
+	if err := e.srv.applyCRD(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.srv.reg.setCRD("widgets.example.com", rv-1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if o, c := readers.counts(prefix); o != opened || c != closed {
+		t.Fatalf("stale events reopened or closed the reader: opened %d->%d, closed %d->%d", opened, o, closed, c)
+	}
+	e.must(200, "GET", "/apis/example.com/v1/namespaces/default/widgets", nil)
+}

@@ -19,7 +19,7 @@ func (c *call) create() error {
 		return err
 	}
 	c.prepareCreate(d)
-	if err := c.validateMeta(d); err != nil {
+	if err := c.validateMeta(d, nil); err != nil {
 		return err
 	}
 	name := d.metaString("name")

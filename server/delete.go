@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/wire"
@@ -46,6 +47,10 @@ func (c *call) delete() error {
 	if isDryRun(c.r) || len(opts.DryRun) > 0 {
 		return c.writeDeleted(kv.Value, cur)
 	}
+	expect := int64(0)
+	if opts.Preconditions != nil {
+		expect = kv.Revision
+	}
 	switch {
 	case isNamespace:
 		// As kube, the namespace read here is the one to delete: its uid
@@ -60,22 +65,20 @@ func (c *call) delete() error {
 		}
 		opts.Preconditions = &pre
 		return c.deleteNamespace(func(d *doc, rev int64) error { return c.checkPreconditions(opts, d, rev) })
-	case c.res.crd == "" && c.res.plural == "customresourcedefinitions":
-		if err := c.s.deleteCRDContents(ctx, kv.Value); err != nil {
+	case c.res.isCRDs():
+		check := func(d *doc, rev int64) error { return c.checkPreconditions(opts, d, rev) }
+		if err := c.s.deleteCRDContents(ctx, c.res, kv, check); err != nil {
 			return err
 		}
-	}
-	expect := int64(0)
-	if opts.Preconditions != nil {
-		expect = kv.Revision
+		expect = 0 // the preconditions held; the cleanup rewrote the object
 	}
 	last, err := c.s.store.Delete(ctx, key, expect)
 	c.tr.Step("Object deleted from database")
 	if err != nil {
 		return storageError(err, c.res, c.name)
 	}
-	if c.res.crd == "" && c.res.plural == "customresourcedefinitions" {
-		c.s.reg.setCRD(c.name, nil)
+	if c.res.isCRDs() {
+		_ = c.s.reg.setCRD(c.name, last.Revision, nil)
 	}
 	return c.writeDeleted(last.Value, cur)
 }
@@ -144,7 +147,7 @@ func (c *call) deleteCollection() error {
 	if err != nil {
 		return err
 	}
-	page, err := c.s.reader.GetList(c.r.Context(), c.res.prefix(c.ns), storage.GetListOptions{Predicate: pred})
+	page, err := c.res.reader.GetList(c.r.Context(), c.res.prefix(c.ns), storage.GetListOptions{Predicate: pred})
 	if err != nil {
 		return storageError(err, c.res, "")
 	}
@@ -154,12 +157,24 @@ func (c *call) deleteCollection() error {
 			deleted = append(deleted, kv)
 			continue
 		}
+		if c.res.isCRDs() {
+			err := c.s.deleteCRDContents(c.r.Context(), c.res, kv, nil)
+			if st := (*wire.Status)(nil); errors.As(err, &st) && st.Code == http.StatusNotFound {
+				continue // deleted meanwhile, or deleted and created again
+			}
+			if err != nil {
+				return err
+			}
+		}
 		last, err := c.s.store.Delete(c.r.Context(), kv.Key, 0)
 		if errors.Is(err, storage.ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return storageError(err, c.res, "")
+		}
+		if c.res.isCRDs() {
+			_ = c.s.reg.setCRD(strings.TrimPrefix(kv.Key, c.res.prefix("")), last.Revision, nil)
 		}
 		deleted = append(deleted, last)
 	}

@@ -1,15 +1,24 @@
 // Package server is listwatch's Kubernetes-compatible API server: the
-// HTTP API over a storage.Interface (writes and gets) and a
-// storage.ListWatcher (LIST and WATCH), which unmodified kubectl and
-// client-go work against.
+// HTTP API over a storage.Interface (writes and gets) and, per resource,
+// a reader (LIST and WATCH), which unmodified kubectl and client-go work
+// against.
 //
 // There are three types: Config, Server and, in server/request, Info. A
 // Server is built by New (which starts nothing), serves requests through
 // Handler, and does its background work in Run:
 //
-//	srv, err := server.New(server.Config{Store: store, Reader: cache})
+//	srv, err := server.New(server.Config{Store: store, Reader: direct, Readers: caches})
 //	go srv.Run(ctx)                       // default namespaces, CRD watch
 //	http.ListenAndServeTLS(addr, cert, key, filters(srv.Handler()))
+//
+// The server's registry of resources owns each resource's reader: it
+// opens one (through Config.Readers: a watch cache per resource) when the
+// resource is registered, opens a new one when a CRD's definition changes
+// what the reader depends on (scope, served versions, selectable fields),
+// and closes it, releasing the cache, its etcd watch and goroutines, when
+// the CRD goes. Requests find the resource, and so its reader, in the
+// registry when they arrive. Without Config.Readers every resource reads
+// through Config.Reader (--disable-watch-cache).
 //
 // Handler has no authentication, authorization or limits: those are
 // filters wrapped around it (server/filters, server/auth), which read the
@@ -21,7 +30,13 @@
 // serviceaccounts, events (core v1), coordination.k8s.io/v1 leases and
 // apiextensions.k8s.io/v1 customresourcedefinitions. Creating a CRD serves
 // its resource at once, in discovery and the API; Run follows the CRDs in
-// storage, so servers sharing one etcd all serve them. Objects are stored
+// storage, so servers sharing one etcd all serve them. A CRD is served
+// only once its names are accepted: names used in its group by a
+// built-in or another CRD are refused (NamesAccepted False, as kube's
+// naming controller), so no CRD shadows a built-in; a CRD in a *.k8s.io
+// or *.kubernetes.io group needs the api-approved.kubernetes.io
+// annotation. Deleting a CRD marks it Terminating, stops serving it, and
+// deletes its custom resources before the CRD itself. Objects are stored
 // schemaless, as sent, with the server-owned metadata (uid,
 // creationTimestamp, generation) set and no resourceVersion: storage
 // injects it on read. Stored JSON starts with apiVersion, kind and

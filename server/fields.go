@@ -31,14 +31,14 @@ func predicate(r *resource, labelSel, fieldSel string) (storage.Predicate, error
 	}
 	p := storage.Predicate{Label: ls, Field: fs}
 	if len(r.fields) > 0 && !fs.Empty() {
-		p.Attrs = attrFunc(r)
+		p.Attrs = attrFunc(r.fields)
 	}
 	return p, nil
 }
 
-// attrFunc extracts labels, metadata.name/namespace and r's own selectable
-// fields from a stored value.
-func attrFunc(r *resource) storage.AttrFunc {
+// attrFunc extracts labels, metadata.name/namespace and the selectable
+// fields given (name to path in the object) from a stored value.
+func attrFunc(selectable map[string][]string) storage.AttrFunc {
 	return func(value []byte) (map[string]string, map[string]string, error) {
 		var obj map[string]any
 		if err := json.Unmarshal(value, &obj); err != nil {
@@ -50,10 +50,10 @@ func attrFunc(r *resource) storage.AttrFunc {
 				labels[k], _ = v.(string)
 			}
 		}
-		fields := make(map[string]string, len(r.fields)+2)
+		fields := make(map[string]string, len(selectable)+2)
 		fields["metadata.name"] = scalarString(lookup(obj, []string{"metadata", "name"}))
 		fields["metadata.namespace"] = scalarString(lookup(obj, []string{"metadata", "namespace"}))
-		for f, path := range r.fields {
+		for f, path := range selectable {
 			fields[f] = scalarString(lookup(obj, path))
 		}
 		return labels, fields, nil

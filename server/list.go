@@ -34,7 +34,7 @@ func (c *call) list() error {
 	if o.Continue != "" {
 		rv = "" // the token carries the revision
 	}
-	page, err := c.s.reader.GetList(c.r.Context(), c.res.prefix(c.ns), storage.GetListOptions{
+	page, err := c.res.reader.GetList(c.r.Context(), c.res.prefix(c.ns), storage.GetListOptions{
 		ResourceVersion: rv, ResourceVersionMatch: o.ResourceVersionMatch,
 		Limit: o.Limit, Continue: o.Continue, Predicate: pred,
 	})

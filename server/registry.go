@@ -1,6 +1,9 @@
 package server
 
 import (
+	"errors"
+	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,21 +13,45 @@ import (
 // gvr names a served resource.
 type gvr struct{ group, version, resource string }
 
-// registry is the set of served resources: the built-ins, fixed at New,
+// registry is the set of served resources, the built-ins, fixed at New,
 // and those of the CRDs currently established, which change while the
-// server runs.
+// server runs, and it owns each one's reader (see Readers). A resource
+// and its reader are published together: a request that finds a
+// resource finds the reader of that definition of it.
 type registry struct {
+	readers Readers
+
 	mu sync.RWMutex
-	// byGVR holds every served resource; built-ins are never removed.
-	// guarded by mu
+	// byGVR holds every served resource; built-ins are never removed, and
+	// no two resources of different owners share a group and plural or a
+	// storage prefix. guarded by mu
 	byGVR map[gvr]*resource
-	// crds maps a CRD name to the gvrs it serves. guarded by mu
-	crds map[string][]gvr
+	// crds maps the name of each served CRD to what it serves; a CRD that
+	// serves nothing has no entry. guarded by mu
+	crds map[string]*crdServing
+	// crdRevs maps a CRD name to the revision of the last change of it
+	// applied (a write, or a delete), so that a change seen late (the CRD
+	// watch lags behind this server's own writes, which are applied at
+	// once) never undoes a newer one. forgetCRDsBefore drops the entries
+	// of deleted CRDs. guarded by mu
+	crdRevs map[string]int64
 }
 
-func newRegistry() *registry {
-	reg := &registry{byGVR: map[gvr]*resource{}, crds: map[string][]gvr{}}
+// crdServing is what one CRD serves: its resources (one per served
+// version) and the reader they share.
+type crdServing struct {
+	keys []gvr
+	// def identifies what the reader depends on (prefix, scope, served
+	// versions, selectable fields); an update that keeps it keeps the
+	// reader and its watches.
+	def    string
+	reader ResourceReader
+}
+
+func newRegistry(readers Readers) *registry {
+	reg := &registry{readers: readers, byGVR: map[gvr]*resource{}, crds: map[string]*crdServing{}, crdRevs: map[string]int64{}}
 	for _, r := range builtinResources() {
+		r.reader = readers.Open(readerSpec(r.prefix(""), r.fields))
 		reg.addLocked(r)
 	}
 	return reg
@@ -44,26 +71,118 @@ func (reg *registry) lookup(group, version, plural string) (*resource, bool) {
 	return r, ok
 }
 
-// setCRD replaces the resources served for the CRD name; an empty rs
-// removes them. It refuses to shadow a built-in.
-func (reg *registry) setCRD(name string, rs []*resource) {
+// setCRD replaces the resources served for the CRD name with rs (one per
+// served version, all with one storage prefix), as of revision rev; an
+// empty rs removes them. A change older than the last one applied for
+// name is ignored.
+// The CRD's reader is kept when its definition is unchanged, else a new
+// one is opened; the reader no longer used is closed before setCRD
+// returns, which ends its watches. A CRD that would shadow a built-in or
+// another CRD (same group and plural, or same storage prefix) is not
+// served, and setCRD returns errShadowing.
+func (reg *registry) setCRD(name string, rev int64, rs []*resource) error {
+	var unused ResourceReader
+	defer func() {
+		if unused != nil {
+			unused.Close()
+		}
+	}()
 	reg.mu.Lock()
 	defer reg.mu.Unlock()
-	for _, k := range reg.crds[name] {
-		delete(reg.byGVR, k)
+	if rev < reg.crdRevs[name] {
+		return nil
 	}
-	delete(reg.crds, name)
-	var keys []gvr
-	for _, r := range rs {
-		k := gvr{r.group, r.version, r.plural}
-		if old, ok := reg.byGVR[k]; ok && old.crd != name {
-			continue
+	reg.crdRevs[name] = rev
+	old := reg.crds[name]
+	if old != nil {
+		for _, k := range old.keys {
+			delete(reg.byGVR, k)
 		}
-		reg.addLocked(r)
-		keys = append(keys, k)
+		delete(reg.crds, name)
+		unused = old.reader
 	}
-	if len(keys) > 0 {
-		reg.crds[name] = keys
+	if len(rs) == 0 {
+		return nil
+	}
+	if err := reg.shadowsLocked(rs); err != nil {
+		return err
+	}
+	def, spec := crdReaderDef(rs)
+	serving := &crdServing{def: def}
+	if old != nil && old.def == def {
+		serving.reader, unused = old.reader, nil
+	} else {
+		serving.reader = reg.readers.Open(spec)
+	}
+	for _, r := range rs {
+		r.reader = serving.reader
+		reg.addLocked(r)
+		serving.keys = append(serving.keys, gvr{r.group, r.version, r.plural})
+	}
+	reg.crds[name] = serving
+	return nil
+}
+
+// errShadowing: a CRD names a resource that is already served, built in
+// or by another CRD.
+var errShadowing = errors.New("server: the CRD would shadow a served resource")
+
+// shadowsLocked reports whether rs would share a group and plural, or a
+// storage prefix, with a resource served now. reg.mu is held, and rs's
+// own CRD has been removed.
+func (reg *registry) shadowsLocked(rs []*resource) error {
+	for _, r := range rs {
+		for _, cur := range reg.byGVR {
+			if (cur.group == r.group && cur.plural == r.plural) || cur.prefix("") == r.prefix("") {
+				return fmt.Errorf("%w: %s", errShadowing, cur.gr())
+			}
+		}
+	}
+	return nil
+}
+
+// isBuiltinPrefix reports whether prefix is the storage prefix of a
+// built-in resource, which no CRD cleanup may delete.
+func (reg *registry) isBuiltinPrefix(prefix string) bool {
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	for _, r := range reg.byGVR {
+		if r.crd == "" && r.prefix("") == prefix {
+			return true
+		}
+	}
+	return false
+}
+
+// crdReaderDef returns the identity of what the reader of a CRD's
+// resources depends on, and its spec: the selectable fields are those of
+// every served version, since all versions share one stored object.
+func crdReaderDef(rs []*resource) (string, ReaderSpec) {
+	fields := map[string][]string{}
+	var versions []string
+	for _, r := range rs {
+		versions = append(versions, r.version)
+		for f, p := range r.fields {
+			fields[f] = p
+		}
+	}
+	names := slices.Sorted(maps.Keys(fields))
+	slices.Sort(versions)
+	prefix := rs[0].prefix("")
+	def := fmt.Sprintf("%s namespaced=%t versions=%q fields=%q", prefix, rs[0].namespaced, versions, names)
+	return def, readerSpec(prefix, fields)
+}
+
+// forgetCRDsBefore drops the revisions kept for CRDs not served whose
+// last change is at or before rev: a list at rev has shown them gone,
+// and every change still to come is newer.
+func (reg *registry) forgetCRDsBefore(rev int64) {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	for name, r := range reg.crdRevs {
+		if _, served := reg.crds[name]; !served && r <= rev {
+			delete(reg.crdRevs, name)
+		}
 	}
 }
 

@@ -40,6 +40,16 @@ type resource struct {
 	// hasStatus: the resource serves a status subresource, whose writes
 	// change only .status.
 	hasStatus bool
+	// reader serves LIST and WATCH of the resource's objects; the
+	// registry sets it when it registers the resource, and closes it when
+	// this definition of the resource is replaced or removed.
+	reader ResourceReader
+}
+
+// isCRDs reports whether r is the built-in CustomResourceDefinition
+// resource.
+func (r *resource) isCRDs() bool {
+	return r.crd == "" && r.group == groupCRD && r.plural == "customresourcedefinitions"
 }
 
 func (r *resource) gr() wire.GroupResource {

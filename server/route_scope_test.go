@@ -274,11 +274,13 @@ func FuzzRouteTarget(f *testing.F) {
 	}
 	for _, crd := range scopeCRDs {
 		b, _ := json.Marshal(crd)
-		name, rs, err := crdResources(b)
+		name, rev, rs, err := crdResources(b)
 		if err != nil {
 			f.Fatal(err)
 		}
-		s.reg.setCRD(name, rs)
+		if err := s.reg.setCRD(name, rev, rs); err != nil {
+			f.Fatal(err)
+		}
 	}
 	for _, r := range s.reg.all() {
 		for _, p := range []string{"namespaces/a/%s/b", "%s/a", "namespaces/a/%s", "watch/namespaces/a/%s/b", "namespaces/a/%s/a/status"} {

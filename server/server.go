@@ -21,10 +21,15 @@ var ErrNoStore = errors.New("server: Config.Store is required")
 type Config struct {
 	// Store serves writes and single-object reads.
 	Store storage.Interface
-	// Reader serves LIST and WATCH: the watch cache, or a direct reader
-	// over Store. Default: a storage/direct Reader over Store, which Run
-	// runs. A Reader given here is run by whoever made it.
+	// Reader serves LIST and WATCH of every resource when Readers is nil,
+	// and is what a Readers implementation falls back to. Default: a
+	// storage/direct Reader over Store, which Run runs. A Reader given
+	// here is run by whoever made it.
 	Reader storage.ListWatcher
+	// Readers, if set, opens a reader per resource (the watch caches);
+	// the server's registry opens and closes them as resources come, change
+	// and go. Whoever made it runs it.
+	Readers Readers
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Registerer, if set, receives the server's metrics.
@@ -49,7 +54,9 @@ type Config struct {
 
 // Server is the API: routing, discovery, and the verbs over storage.
 type Server struct {
-	store   storage.Interface
+	store storage.Interface
+	// reader is the shared reader (Config.Reader or the default); each
+	// resource reads through its own reader, which the registry holds.
 	reader  storage.ListWatcher
 	log     *slog.Logger
 	minReq  time.Duration
@@ -83,12 +90,16 @@ func New(cfg Config) (*Server, error) {
 		slow:    cfg.SlowThreshold,
 		maxBody: cfg.MaxBodyBytes,
 		now:     cfg.Now,
-		reg:     newRegistry(),
 		booted:  make(chan struct{}),
 	}
 	if s.reader == nil {
 		s.reader, s.runReader = defaultReader(cfg.Store)
 	}
+	readers := cfg.Readers
+	if readers == nil {
+		readers = sharedReaders{s.reader}
+	}
+	s.reg = newRegistry(readers)
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -141,6 +152,10 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	return err
 }
+
+// Ready is closed once Run has created the default namespaces and loaded
+// the CRDs: from then on the server answers like a fresh kube-apiserver.
+func (s *Server) Ready() <-chan struct{} { return s.booted }
 
 // Handler returns the API without authentication, authorization or limits;
 // those are filters wrapped around it.

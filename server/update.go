@@ -78,7 +78,7 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 		if err := c.prepareUpdate(next, cur); err != nil {
 			return nil, err
 		}
-		if err := c.validateMeta(next); err != nil {
+		if err := c.validateMeta(next, cur); err != nil {
 			return nil, err
 		}
 		value := next.encode()

@@ -62,7 +62,7 @@ func (c *call) watch() error {
 	ctx, cancel := context.WithDeadline(c.r.Context(), end)
 	defer cancel()
 
-	stream, err := c.s.reader.WatchList(ctx, c.res.prefix(c.ns), storage.WatchOptions{
+	stream, err := c.res.reader.WatchList(ctx, c.res.prefix(c.ns), storage.WatchOptions{
 		ResourceVersion: o.ResourceVersion, ResourceVersionMatch: o.ResourceVersionMatch,
 		SendInitialEvents: o.SendInitialEvents, AllowBookmarks: o.AllowWatchBookmarks, Predicate: pred,
 	})
