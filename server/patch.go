@@ -52,6 +52,9 @@ func (c *call) patch() error {
 		if err != nil {
 			return nil, err
 		}
+		if err := c.checkPatched(next, patched); err != nil {
+			return nil, err
+		}
 		if rv := next.metaString("resourceVersion"); rv != "" && rv != curRV {
 			return nil, wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
 		}
@@ -66,6 +69,8 @@ func (c *call) patch() error {
 // patchError maps the patch package's errors to kube's answers.
 func patchError(err error) error {
 	switch {
+	case errors.Is(err, patch.ErrTooDeep):
+		return tooDeep()
 	case errors.Is(err, patch.ErrTooManyOperations):
 		st := wire.NewRequestEntityTooLarge(int64(patch.MaxOperations))
 		st.Message = err.Error()
