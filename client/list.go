@@ -23,7 +23,12 @@ func (r *Resource[T]) List(ctx context.Context, opts wire.ListOptions) (*wire.Li
 	}
 	defer resp.Body.Close()
 	var list wire.List[T]
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+	var raw json.RawMessage
+	err = json.NewDecoder(resp.Body).Decode(&raw)
+	if err == nil {
+		err = decodeList[T](raw, &list)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("client: decoding list of %s: %w", r.gvr, err)
 	}
 	return &list, nil

@@ -177,7 +177,12 @@ func (r *Resource[T]) doObject(ctx context.Context, req request) (T, error) {
 		return out, err
 	}
 	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+	var raw json.RawMessage
+	err = json.NewDecoder(resp.Body).Decode(&raw)
+	if err == nil {
+		err = decodeObject(raw, &out)
+	}
+	if err != nil {
 		return out, fmt.Errorf("client: decoding %s %s: %w", req.method, req.path, err)
 	}
 	return out, nil
