@@ -2,7 +2,9 @@ package client
 
 import (
 	"encoding/json"
+	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/listwatch/listwatch/object"
 )
@@ -19,25 +21,50 @@ import (
 
 // keySpec names the exact keys of a JSON object that decoding relies on,
 // with the specs of the objects (obj) or arrays of objects (arr) under them.
-type keySpec map[string]keyChild
+type keySpec struct {
+	exact map[string]keyChild
+	lower map[string]bool // the keys lower-cased
+}
 
 type keyChild struct {
-	obj, arr keySpec
+	obj, arr *keySpec
+}
+
+func newKeySpec(exact map[string]keyChild) *keySpec {
+	s := &keySpec{exact: exact, lower: make(map[string]bool, len(exact))}
+	for k := range exact {
+		s.lower[strings.ToLower(k)] = true
+	}
+	return s
 }
 
 var (
-	ownerReferenceKeys = keySpec{"apiVersion": {}, "kind": {}, "name": {}, "uid": {},
-		"controller": {}, "blockOwnerDeletion": {}}
-	objectMetaKeys = keySpec{"name": {}, "generateName": {}, "namespace": {}, "selfLink": {},
+	ownerReferenceKeys = newKeySpec(map[string]keyChild{"apiVersion": {}, "kind": {}, "name": {}, "uid": {},
+		"controller": {}, "blockOwnerDeletion": {}})
+	objectMetaKeys = newKeySpec(map[string]keyChild{"name": {}, "generateName": {}, "namespace": {}, "selfLink": {},
 		"uid": {}, "resourceVersion": {}, "generation": {}, "creationTimestamp": {},
 		"deletionTimestamp": {}, "deletionGracePeriodSeconds": {}, "labels": {},
 		"annotations": {}, "ownerReferences": {arr: ownerReferenceKeys}, "finalizers": {},
-		"managedFields": {}}
-	objectKeys   = keySpec{"apiVersion": {}, "kind": {}, "metadata": {obj: objectMetaKeys}}
-	listMetaKeys = keySpec{"selfLink": {}, "resourceVersion": {}, "continue": {}, "remainingItemCount": {}}
-	listKeys     = keySpec{"apiVersion": {}, "kind": {}, "metadata": {obj: listMetaKeys},
-		"items": {arr: objectKeys}}
+		"managedFields": {}})
+	objectKeys   = newKeySpec(map[string]keyChild{"apiVersion": {}, "kind": {}, "metadata": {obj: objectMetaKeys}})
+	listMetaKeys = newKeySpec(map[string]keyChild{"selfLink": {}, "resourceVersion": {}, "continue": {}, "remainingItemCount": {}})
+	listKeys     = newKeySpec(map[string]keyChild{"apiVersion": {}, "kind": {}, "metadata": {obj: listMetaKeys},
+		"items": {arr: objectKeys}})
 )
+
+// readValue reads a response body and returns its first JSON value, as a
+// json.Decoder would decode it, without the decoder's copy of it.
+func readValue(r io.Reader) ([]byte, error) {
+	all, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	start := skipSpace(all, 0)
+	if start == len(all) {
+		return nil, io.EOF
+	}
+	return all[start:skipValue(all, start)], nil
+}
 
 // decodeObject decodes data into *out; see above.
 func decodeObject[T object.Object](data []byte, out *T) error {
@@ -49,7 +76,7 @@ func decodeList[T object.Object, L any](data []byte, out *L) error {
 	return decodeChecked[T](data, out, listKeys)
 }
 
-func decodeChecked[T object.Object, V any](data []byte, out *V, spec keySpec) error {
+func decodeChecked[T object.Object, V any](data []byte, out *V, spec *keySpec) error {
 	if err := json.Unmarshal(data, out); err != nil {
 		return err
 	}
@@ -73,7 +100,7 @@ func decodeChecked[T object.Object, V any](data []byte, out *V, spec keySpec) er
 // one of spec's but are not spelled exactly so, at every level spec names.
 // It returns data itself and false when there is none. data must be valid
 // JSON (it was just decoded).
-func stripFolded(data []byte, spec keySpec) ([]byte, bool) {
+func stripFolded(data []byte, spec *keySpec) ([]byte, bool) {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return data, false
@@ -88,14 +115,12 @@ func stripFolded(data []byte, spec keySpec) ([]byte, bool) {
 		}
 		keyStart := i
 		keyEnd := skipString(data, i)
-		key := unquoteKey(data[keyStart:keyEnd])
 		i = skipSpace(data, keyEnd)
 		valStart := skipSpace(data, i+1) // after ':'
 		valEnd := skipValue(data, valStart)
 		i = skipSpace(data, valEnd)
 
-		child, exact := spec[key]
-		drop := !exact && folds(key, spec)
+		child, exact, drop := lookupKey(data[keyStart:keyEnd], spec)
 		var newVal []byte
 		if exact && (child.obj != nil || child.arr != nil) {
 			if v, changed := stripChild(data[valStart:valEnd], child); changed {
@@ -139,27 +164,74 @@ func stripChild(v []byte, child keyChild) ([]byte, bool) {
 	if len(v) == 0 || v[0] != '[' {
 		return v, false
 	}
-	var elems []json.RawMessage
-	if json.Unmarshal(v, &elems) != nil {
+	var out []byte // built only once an element changes
+	prevEnd := 1   // after the previous element, or after '['
+	i := skipSpace(v, 1)
+	for i < len(v) && v[i] != ']' {
+		if v[i] == ',' {
+			i = skipSpace(v, i+1)
+		}
+		start := i
+		end := skipValue(v, i)
+		i = skipSpace(v, end)
+		s, changed := stripFolded(v[start:end], child.arr)
+		if changed && out == nil {
+			out = make([]byte, 0, len(v))
+			out = append(out, v[:start]...)
+		} else if out != nil {
+			out = append(out, v[prevEnd:start]...)
+		}
+		if out != nil {
+			out = append(out, s...)
+		}
+		prevEnd = end
+	}
+	if out == nil {
 		return v, false
 	}
-	changed := false
-	for i, e := range elems {
-		if s, c := stripFolded(e, child.arr); c {
-			elems[i], changed = s, true
+	return append(out, v[prevEnd:]...), true
+}
+
+// lookupKey looks the quoted key q up in spec: its child and whether it is
+// one of spec's keys exactly, or else whether encoding/json would still
+// match it to one of them (fold). It allocates nothing for the usual keys:
+// short, ASCII, unescaped.
+func lookupKey(q []byte, spec *keySpec) (child keyChild, exact, fold bool) {
+	if len(q) < 2 {
+		return keyChild{}, false, false
+	}
+	k := q[1 : len(q)-1]
+	var buf [64]byte
+	simple := len(k) <= len(buf)
+	for _, c := range k {
+		if c == '\\' || c >= utf8.RuneSelf {
+			simple = false
+			break
 		}
 	}
-	if !changed {
-		return v, false
+	if !simple {
+		key := unquoteKey(q)
+		child, exact = spec.exact[key]
+		return child, exact, !exact && folds(key, spec)
 	}
-	out, _ := json.Marshal(elems)
-	return out, true
+	if child, exact = spec.exact[string(k)]; exact {
+		return child, true, false
+	}
+	// ASCII keys fold only to ASCII: compare lower-cased.
+	lower := buf[:len(k)]
+	for i, c := range k {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	return keyChild{}, false, spec.lower[string(lower)]
 }
 
 // folds reports whether key matches one of spec's keys as encoding/json
 // matches names (strings.EqualFold is the same folding).
-func folds(key string, spec keySpec) bool {
-	for k := range spec {
+func folds(key string, spec *keySpec) bool {
+	for k := range spec.exact {
 		if strings.EqualFold(key, k) {
 			return true
 		}

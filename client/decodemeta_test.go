@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/listwatch/listwatch/wire"
@@ -140,6 +141,40 @@ func FuzzDecodeObjectMeta(f *testing.F) {
 		checkLikeClientGo(t, hostileObject(seed))
 		if clean, changed := stripFolded(data, objectKeys); changed && json.Valid(data) && !json.Valid(clean) {
 			t.Fatalf("stripping %s gave invalid JSON %s", data, clean)
+		}
+	})
+}
+
+// BenchmarkDecodePod compares decoding a realistic pod with encoding/json
+// alone and with decodeObject's key check on top.
+func BenchmarkDecodePod(b *testing.B) {
+	p := benchPod(1)
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "u"}}
+	data, _ := json.Marshal(p)
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var out *corev1.Pod
+			if err := json.Unmarshal(data, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("key-check-only", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, changed := stripFolded(data, objectKeys); changed {
+				b.Fatal("changed")
+			}
+		}
+	})
+	b.Run("decodeObject", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var out *corev1.Pod
+			if err := decodeObject(data, &out); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -23,8 +22,7 @@ func (r *Resource[T]) List(ctx context.Context, opts wire.ListOptions) (*wire.Li
 	}
 	defer resp.Body.Close()
 	var list wire.List[T]
-	var raw json.RawMessage
-	err = json.NewDecoder(resp.Body).Decode(&raw)
+	raw, err := readValue(resp.Body)
 	if err == nil {
 		err = decodeList[T](raw, &list)
 	}

@@ -177,8 +177,7 @@ func (r *Resource[T]) doObject(ctx context.Context, req request) (T, error) {
 		return out, err
 	}
 	defer resp.Body.Close()
-	var raw json.RawMessage
-	err = json.NewDecoder(resp.Body).Decode(&raw)
+	raw, err := readValue(resp.Body)
 	if err == nil {
 		err = decodeObject(raw, &out)
 	}
