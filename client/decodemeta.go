@@ -98,8 +98,8 @@ func decodeChecked[T object.Object, V any](data []byte, out *V, spec *keySpec) e
 
 // stripFolded returns the JSON object data without the keys that fold to
 // one of spec's but are not spelled exactly so, at every level spec names.
-// It returns data itself and false when there is none. data must be valid
-// JSON (it was just decoded).
+// It returns data itself and false when there is none, or when data turns
+// out not to be JSON (callers decode it first, so it is).
 func stripFolded(data []byte, spec *keySpec) ([]byte, bool) {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
@@ -114,9 +114,18 @@ func stripFolded(data []byte, spec *keySpec) ([]byte, bool) {
 			i = skipSpace(data, i+1)
 		}
 		keyStart := i
+		if i >= len(data) || data[i] != '"' {
+			return data, false // not JSON after all: leave it to the decoder
+		}
 		keyEnd := skipString(data, i)
 		i = skipSpace(data, keyEnd)
-		valStart := skipSpace(data, i+1) // after ':'
+		if i >= len(data) || data[i] != ':' {
+			return data, false
+		}
+		valStart := skipSpace(data, i+1)
+		if valStart >= len(data) {
+			return data, false
+		}
 		valEnd := skipValue(data, valStart)
 		i = skipSpace(data, valEnd)
 
@@ -173,6 +182,9 @@ func stripChild(v []byte, child keyChild) ([]byte, bool) {
 		}
 		start := i
 		end := skipValue(v, i)
+		if end <= start {
+			return v, false // not JSON after all
+		}
 		i = skipSpace(v, end)
 		s, changed := stripFolded(v[start:end], child.arr)
 		if changed && out == nil {

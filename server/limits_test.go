@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -14,11 +13,6 @@ import (
 	"github.com/listwatch/listwatch/internal/patch"
 )
 
-var (
-	surrogatePair = regexp.MustCompile(`(?i)\\ud[89ab][0-9a-f]{2}\\ud[c-f][0-9a-f]{2}`)
-	lone          = regexp.MustCompile(`(?i)\\ud[89a-f]`)
-)
-
 // strictJSON is RFC 8259's JSON text exchanged between systems: valid
 // JSON, encoded as UTF-8 (section 8.1), with no escaped lone surrogate
 // (section 8.2, which strict parsers refuse).
@@ -27,7 +21,7 @@ func strictJSON(t *testing.T, what string, b []byte) {
 	if !utf8.Valid(b) || !json.Valid(b) {
 		t.Fatalf("%s is not valid UTF-8 JSON: %q", what, b)
 	}
-	if lone.MatchString(surrogatePair.ReplaceAllString(string(b), "")) {
+	if hasLoneSurrogateEscape(b) {
 		t.Fatalf("%s has an escaped lone surrogate: %s", what, b)
 	}
 }

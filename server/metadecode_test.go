@@ -75,6 +75,12 @@ func TestMetadataCaseVariantsAndDuplicates(t *testing.T) {
 		t.Fatalf("strict patch message %q", msg)
 	}
 
+	// An unknown directive is refused as kube's options validation does.
+	e.expectStatus(422, "Invalid", `CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "strict": supported values: "", "Ignore", "Strict", "Warn"`,
+		"POST", cmPath+"?fieldValidation=strict", body)
+	e.expectStatus(422, "Invalid", "", "PUT", cmPath+"/a?fieldValidation=x", upd)
+	e.expectStatus(422, "Invalid", "", "PATCH", cmPath+"/a?fieldValidation=x", mp, "Content-Type", "application/merge-patch+json")
+
 	// Status writes decode their body the same way.
 	pods := "/api/v1/namespaces/default/pods"
 	e.must(201, "POST", pods, map[string]any{"metadata": map[string]any{"name": "p"}, "spec": map[string]any{"nodeName": "n1"}})

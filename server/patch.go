@@ -22,6 +22,9 @@ const (
 // A resourceVersion the patch sets is a precondition (409 if stale).
 // Server-side apply is not supported: 415.
 func (c *call) patch() error {
+	if err := c.checkFieldValidationParam("PatchOptions"); err != nil {
+		return err
+	}
 	ct, _ := parseMediaRange(c.r.Header.Get("Content-Type"))
 	var apply func(doc, p []byte) ([]byte, error)
 	switch ct {
