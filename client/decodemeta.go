@@ -14,10 +14,11 @@ import (
 // all reach ResourceVersion or Name), and the last match wins. Kubernetes'
 // own decoders are case-sensitive, so a key spelled that way is no field at
 // all to client-go. decodeObject and decodeList give a typed object the
-// metadata client-go would see: they decode as before and, when the raw
-// JSON has a key that folds to, but is not exactly, one of the fields named
-// below, they decode again without those keys. Only those fields are
-// checked: the ones informers, listers and the work queue rely on.
+// metadata client-go would see: when the raw JSON has a key that folds to,
+// but is not exactly, one of the fields named below, they decode it without
+// those keys (a scan that allocates nothing when there are none). Only
+// those fields are checked: the ones informers, listers and the work queue
+// rely on.
 
 // keySpec names the exact keys of a JSON object that decoding relies on,
 // with the specs of the objects (obj) or arrays of objects (arr) under them.
@@ -77,23 +78,13 @@ func decodeList[T object.Object, L any](data []byte, out *L) error {
 }
 
 func decodeChecked[T object.Object, V any](data []byte, out *V, spec *keySpec) error {
-	if err := json.Unmarshal(data, out); err != nil {
-		return err
-	}
 	var zero T
-	if _, ok := any(zero).(*object.Unstructured); ok {
-		return nil // a map: keys are exact already
+	if _, ok := any(zero).(*object.Unstructured); !ok { // a map's keys are exact already
+		// Before decoding: a variant's value must not even be looked at,
+		// or a mistyped one ("Metadata":5) would fail the whole object.
+		data, _ = stripFolded(data, spec)
 	}
-	clean, changed := stripFolded(data, spec)
-	if !changed {
-		return nil
-	}
-	var fresh V
-	if err := json.Unmarshal(clean, &fresh); err != nil {
-		return err
-	}
-	*out = fresh
-	return nil
+	return json.Unmarshal(data, out)
 }
 
 // stripFolded returns the JSON object data without the keys that fold to

@@ -75,6 +75,13 @@ func TestMetadataCaseVariantsAndDuplicates(t *testing.T) {
 		t.Fatalf("strict patch message %q", msg)
 	}
 
+	// A merge patch's own duplicated metadata keys are reported first.
+	r = e.do("PATCH", cmPath+"/a", `{"metadata":{"labels":{"p":"1","p":"2"},"Finalizers":[]}}`, "Content-Type", "application/merge-patch+json")
+	if r.code != 200 || !slices.Equal(warnings(r), []string{`299 - "duplicate field \"metadata.labels.p\""`, `299 - "unknown field \"metadata.Finalizers\""`}) ||
+		path(r.json(t), "metadata", "labels", "p") != "2" {
+		t.Fatalf("patch with duplicates: %d %q %s", r.code, warnings(r), r.body)
+	}
+
 	// An unknown directive is refused as kube's options validation does.
 	e.expectStatus(422, "Invalid", `CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "strict": supported values: "", "Ignore", "Strict", "Warn"`,
 		"POST", cmPath+"?fieldValidation=strict", body)

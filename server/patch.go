@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/listwatch/listwatch/internal/patch"
 	"github.com/listwatch/listwatch/wire"
@@ -45,6 +46,10 @@ func (c *call) patch() error {
 	if err != nil {
 		return err
 	}
+	var bodyErrs strictErrors // kube checks merge and strategic patches' own keys
+	if ct != contentJSONPatch {
+		bodyErrs = patchDuplicates(body)
+	}
 	stored, err := c.s.guaranteedUpdate(c.r.Context(), c, 0, func(cur *doc) (*doc, error) {
 		curRV := cur.metaString("resourceVersion")
 		patched, err := apply(cur.encodeWithRV(curRV), body)
@@ -55,6 +60,7 @@ func (c *call) patch() error {
 		if err != nil {
 			return nil, err
 		}
+		next.strict = append(slices.Clone(bodyErrs), next.strict...)
 		if err := c.checkPatched(next, patched); err != nil {
 			return nil, err
 		}
