@@ -147,12 +147,13 @@ func TestInformerSeesServerAssignedMetadata(t *testing.T) {
 // TestInformerIgnoresCaseVariantsFromServer: a server (hostile, or with
 // data stored before the server dropped such keys) sends objects whose
 // metadata has case variants of resourceVersion and name after the real
-// ones. encoding/json would let them win; our typed informer, like
-// client-go, reads only the exact keys, in the list and in watch events.
+// ones, and mistyped ones. encoding/json would let the former win and fail
+// the whole object on the latter; our typed informer, like client-go,
+// reads only the exact keys, in the list and in watch events.
 func TestInformerIgnoresCaseVariantsFromServer(t *testing.T) {
 	obj := func(name, rv string) string {
 		return fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":"default","resourceVersion":%q,`+
-			`"resourceversion":"1","Name":"evil","NAMESPACE":"evil","uid":"u-%s","Uid":"evil"},"Metadata":{"name":"evil2"},"data":{"k":"v"}}`, name, rv, name)
+			`"resourceversion":"1","Name":"evil","NAMESPACE":"evil","uid":"u-%s","Uid":"evil","NAME":[]},"Metadata":{"name":"evil2"},"KIND":7,"data":{"k":"v"}}`, name, rv, name)
 	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
