@@ -12,6 +12,8 @@ const (
 	// document, a patch, or a result. Kubernetes objects stay far below it
 	// (a CRD's openAPIV3Schema is the deepest common case), and it keeps every
 	// recursive walk in this package well inside the goroutine stack.
+	// The server holds create and update bodies to it too (CheckDepth),
+	// so that an object that can be created can also be patched.
 	MaxDepth = 1000
 
 	// MaxOperations is the most operations a JSON patch may hold; it is
