@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -23,7 +22,11 @@ func (r *Resource[T]) List(ctx context.Context, opts wire.ListOptions) (*wire.Li
 	}
 	defer resp.Body.Close()
 	var list wire.List[T]
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+	raw, err := readValue(resp.Body)
+	if err == nil {
+		err = decodeList[T](raw, &list)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("client: decoding list of %s: %w", r.gvr, err)
 	}
 	return &list, nil

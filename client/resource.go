@@ -255,7 +255,11 @@ func (r *Resource[T]) doObject(ctx context.Context, req request) (T, error) {
 		return out, err
 	}
 	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+	raw, err := readValue(resp.Body)
+	if err == nil {
+		err = decodeObject(raw, &out)
+	}
+	if err != nil {
 		return out, fmt.Errorf("client: decoding %s %s: %w", req.method, req.path, err)
 	}
 	return out, nil

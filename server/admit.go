@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/patch"
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -45,6 +46,9 @@ func (c *call) decodeBody() (*doc, error) {
 		}
 	}
 	c.tr.Step("About to convert to expected version")
+	if err := patch.CheckDepth(b); err != nil {
+		return nil, tooDeep()
+	}
 	d, err := decodeDoc(b)
 	if err != nil {
 		return nil, err
@@ -52,7 +56,17 @@ func (c *call) decodeBody() (*doc, error) {
 	if err := c.checkType(d); err != nil {
 		return nil, err
 	}
+	if err := c.checkDecoded(d); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// tooDeep is the answer to a body, patch or patch result nested deeper
+// than patch.MaxDepth. Create, update and every patch type share the limit
+// and this answer, so that any object that can be created can be patched.
+func tooDeep() *wire.Status {
+	return wire.NewBadRequest(fmt.Sprintf("exceeded max depth of %d", patch.MaxDepth))
 }
 
 // checkType enforces that d is of the URL's kind and apiVersion, and in

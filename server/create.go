@@ -14,6 +14,9 @@ import (
 // AlreadyExists, 404 if the namespace is missing, 403 if it is
 // terminating, 422 for invalid metadata.
 func (c *call) create() error {
+	if err := c.checkFieldValidationParam("CreateOptions"); err != nil {
+		return err
+	}
 	d, err := c.decodeBody()
 	if err != nil {
 		return err

@@ -20,11 +20,20 @@ type doc struct {
 	apiVersion, kind string
 	meta             map[string]json.RawMessage
 	rest             map[string]json.RawMessage
+
+	// strict lists the metadata fields decoding dropped, as kube's strict
+	// decoder words them (see decodeMeta): a request's fieldValidation
+	// decides whether they are warnings or a refusal. Stored values are
+	// decoded the same way and this is ignored for them.
+	strict strictErrors
 }
 
 // decodeDoc parses a request body or a stored value. Anything that is not
-// a JSON object with an object (or absent) metadata is a 400.
+// a JSON object with an object (or absent) metadata is a 400. Invalid
+// UTF-8 in strings becomes U+FFFD first (see validUTF8), and metadata is
+// decoded as kube decodes an ObjectMeta (see decodeMeta).
 func decodeDoc(b []byte) (*doc, error) {
+	b = validUTF8(b)
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(b, &top); err != nil || top == nil {
 		if err == nil {
@@ -46,9 +55,11 @@ func decodeDoc(b []byte) (*doc, error) {
 	}
 	if raw, ok := top["metadata"]; ok {
 		if !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-			if err := json.Unmarshal(raw, &d.meta); err != nil || d.meta == nil {
+			meta, ok := decodeMeta(raw, &d.strict)
+			if !ok {
 				return nil, wire.NewBadRequest("the object provided is unrecognized: metadata must be an object")
 			}
+			d.meta = meta
 		}
 		delete(top, "metadata")
 	}

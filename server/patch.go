@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/listwatch/listwatch/internal/patch"
 	"github.com/listwatch/listwatch/wire"
@@ -22,6 +23,9 @@ const (
 // A resourceVersion the patch sets is a precondition (409 if stale).
 // Server-side apply is not supported: 415.
 func (c *call) patch() error {
+	if err := c.checkFieldValidationParam("PatchOptions"); err != nil {
+		return err
+	}
 	ct, _ := parseMediaRange(c.r.Header.Get("Content-Type"))
 	var apply func(doc, p []byte) ([]byte, error)
 	switch ct {
@@ -42,6 +46,10 @@ func (c *call) patch() error {
 	if err != nil {
 		return err
 	}
+	var bodyErrs strictErrors // kube checks merge and strategic patches' own keys
+	if ct != contentJSONPatch {
+		bodyErrs = patchDuplicates(body)
+	}
 	stored, err := c.s.guaranteedUpdate(c.r.Context(), c, 0, func(cur *doc) (*doc, error) {
 		curRV := cur.metaString("resourceVersion")
 		patched, err := apply(cur.encodeWithRV(curRV), body)
@@ -50,6 +58,10 @@ func (c *call) patch() error {
 		}
 		next, err := decodeDoc(patched)
 		if err != nil {
+			return nil, err
+		}
+		next.strict = append(slices.Clone(bodyErrs), next.strict...)
+		if err := c.checkPatched(next, patched); err != nil {
 			return nil, err
 		}
 		if rv := next.metaString("resourceVersion"); rv != "" && rv != curRV {
@@ -66,6 +78,8 @@ func (c *call) patch() error {
 // patchError maps the patch package's errors to kube's answers.
 func patchError(err error) error {
 	switch {
+	case errors.Is(err, patch.ErrTooDeep):
+		return tooDeep()
 	case errors.Is(err, patch.ErrTooManyOperations):
 		st := wire.NewRequestEntityTooLarge(int64(patch.MaxOperations))
 		st.Message = err.Error()

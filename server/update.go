@@ -15,6 +15,9 @@ import (
 // unconditional for built-ins and refused for custom resources, as kube's
 // strategies do (AllowUnconditionalUpdate).
 func (c *call) update() error {
+	if err := c.checkFieldValidationParam("UpdateOptions"); err != nil {
+		return err
+	}
 	d, err := c.decodeBody()
 	if err != nil {
 		return err

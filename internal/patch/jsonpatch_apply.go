@@ -190,7 +190,7 @@ func copyWithin(v any, budget *int, depth int) (any, error) {
 	switch t := v.(type) {
 	case map[string]any:
 		if depth == 0 {
-			return nil, fmt.Errorf("copied value nests deeper than %d levels: %w", MaxDepth, ErrInvalidPatch)
+			return nil, fmt.Errorf("%w: %w", tooDeep("copied value nests"), ErrInvalidPatch)
 		}
 		out := make(map[string]any, len(t))
 		for k, e := range t {
@@ -204,7 +204,7 @@ func copyWithin(v any, budget *int, depth int) (any, error) {
 		return out, checkBudget(*budget)
 	case []any:
 		if depth == 0 {
-			return nil, fmt.Errorf("copied value nests deeper than %d levels: %w", MaxDepth, ErrInvalidPatch)
+			return nil, fmt.Errorf("%w: %w", tooDeep("copied value nests"), ErrInvalidPatch)
 		}
 		out := make([]any, len(t))
 		for i, e := range t {

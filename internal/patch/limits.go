@@ -1,6 +1,9 @@
 package patch
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Limits against hostile input. They are generous for any real Kubernetes
 // object and small enough that checking them is cheap.
@@ -9,6 +12,8 @@ const (
 	// document, a patch, or a result. Kubernetes objects stay far below it
 	// (a CRD's openAPIV3Schema is the deepest common case), and it keeps every
 	// recursive walk in this package well inside the goroutine stack.
+	// The server holds create and update bodies to it too (CheckDepth),
+	// so that an object that can be created can also be patched.
 	MaxDepth = 1000
 
 	// MaxOperations is the most operations a JSON patch may hold; it is
@@ -21,10 +26,30 @@ const (
 	MaxCopyBytes = 16 << 20
 )
 
-// checkDepth scans raw JSON and fails once nesting exceeds MaxDepth. It runs
-// before decoding so that a 10,000-level document is refused in one linear
-// pass, without building anything. It does not validate the JSON; the decoder
-// does that afterwards.
+// ErrTooDeep is matched, besides ErrInvalidPatch or ErrInvalidDocument, by
+// every error about nesting deeper than MaxDepth: a document, a patch, a
+// copied value or a result. The server answers it the same way whatever
+// the request, so that what can be created can be patched and nothing
+// deeper can be made either way.
+var ErrTooDeep = errors.New("patch: nesting deeper than MaxDepth")
+
+// depthError is the text of a nesting error; it matches ErrTooDeep.
+type depthError string
+
+func (e depthError) Error() string        { return string(e) }
+func (e depthError) Is(target error) bool { return target == ErrTooDeep }
+
+func tooDeep(what string) error {
+	return depthError(fmt.Sprintf("%s deeper than %d levels", what, MaxDepth))
+}
+
+// CheckDepth scans raw JSON and fails, with an error matching ErrTooDeep,
+// once nesting exceeds MaxDepth (the outermost object or array is level 1).
+// It runs before decoding so that a 10,000-level document is refused in one
+// linear pass, without building anything. It does not validate the JSON; the
+// decoder does that afterwards.
+func CheckDepth(data []byte) error { return checkDepth(data) }
+
 func checkDepth(data []byte) error {
 	depth := 0
 	inString := false
@@ -45,7 +70,7 @@ func checkDepth(data []byte) error {
 		case '{', '[':
 			depth++
 			if depth > MaxDepth {
-				return fmt.Errorf("nesting deeper than %d levels", MaxDepth)
+				return tooDeep("nesting")
 			}
 		case '}', ']':
 			depth--

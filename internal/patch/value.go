@@ -18,7 +18,7 @@ import (
 // MaxDepth and trailing data. Errors wrap sentinel.
 func decodeJSON(data []byte, what string, sentinel error) (any, error) {
 	if err := checkDepth(data); err != nil {
-		return nil, fmt.Errorf("%s: %v: %w", what, err, sentinel)
+		return nil, fmt.Errorf("%s: %w: %w", what, err, sentinel)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -49,7 +49,7 @@ func decodeDoc(doc []byte) (map[string]any, error) {
 // API object, not a web page, and '<' should stay '<'.
 func encodeJSON(v any) ([]byte, error) {
 	if depthExceeds(v, MaxDepth) {
-		return nil, fmt.Errorf("result nests deeper than %d levels: %w", MaxDepth, ErrInvalidPatch)
+		return nil, fmt.Errorf("%w: %w", tooDeep("result nests"), ErrInvalidPatch)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -1,0 +1,277 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/listwatch/listwatch/wire"
+)
+
+// Metadata is decoded as kube-apiserver decodes an ObjectMeta: only the
+// fields ObjectMeta has, matched case-sensitively. encoding/json would
+// match "resourceversion" or "Name" to those fields, so a client decoding
+// with it (as typed Go clients do) would read a stored case variant in
+// place of the real field. Every key that is not one of these, spelled
+// exactly, is dropped; so is every earlier copy of a duplicated key (the
+// last one counts, as in kube). Each is reported as kube's strict decoder
+// reports it: `unknown field "metadata.x"`, `duplicate field "metadata.x"`.
+
+// objectMetaFields are the JSON names of kube's ObjectMeta fields.
+var objectMetaFields = map[string]bool{
+	"name": true, "generateName": true, "namespace": true, "selfLink": true,
+	"uid": true, "resourceVersion": true, "generation": true,
+	"creationTimestamp": true, "deletionTimestamp": true,
+	"deletionGracePeriodSeconds": true, "labels": true, "annotations": true,
+	"ownerReferences": true, "finalizers": true, "managedFields": true,
+}
+
+// ownerReferenceFields are the JSON names of kube's OwnerReference fields.
+var ownerReferenceFields = map[string]bool{
+	"apiVersion": true, "kind": true, "name": true, "uid": true,
+	"controller": true, "blockOwnerDeletion": true,
+}
+
+// strictErrors collects kube's strict decoding errors in the order met,
+// each once.
+type strictErrors []string
+
+func (s *strictErrors) add(kind, path string) {
+	e := kind + " " + strconv.Quote(path)
+	for _, have := range *s {
+		if have == e {
+			return
+		}
+	}
+	*s = append(*s, e)
+}
+
+// member is one key and its raw value in a JSON object.
+type member struct {
+	key string
+	val json.RawMessage
+}
+
+// objectMembers reads a JSON object's members in order, keys exactly as
+// spelled (escapes decoded). ok is false when raw is not an object.
+func objectMembers(raw []byte) (ms []member, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		ms = append(ms, member{key, v})
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, false
+	}
+	return ms, true
+}
+
+// cleanMembers drops the members whose key known refuses (nil: every key
+// is known, as in a map) and all but the last of duplicated keys,
+// reporting each under path. It keeps first-seen order.
+func cleanMembers(ms []member, path string, known map[string]bool, errs *strictErrors) (keys []string, vals map[string]json.RawMessage, changed bool) {
+	vals = make(map[string]json.RawMessage, len(ms))
+	for _, m := range ms {
+		p := path + "." + m.key
+		if known != nil && !known[m.key] {
+			errs.add("unknown field", p)
+			changed = true
+			continue
+		}
+		if _, dup := vals[m.key]; dup {
+			errs.add("duplicate field", p)
+			changed = true
+		} else {
+			keys = append(keys, m.key)
+		}
+		vals[m.key] = m.val
+	}
+	return keys, vals, changed
+}
+
+// encodeMembers writes an object of keys in order.
+func encodeMembers(keys []string, vals map[string]json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeJSONString(&b, k)
+		b.WriteByte(':')
+		b.Write(vals[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// decodeMeta decodes the metadata object raw into its fields, kube's way
+// (see above); errs gets what was dropped. ok is false when raw is not a
+// JSON object.
+func decodeMeta(raw []byte, errs *strictErrors) (map[string]json.RawMessage, bool) {
+	ms, ok := objectMembers(raw)
+	if !ok {
+		return nil, false
+	}
+	_, meta, _ := cleanMembers(ms, "metadata", objectMetaFields, errs)
+	for _, k := range []string{"labels", "annotations"} {
+		if v, ok := meta[k]; ok {
+			if ms, ok := objectMembers(v); ok {
+				if keys, vals, changed := cleanMembers(ms, "metadata."+k, nil, errs); changed {
+					meta[k] = encodeMembers(keys, vals)
+				}
+			}
+		}
+	}
+	if v, ok := meta["ownerReferences"]; ok {
+		meta["ownerReferences"] = cleanOwnerReferences(v, errs)
+	}
+	return meta, true
+}
+
+// cleanOwnerReferences applies the same rule to each owner reference.
+func cleanOwnerReferences(raw json.RawMessage, errs *strictErrors) json.RawMessage {
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return raw // not an array: validation's business, as before
+	}
+	changed := false
+	for i, it := range items {
+		ms, ok := objectMembers(it)
+		if !ok {
+			continue
+		}
+		keys, vals, c := cleanMembers(ms, "metadata.ownerReferences["+strconv.Itoa(i)+"]", ownerReferenceFields, errs)
+		if c {
+			items[i] = encodeMembers(keys, vals)
+			changed = true
+		}
+	}
+	if !changed {
+		return raw
+	}
+	out, _ := json.Marshal(items)
+	return out
+}
+
+// fieldValidation directives (the request's fieldValidation parameter).
+const (
+	fieldValidationIgnore = "Ignore"
+	fieldValidationWarn   = "Warn"
+	fieldValidationStrict = "Strict"
+)
+
+// fieldValidation is the request's directive; Warn when absent, as in kube.
+func (c *call) fieldValidation() string {
+	if v := c.r.URL.Query().Get("fieldValidation"); v != "" {
+		return v
+	}
+	return fieldValidationWarn
+}
+
+// checkDecoded applies the request's fieldValidation to the metadata
+// fields decoding a create or update body dropped: a Warning header each
+// (Warn), nothing (Ignore), or kube's 400 for a strict decoding error.
+func (c *call) checkDecoded(d *doc) error {
+	if len(d.strict) == 0 {
+		return nil
+	}
+	switch c.fieldValidation() {
+	case fieldValidationStrict:
+		return wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s",
+			c.res.kind, c.res.version, c.res.kind, d.strict.message()))
+	case fieldValidationIgnore:
+		return nil
+	}
+	c.warnStrict(d.strict)
+	return nil
+}
+
+// checkPatched is checkDecoded for a patch's result, patched: kube refuses
+// it as an Invalid "patch" field rather than a bad request.
+func (c *call) checkPatched(d *doc, patched []byte) error {
+	if len(d.strict) == 0 {
+		return nil
+	}
+	switch c.fieldValidation() {
+	case fieldValidationStrict:
+		st := invalid("", "", "", "", fieldInvalid("patch", string(patched), d.strict.message()))
+		st.Details.Kind = ""
+		return st
+	case fieldValidationIgnore:
+		return nil
+	}
+	c.warnStrict(d.strict)
+	return nil
+}
+
+func (s strictErrors) message() string {
+	return "strict decoding error: " + strings.Join(s, ", ")
+}
+
+// warnStrict adds one Warning header per error, each once, in kube's
+// form: 299 - "text".
+func (c *call) warnStrict(errs strictErrors) {
+	h := c.w.Header()
+	for _, e := range errs {
+		v := `299 - "` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(e) + `"`
+		if !slices.Contains(h.Values("Warning"), v) {
+			h.Add("Warning", v)
+		}
+	}
+}
+
+// checkFieldValidationParam refuses a fieldValidation kube does not know,
+// as its Create/Update/PatchOptions validation does (kind names which).
+func (c *call) checkFieldValidationParam(kind string) error {
+	switch v := c.r.URL.Query().Get("fieldValidation"); v {
+	case "", fieldValidationIgnore, fieldValidationWarn, fieldValidationStrict:
+		return nil
+	default:
+		return invalid(kind+".meta.k8s.io", "meta.k8s.io", kind, "",
+			fieldNotSupported("fieldValidation", v, "", fieldValidationIgnore, fieldValidationStrict, fieldValidationWarn))
+	}
+}
+
+// patchDuplicates reports the duplicated keys of a merge or strategic
+// patch's metadata, which kube's strict decoding of the patch reports
+// before those of its result; later keys win, as they do when applied.
+func patchDuplicates(body []byte) strictErrors {
+	var errs strictErrors
+	top, ok := objectMembers(body)
+	if !ok {
+		return nil
+	}
+	var meta json.RawMessage
+	for _, m := range top {
+		if m.key == "metadata" {
+			if meta != nil {
+				errs.add("duplicate field", "metadata")
+			}
+			meta = m.val
+		}
+	}
+	if md, ok := objectMembers(meta); ok {
+		_, meta, _ := cleanMembers(md, "metadata", nil, &errs)
+		for _, k := range []string{"labels", "annotations"} {
+			if ms, ok := objectMembers(meta[k]); ok {
+				cleanMembers(ms, "metadata."+k, nil, &errs)
+			}
+		}
+	}
+	return errs
+}
