@@ -1,0 +1,68 @@
+package kubeapiserver
+
+import (
+	"context"
+	"errors"
+	"os"
+	"syscall"
+	"testing"
+
+	"github.com/listwatch/listwatch/client"
+)
+
+// TestStartAndClose starts the real server, checks both identities reach
+// it, and that Close leaves no process and no directory behind.
+func TestStartAndClose(t *testing.T) {
+	if _, err := Binary(); errors.Is(err, ErrNotBuilt) {
+		t.Skip(err)
+	}
+	s, err := Start(t.Context(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("etcd started in %v, kube-apiserver ready in %v", s.EtcdStartupTime, s.StartupTime)
+	closed := false
+	defer func() {
+		if !closed {
+			s.Close()
+		}
+	}()
+	admin, err := client.New(s.AdminConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.CloseIdleConnections()
+	var v struct {
+		Major string `json:"major"`
+	}
+	if err := admin.GetJSON(t.Context(), "/version", &v); err != nil || v.Major == "" {
+		t.Fatalf("/version: %+v %v", v, err)
+	}
+	kc, err := client.LoadKubeconfig(s.KubeconfigPath, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kc.Host != s.URL {
+		t.Fatalf("kubeconfig host %q, want %q", kc.Host, s.URL)
+	}
+	user, err := client.New(s.UserConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer user.CloseIdleConnections()
+	var ns map[string]any
+	if err := user.GetJSON(context.Background(), "/api/v1/namespaces", &ns); !client.IsForbidden(err) {
+		t.Fatalf("user lists namespaces: %v, want Forbidden", err)
+	}
+	pid, dir := s.PID, s.Dir
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed = true
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("kube-apiserver %d still there after Close: %v", pid, err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s still there: %v", dir, err)
+	}
+}
