@@ -143,8 +143,8 @@ func (c *reflectorCounts) NewReflectorMetrics(string, func() informer.ReflectorS
 	return c
 }
 func (c *reflectorCounts) NewInformerMetrics(string, func() informer.InformerSnapshot) {}
-func (c *reflectorCounts) Listed(int, time.Duration, error)                        { c.lists.Add(1) }
-func (c *reflectorCounts) Watched(int, time.Duration, bool, error)                 { c.watches.Add(1) }
+func (c *reflectorCounts) Listed(int, time.Duration, error)                            { c.lists.Add(1) }
+func (c *reflectorCounts) Watched(int, time.Duration, bool, error)                     { c.watches.Add(1) }
 func (c *reflectorCounts) Relisted(r informer.RelistReason) {
 	c.mu.Lock()
 	c.relists = append(c.relists, r)
