@@ -60,11 +60,9 @@ func TestKubeControllerMirrors(t *testing.T) {
 		_, err = dstCMs.Update(ctx, have) // a Conflict retries the key
 		return controller.Result{}, err
 	})
-	ctl, err := controller.New(reconcile, controller.Options{Name: "mirror", Workers: 2,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The handler feeds the controller; the controller starts its workers
+	// once the handler has seen the initial list.
+	var ctl *controller.Controller
 	enqueue := func(o *object.Unstructured) { ctl.Enqueue(object.Key(o)) }
 	reg, err := inf.AddEventHandler(informer.HandlerFuncs[*object.Unstructured]{
 		AddFunc:    func(o *object.Unstructured, _ bool) { enqueue(o) },
@@ -74,8 +72,13 @@ func TestKubeControllerMirrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctl, err = controller.New(reconcile, controller.Options{Name: "mirror", Workers: 2,
+		HasSynced: []func() bool{reg.HasSynced},
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
 	runInformer(t, inf)
-	_ = reg
 	runCtx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ctl.Run(runCtx) }()
