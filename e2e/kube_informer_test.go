@@ -173,6 +173,46 @@ func TestKubeInformerStreamingListUnstructured(t *testing.T) {
 	}
 }
 
+// TestKubeStreamingListWithoutWatchCache: kube serves sendInitialEvents
+// from etcd too, for a resource without a watch cache.
+func TestKubeStreamingListWithoutWatchCache(t *testing.T) {
+	s := kubeServer(t)
+	cfg := s.AdminConfig()
+	var lists, streams atomic.Int64
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			q := r.URL.Query()
+			switch {
+			case q.Get("watch") == "" && r.Method == http.MethodGet:
+				lists.Add(1)
+			case q.Get("sendInitialEvents") == "true":
+				streams.Add(1)
+			}
+			return rt.RoundTrip(r)
+		})
+	}
+	c := kubeClient(t, cfg)
+	ns := kubeNamespace(t, c)
+	pts := client.NewResource[*object.Unstructured](c, client.GroupVersionResource{Version: "v1", Resource: kubeUncachedResource}).Namespace(ns)
+	pt := &object.Unstructured{}
+	if err := pt.UnmarshalJSON([]byte(`{"apiVersion":"v1","kind":"PodTemplate","metadata":{"name":"one"},
+		"template":{"spec":{"containers":[{"name":"c","image":"nginx"}]}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pts.Create(t.Context(), pt); err != nil {
+		t.Fatal(err)
+	}
+	inf, err := informer.New[*object.Unstructured](pts, informer.Options[*object.Unstructured]{
+		Reflector: informer.ReflectorOptions{StreamingList: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runInformer(t, inf)
+	if _, ok := inf.Lister().GetByKey(ns + "/one"); !ok || lists.Load() != 0 || streams.Load() == 0 {
+		t.Fatalf("synced %v with %d LIST(s) and %d streaming watch(es): want 0 and >= 1", ok, lists.Load(), streams.Load())
+	}
+}
+
 // TestKubeWatchBookmarks reads a raw watch with sendInitialEvents: the
 // existing objects as ADDED, then the BOOKMARK that ends the initial
 // events, annotated k8s.io/initial-events-end, at the list's revision.
@@ -385,5 +425,15 @@ func TestKubeListAllPaging(t *testing.T) {
 	}
 	if len(one.Items) != 10 || one.Metadata.Continue == "" || one.Metadata.RemainingItemCount == nil || *one.Metadata.RemainingItemCount != 15 {
 		t.Fatalf("first page: %d items, continue %q, remaining %v", len(one.Items), one.Metadata.Continue, one.Metadata.RemainingItemCount)
+	}
+	// resourceVersion "0" is served from kube's watch cache, which ignores
+	// limit: one page with everything, and ListAll stops there.
+	pages.Store(0)
+	l, err = cms.ListAll(ctx, wire.ListOptions{Limit: 10, ResourceVersion: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Items) != 25 || pages.Load() != 1 {
+		t.Fatalf("rv=0: %d items in %d pages, want 25 in 1 (kube ignores limit)", len(l.Items), pages.Load())
 	}
 }
