@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -203,14 +204,26 @@ func (s *Server) startProcess(bin string, port int, saKey string, extra []string
 	// Its own process group, so Close reaches any child too; and killed
 	// by the kernel if this process dies without calling Close.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrStart, bin, err)
-	}
-	s.cmd, s.PID, s.exited = cmd, cmd.Process.Pid, make(chan struct{})
-	go func(cmd *exec.Cmd, exited chan struct{}) {
+	// Pdeathsig fires when the thread that forked the child ends, not the
+	// process: start and wait on one goroutine locked to its thread, so
+	// that thread lives exactly as long as the child.
+	started := make(chan error, 1)
+	exited := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
 		s.waitErr = cmd.Wait()
 		close(exited)
-	}(cmd, s.exited)
+	}()
+	if err := <-started; err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrStart, bin, err)
+	}
+	s.cmd, s.PID, s.exited = cmd, cmd.Process.Pid, exited
 	return nil
 }
 

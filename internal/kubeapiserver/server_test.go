@@ -66,3 +66,24 @@ func TestStartAndClose(t *testing.T) {
 		t.Fatalf("%s still there: %v", dir, err)
 	}
 }
+
+// TestBinaryFromEnv: $LISTWATCH_KUBE_APISERVER wins, and a wrong path is
+// ErrNotBuilt, with the message the tests skip with.
+func TestBinaryFromEnv(t *testing.T) {
+	t.Setenv(EnvBinary, "/nonexistent/kube-apiserver")
+	_, err := Binary()
+	if !errors.Is(err, ErrNotBuilt) {
+		t.Fatalf("Binary() = %v, want ErrNotBuilt", err)
+	}
+	if want := "kube-apiserver not built: run tools/kube/build.sh"; err.Error()[:len(want)] != want {
+		t.Fatalf("message %q", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(EnvBinary, exe)
+	if got, err := Binary(); err != nil || got != exe {
+		t.Fatalf("Binary() = %q, %v; want %q", got, err, exe)
+	}
+}
