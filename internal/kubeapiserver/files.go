@@ -1,10 +1,12 @@
 package kubeapiserver
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
+	"encoding/csv"
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
@@ -36,9 +38,25 @@ func writeServiceAccountKey(path string) error {
 	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600)
 }
 
-// appendUserToken adds a line for UserName, without groups, to the static
-// token file (token,user,uid) and returns its token.
+// appendUserToken returns the token of UserName in the static token file,
+// adding a line for it (token,user,uid, no groups) when there is none, so
+// that a restart on the same directory keeps the user's token.
 func appendUserToken(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("kubeapiserver: %w", err)
+	}
+	r := csv.NewReader(bytes.NewReader(data))
+	r.FieldsPerRecord = -1
+	recs, err := r.ReadAll()
+	if err != nil {
+		return "", fmt.Errorf("kubeapiserver: %s: %w", path, err)
+	}
+	for _, rec := range recs {
+		if len(rec) >= 2 && rec[0] != "" && rec[1] == UserName {
+			return rec[0], nil
+		}
+	}
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return "", fmt.Errorf("kubeapiserver: token: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -85,5 +86,26 @@ func TestBinaryFromEnv(t *testing.T) {
 	t.Setenv(EnvBinary, exe)
 	if got, err := Binary(); err != nil || got != exe {
 		t.Fatalf("Binary() = %q, %v; want %q", got, err, exe)
+	}
+}
+
+// TestUserTokenKept: a second start on the same directory finds the
+// user's line instead of adding another.
+func TestUserTokenKept(t *testing.T) {
+	path := t.TempDir() + "/tokens.csv"
+	if err := os.WriteFile(path, []byte("admintoken,admin,admin,\"system:masters\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	first, err := appendUserToken(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := appendUserToken(path)
+	if err != nil || second != first {
+		t.Fatalf("second call: %q, %v; want %q", second, err, first)
+	}
+	data, _ := os.ReadFile(path)
+	if n := strings.Count(string(data), "\n"); n != 2 {
+		t.Fatalf("%d lines:\n%s", n, data)
 	}
 }
