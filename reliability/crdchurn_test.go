@@ -77,7 +77,7 @@ func TestSoakCRDChurn(t *testing.T) {
 				seen++
 			}
 		}
-		if err := crdRes.Delete(ctx, "widgets."+group, wire.DeleteOptions{}); err != nil {
+		if _, err := crdRes.Delete(ctx, "widgets."+group, wire.DeleteOptions{}); err != nil {
 			t.Fatalf("cycle %d: delete CRD: %v", i, err)
 		}
 	}
