@@ -19,7 +19,10 @@ var ErrNotBuilt = errors.New("kube-apiserver not built: run tools/kube/build.sh"
 // Binary returns the path of the kube-apiserver to run: $EnvBinary when
 // set (it must exist), else .cache/kube/bin/kube-apiserver at the root of
 // the repository this package was compiled from, else the one under the
-// module root found by walking up from the working directory.
+// module root found by walking up from the working directory, else the
+// copy tools/kube/build.sh leaves in the user's cache directory
+// (~/.cache/listwatch/kube-apiserver), which a fresh clone on the same
+// machine finds too.
 func Binary() (string, error) {
 	if p := os.Getenv(EnvBinary); p != "" {
 		if err := executable(p); err != nil {
@@ -42,8 +45,14 @@ func Binary() (string, error) {
 			}
 		}
 	}
+	var candidates []string
 	for _, r := range roots {
-		p := filepath.Join(r, ".cache", "kube", "bin", "kube-apiserver")
+		candidates = append(candidates, filepath.Join(r, ".cache", "kube", "bin", "kube-apiserver"))
+	}
+	if dir, err := os.UserCacheDir(); err == nil {
+		candidates = append(candidates, filepath.Join(dir, "listwatch", "kube-apiserver"))
+	}
+	for _, p := range candidates {
 		if executable(p) == nil {
 			return filepath.Clean(p), nil
 		}

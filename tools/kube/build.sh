@@ -3,6 +3,7 @@
 # side-by-side comparisons and the e2e suites that run against it.
 #
 #   tools/kube/build.sh            # -> .cache/kube/bin/kube-apiserver
+#                                  #    and ~/.cache/listwatch/kube-apiserver
 #
 # k8s.io/kubernetes is not meant to be required as a module: its go.mod
 # points every staging module (k8s.io/api, k8s.io/apiserver, …) at a
@@ -43,5 +44,14 @@ GO
 
 cd "$mod"
 go mod tidy >/dev/null 2>&1 || go mod tidy
-go build -trimpath -o "$out/bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+minor="${KUBE_VERSION#v1.}"; minor="${minor%%.*}"
+ver=k8s.io/component-base/version
+go build -trimpath -o "$out/bin/kube-apiserver" \
+  -ldflags "-X $ver.gitVersion=$KUBE_VERSION -X $ver.gitMajor=1 -X $ver.gitMinor=$minor -X $ver.gitTreeState=clean" \
+  k8s.io/kubernetes/cmd/kube-apiserver
 "$out/bin/kube-apiserver" --version
+# A copy outside the work tree, so that other clones on this machine (CI's
+# among them) run the suites against it too.
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/listwatch"
+mkdir -p "$cache"
+cp "$out/bin/kube-apiserver" "$cache/kube-apiserver.tmp" && mv "$cache/kube-apiserver.tmp" "$cache/kube-apiserver"
