@@ -67,6 +67,13 @@ func (a *APIServer) Store() *etcd.Store { return a.store }
 func (a *APIServer) Run(ctx context.Context) error {
 	o := a.opts
 	log := o.Logger
+	// One server per data dir: a second one fails here, before it can
+	// rewrite credentials or the kubeconfig the first one serves with.
+	unlock, err := etcd.LockDir(o.DataDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	creds, err := pki.EnsureCredentials(o.DataDir, o.Hosts)
 	if err != nil {
 		return err

@@ -29,8 +29,15 @@ func TestServeLifecycle(t *testing.T) {
 		if l := first.next(t); !strings.HasPrefix(l, "listwatch serving at https://") {
 			t.Fatalf("first serve printed %q", l)
 		}
-		second := serve(t, dataDir)
-		err := waitExit(t, second, 10*time.Second)
+		servingBefore, err := os.ReadFile(filepath.Join(dataDir, "serving.crt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Another host name would make a second serve issue a new serving
+		// certificate, were it to get that far.
+		second := startCLI(t, bin, nil, "serve", "--data-dir", dataDir, "--secure-port", "-1", "--log-level", "error",
+			"--tls-san", "second.example")
+		err = waitExit(t, second, 10*time.Second)
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
 			t.Fatalf("second serve: %v, want exit status 1; stderr:\n%s", err, second.stderr)
@@ -40,6 +47,9 @@ func TestServeLifecycle(t *testing.T) {
 			if !strings.Contains(msg, want) {
 				t.Errorf("second serve's error does not say %q:\n%s", want, msg)
 			}
+		}
+		if after, err := os.ReadFile(filepath.Join(dataDir, "serving.crt")); err != nil || string(after) != string(servingBefore) {
+			t.Errorf("second serve rewrote the first one's serving certificate (err %v)", err)
 		}
 		// The first one is unharmed and stops cleanly.
 		first.interrupt(t)

@@ -81,3 +81,19 @@ func (l *dirLock) unlock() {
 		l.f = nil
 	}
 }
+
+// LockDir takes the same exclusive lock on dir for a caller that owns the
+// directory around the member (the server's data dir, holding its
+// credentials and kubeconfig as well as the member's directory), so that a
+// second server on it fails before it touches anything. The lock holds
+// until unlock is called or the process ends.
+func LockDir(dir string) (unlock func(), err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("%w: lock: %w", ErrEmbeddedStart, err)
+	}
+	l, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	return l.unlock, nil
+}
