@@ -67,13 +67,17 @@ func (a *APIServer) Store() *etcd.Store { return a.store }
 func (a *APIServer) Run(ctx context.Context) error {
 	o := a.opts
 	log := o.Logger
-	// One server per data dir: a second one fails here, before it can
-	// rewrite credentials or the kubeconfig the first one serves with.
-	unlock, err := etcd.LockDir(o.DataDir)
-	if err != nil {
-		return err
+	// One server per data dir with embedded etcd: a second one fails
+	// here, before it can rewrite the credentials the first one serves
+	// with. Replicas on an external cluster may share a data dir (and so
+	// their CA and admin credentials), as kube-apiservers share a CA.
+	if len(o.EtcdServers) == 0 {
+		unlock, err := etcd.LockDir(o.DataDir)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 	}
-	defer unlock()
 	creds, err := pki.EnsureCredentials(o.DataDir, o.Hosts)
 	if err != nil {
 		return err
