@@ -80,7 +80,7 @@ func TestWatchFromRevision(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	ctx := context.Background()
-	s := watch(t, f.r, storage.WatchOptions{ResourceVersion: strconv.FormatInt(f.revs["c"], 10)})
+	s := watch(t, f.r, storage.WatchOptions{Mode: storage.ReadExact, Revision: f.revs["c"]})
 	rev, err := f.store.Update(ctx, prefix+"a", pod("a", "z"), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -113,11 +113,10 @@ func TestWatchInitialState(t *testing.T) {
 	yes, no := true, false
 	streams := map[string]storage.EventStream{
 		"unset":         watch(t, r, storage.WatchOptions{}),
-		"zero":          watch(t, r, storage.WatchOptions{ResourceVersion: "0"}),
-		"initialEvents": watch(t, r, storage.WatchOptions{SendInitialEvents: &yes, ResourceVersionMatch: wire.MatchNotOlderThan, AllowBookmarks: true}),
-		"initialEventsN": watch(t, r, storage.WatchOptions{SendInitialEvents: &yes, ResourceVersionMatch: wire.MatchNotOlderThan,
-			ResourceVersion: strconv.FormatInt(f.mid, 10)}),
-		"noInitialEvents": watch(t, r, storage.WatchOptions{SendInitialEvents: &no, ResourceVersionMatch: wire.MatchNotOlderThan}),
+		"zero":          watch(t, r, storage.WatchOptions{Mode: storage.ReadAny}),
+		"initialEvents": watch(t, r, storage.WatchOptions{SendInitialEvents: &yes, AllowBookmarks: true}),
+		"initialEventsN": watch(t, r, storage.WatchOptions{SendInitialEvents: &yes, Mode: storage.ReadNotOlderThan, Revision: f.mid}),
+		"noInitialEvents": watch(t, r, storage.WatchOptions{SendInitialEvents: &no}),
 	}
 	rev, err := f.store.Update(ctx, prefix+"c", pod("c", "x2"), 0)
 	if err != nil {
@@ -138,8 +137,7 @@ func TestWatchInitialState(t *testing.T) {
 		})
 	}
 	yes = true
-	_, err = f.r.WatchList(ctx, prefix, storage.WatchOptions{SendInitialEvents: &yes, ResourceVersionMatch: wire.MatchNotOlderThan,
-		ResourceVersion: strconv.FormatInt(rev+100, 10)})
+	_, err = f.r.WatchList(ctx, prefix, storage.WatchOptions{SendInitialEvents: &yes, Mode: storage.ReadNotOlderThan, Revision: rev+100})
 	if !errors.Is(err, storage.ErrTooLargeResourceVersion) {
 		t.Fatalf("sendInitialEvents from a future revision: %v, want ErrTooLargeResourceVersion", err)
 	}
@@ -152,7 +150,7 @@ func TestWatchSelectorTransitions(t *testing.T) {
 	f := setup(t)
 	ctx := context.Background()
 	yes := true
-	s := watch(t, f.r, storage.WatchOptions{Predicate: labelPred(t, "app=x"), SendInitialEvents: &yes, ResourceVersionMatch: wire.MatchNotOlderThan})
+	s := watch(t, f.r, storage.WatchOptions{Predicate: labelPred(t, "app=x"), SendInitialEvents: &yes})
 	cur, _ := f.store.CurrentRevision(ctx)
 	write := func(name, app string) int64 {
 		rev, err := f.store.Update(ctx, prefix+name, pod(name, app), 0)
@@ -205,7 +203,7 @@ func TestWatchCompacted(t *testing.T) {
 	if err := f.store.Compact(ctx, cur); err != nil {
 		t.Fatal(err)
 	}
-	s := watch(t, f.r, storage.WatchOptions{ResourceVersion: strconv.FormatInt(f.mid, 10)})
+	s := watch(t, f.r, storage.WatchOptions{Mode: storage.ReadExact, Revision: f.mid})
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	_, err := s.Next(cctx)
@@ -221,9 +219,9 @@ func TestWatchBookmarks(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	ctx := context.Background()
-	from := strconv.FormatInt(f.last, 10)
-	with := watch(t, f.r, storage.WatchOptions{ResourceVersion: from, AllowBookmarks: true})
-	without := watch(t, f.r, storage.WatchOptions{ResourceVersion: from})
+	from := f.last
+	with := watch(t, f.r, storage.WatchOptions{Mode: storage.ReadExact, Revision: from, AllowBookmarks: true})
+	without := watch(t, f.r, storage.WatchOptions{Mode: storage.ReadExact, Revision: from})
 	other, err := f.store.Create(ctx, "/registry/nodes/n", pod("n", ""))
 	if err != nil {
 		t.Fatal(err)
