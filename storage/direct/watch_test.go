@@ -112,10 +112,10 @@ func TestWatchInitialState(t *testing.T) {
 	cur, _ := f.store.CurrentRevision(ctx)
 	yes, no := true, false
 	streams := map[string]storage.EventStream{
-		"unset":         watch(t, r, storage.WatchOptions{}),
-		"zero":          watch(t, r, storage.WatchOptions{Mode: storage.ReadAny}),
-		"initialEvents": watch(t, r, storage.WatchOptions{SendInitialEvents: &yes, AllowBookmarks: true}),
-		"initialEventsN": watch(t, r, storage.WatchOptions{SendInitialEvents: &yes, Mode: storage.ReadNotOlderThan, Revision: f.mid}),
+		"unset":           watch(t, r, storage.WatchOptions{}),
+		"zero":            watch(t, r, storage.WatchOptions{Mode: storage.ReadAny}),
+		"initialEvents":   watch(t, r, storage.WatchOptions{SendInitialEvents: &yes, AllowBookmarks: true}),
+		"initialEventsN":  watch(t, r, storage.WatchOptions{SendInitialEvents: &yes, Mode: storage.ReadNotOlderThan, Revision: f.mid}),
 		"noInitialEvents": watch(t, r, storage.WatchOptions{SendInitialEvents: &no}),
 	}
 	rev, err := f.store.Update(ctx, prefix+"c", pod("c", "x2"), 0)
@@ -137,7 +137,7 @@ func TestWatchInitialState(t *testing.T) {
 		})
 	}
 	yes = true
-	_, err = f.r.WatchList(ctx, prefix, storage.WatchOptions{SendInitialEvents: &yes, Mode: storage.ReadNotOlderThan, Revision: rev+100})
+	_, err = f.r.WatchList(ctx, prefix, storage.WatchOptions{SendInitialEvents: &yes, Mode: storage.ReadNotOlderThan, Revision: rev + 100})
 	if !errors.Is(err, storage.ErrTooLargeResourceVersion) {
 		t.Fatalf("sendInitialEvents from a future revision: %v, want ErrTooLargeResourceVersion", err)
 	}
