@@ -41,7 +41,7 @@ func newFaultStore(s storage.Interface) *faultStore {
 	return &faultStore{Interface: s, progress: make(chan struct{}, 1)}
 }
 
-func (f *faultStore) Watch(ctx context.Context, prefix string, from int64, progress bool) (storage.Watcher, error) {
+func (f *faultStore) Watch(ctx context.Context, prefix string, from int64, progress bool, opts ...storage.WatchOption) (storage.Watcher, error) {
 	f.mu.Lock()
 	gate := f.gate
 	f.watches++
@@ -54,7 +54,7 @@ func (f *faultStore) Watch(ctx context.Context, prefix string, from int64, progr
 		}
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	w, err := f.Interface.Watch(wctx, prefix, from, progress)
+	w, err := f.Interface.Watch(wctx, prefix, from, progress, opts...)
 	if err != nil {
 		cancel()
 		return nil, err

@@ -284,7 +284,7 @@ func (p *prop) oracleWatch(from int64, prefix string, pred storage.Predicate) []
 		return nil
 	}
 	ctx := testCtx(p.t)
-	ew, err := p.e.Store.Watch(ctx, testPrefix, from, false)
+	ew, err := p.e.Store.Watch(ctx, testPrefix, from, false, storage.WithPrevValues())
 	if err != nil {
 		p.fatalf("oracle watch: %v", err)
 	}

@@ -18,7 +18,7 @@ type progressStore struct {
 	requests          atomic.Int64
 }
 
-func (s *progressStore) Watch(context.Context, string, int64, bool) (storage.Watcher, error) {
+func (s *progressStore) Watch(context.Context, string, int64, bool, ...storage.WatchOption) (storage.Watcher, error) {
 	return idleWatcher{}, nil
 }
 

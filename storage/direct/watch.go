@@ -35,7 +35,9 @@ func (r *Reader) WatchList(ctx context.Context, prefix string, opts storage.Watc
 			return nil, err
 		}
 	}
-	if s.w, err = r.store.Watch(ctx, prefix, from, opts.AllowBookmarks); err != nil {
+	// Previous values make a DELETED event carry the deleted object, and
+	// let a selector see an object stop matching.
+	if s.w, err = r.store.Watch(ctx, prefix, from, opts.AllowBookmarks, storage.WithPrevValues()); err != nil {
 		return nil, err
 	}
 	if opts.AllowBookmarks {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/direct"
+	"github.com/listwatch/listwatch/storage/etcdtest"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -243,4 +244,42 @@ func TestWatchBookmarks(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(t, without, got{Type: wire.Modified, Name: "a", App: "q", RV: rev})
+}
+
+// TestWatchAsksForPrevValues: the direct reader is the consumer of the
+// store's previous values: it asks etcd for them, and a DELETED event,
+// for a delete or for an object leaving the selector, carries the last
+// object the client saw.
+func TestWatchAsksForPrevValues(t *testing.T) {
+	t.Parallel()
+	e := etcdtest.Start(t)
+	spy := e.SpyWatches()
+	r := direct.New(e.Store)
+	ctx := context.Background()
+	for _, n := range []string{"a", "b"} {
+		if _, err := e.Store.Create(ctx, prefix+n, pod(n, "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	from, err := e.Store.CurrentRevision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := watch(t, r, storage.WatchOptions{Mode: storage.ReadExact, Revision: from, Predicate: labelPred(t, "app=x")})
+	out, err := e.Store.Update(ctx, prefix+"a", pod("a", "y"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	del, err := e.Store.Delete(ctx, prefix+"b", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, s,
+		got{Type: wire.Deleted, Name: "a", App: "x", RV: out},
+		got{Type: wire.Deleted, Name: "b", App: "x", RV: del.Revision},
+	)
+	reqs := spy.Requests()
+	if len(reqs) != 1 || !reqs[0].PrevKV {
+		t.Fatalf("etcd watches %+v, want one with previous values", reqs)
+	}
 }
