@@ -88,7 +88,7 @@ func TestCacheSetClose(t *testing.T) {
 	}
 	r := s.Open(server.ReaderSpec{Prefix: "/registry/example.com/widgets/"}).(*cachedReader)
 	waitReady(t, []*cachedReader{r})
-	w, err := r.WatchList(ctx, "/registry/example.com/widgets/", storage.WatchOptions{ResourceVersion: "0"})
+	w, err := r.WatchList(ctx, "/registry/example.com/widgets/", storage.WatchOptions{Mode: storage.ReadAny})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,21 +23,11 @@ func (c *call) list() error {
 	if err != nil {
 		return err
 	}
-	if o.Continue != "" && o.ResourceVersion != "" && o.ResourceVersion != "0" {
-		return wire.NewBadRequest("specifying resource version is not allowed when using continue")
-	}
 	pred, err := predicate(c.res, o.LabelSelector, o.FieldSelector)
 	if err != nil {
 		return err
 	}
-	rv := o.ResourceVersion
-	if o.Continue != "" {
-		rv = "" // the token carries the revision
-	}
-	page, err := c.res.reader.GetList(c.r.Context(), c.res.prefix(c.ns), storage.GetListOptions{
-		ResourceVersion: rv, ResourceVersionMatch: o.ResourceVersionMatch,
-		Limit: o.Limit, Continue: o.Continue, Predicate: pred,
-	})
+	page, err := c.res.reader.GetList(c.r.Context(), c.res.prefix(c.ns), o.ListOptions(pred))
 	c.tr.Step("Listing from storage done", slog.Int("count", len(page.Items)))
 	if err != nil {
 		var compacted *storage.CompactedError

@@ -90,9 +90,9 @@ func (s *recordingStore) Delete(ctx context.Context, key string, rev int64) (sto
 	return s.Interface.Delete(ctx, key, rev)
 }
 
-func (s *recordingStore) Watch(ctx context.Context, prefix string, from int64, progress bool) (storage.Watcher, error) {
+func (s *recordingStore) Watch(ctx context.Context, prefix string, from int64, progress bool, opts ...storage.WatchOption) (storage.Watcher, error) {
 	s.note(prefix)
-	return s.Interface.Watch(ctx, prefix, from, progress)
+	return s.Interface.Watch(ctx, prefix, from, progress, opts...)
 }
 
 // actedNamespace is the namespace a storage key or prefix is in: "" for

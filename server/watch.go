@@ -62,10 +62,7 @@ func (c *call) watch() error {
 	ctx, cancel := context.WithDeadline(c.r.Context(), end)
 	defer cancel()
 
-	stream, err := c.res.reader.WatchList(ctx, c.res.prefix(c.ns), storage.WatchOptions{
-		ResourceVersion: o.ResourceVersion, ResourceVersionMatch: o.ResourceVersionMatch,
-		SendInitialEvents: o.SendInitialEvents, AllowBookmarks: o.AllowWatchBookmarks, Predicate: pred,
-	})
+	stream, err := c.res.reader.WatchList(ctx, c.res.prefix(c.ns), o.WatchOptions(pred))
 	var compacted *storage.CompactedError
 	if err != nil && !errors.As(err, &compacted) {
 		return storageError(err, c.res, "")
@@ -74,7 +71,7 @@ func (c *call) watch() error {
 		defer stream.Close()
 	}
 	c.tr.Step("Watch started")
-	ew := &eventWriter{call: c, out: out, allowBookmarks: o.AllowWatchBookmarks,
+	ew := &eventWriter{call: c, out: out, allowBookmarks: o.AllowBookmarks,
 		rc: http.NewResponseController(c.w), writeTimeout: c.s.watchWrite, end: end}
 	// The last bytes (the end of the chunked stream) are written after
 	// this returns: give them a deadline of their own.

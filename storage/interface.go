@@ -42,7 +42,8 @@ type EventType int
 const (
 	// EventPut is a create or an update; Event.Created tells which.
 	EventPut EventType = iota + 1
-	// EventDelete carries the last value before the delete.
+	// EventDelete carries the last value before the delete, if the watch
+	// asked for previous values (WithPrevValues).
 	EventDelete
 	// EventProgress carries no object: it says the watch has seen every
 	// event up to and including Event.Revision (a bookmark).
@@ -53,10 +54,13 @@ const (
 type Event struct {
 	Type EventType
 	// KV is the new value for EventPut, the last value for EventDelete
-	// (with KV.Revision set to the delete's revision), empty for progress.
+	// (with KV.Revision set to the delete's revision, and Value nil unless
+	// the watch asked for previous values), empty for progress.
 	KV KV
-	// PrevValue is the value before an update or delete, when known; it
-	// lets a filtered watch turn "stopped matching" into a delete.
+	// PrevValue is the value before an update or delete, when the watch
+	// asked for previous values (WithPrevValues) and it is known; it lets
+	// a filtered watch turn "stopped matching" into a delete. For an
+	// EventDelete it is KV.Value.
 	PrevValue []byte
 	// Created is true when an EventPut created the key.
 	Created bool
@@ -104,11 +108,39 @@ type Writer interface {
 type Watchable interface {
 	// Watch returns the events under prefix with a revision greater than
 	// fromRev. If progress is true the watcher also delivers EventProgress
-	// events when the store is idle, and on RequestProgress.
-	Watch(ctx context.Context, prefix string, fromRev int64, progress bool) (Watcher, error)
+	// events when the store is idle, and on RequestProgress. Options ask
+	// for more than keys and new values (see WithPrevValues).
+	Watch(ctx context.Context, prefix string, fromRev int64, progress bool, opts ...WatchOption) (Watcher, error)
 	// RequestProgress asks every progress-enabled watch to report the
 	// current revision soon.
 	RequestProgress(ctx context.Context) error
+}
+
+// WatchRequest is the optional part of a watch request, set by
+// WatchOptions.
+type WatchRequest struct {
+	// PrevValues asks for the value before each update and delete
+	// (Event.PrevValue, and the deleted object in an EventDelete's KV).
+	// Only a watch that uses them should ask: the store then sends every
+	// changed object twice.
+	PrevValues bool
+}
+
+// WatchOption sets part of a WatchRequest.
+type WatchOption func(*WatchRequest)
+
+// WithPrevValues asks a watch for previous values (WatchRequest.PrevValues).
+func WithPrevValues() WatchOption {
+	return func(r *WatchRequest) { r.PrevValues = true }
+}
+
+// NewWatchRequest applies opts to the zero request.
+func NewWatchRequest(opts ...WatchOption) WatchRequest {
+	var r WatchRequest
+	for _, o := range opts {
+		o(&r)
+	}
+	return r
 }
 
 // Compactor discards history.

@@ -14,12 +14,13 @@ import (
 // HTTP.
 
 // GetListOptions are a LIST request's read parameters, already validated
-// for syntax and combinations by the server (see ValidateListOptions).
+// by the server (see ReadSpec.ListOptions). Readers switch on Mode and
+// take where to start from Position.
 type GetListOptions struct {
-	// ResourceVersion is "", "0" or a decimal revision.
-	ResourceVersion string
-	// ResourceVersionMatch is "", wire.MatchNotOlderThan or wire.MatchExact.
-	ResourceVersionMatch string
+	// Mode and Revision say which state is read (see ReadMode); a
+	// continue token overrides them.
+	Mode     ReadMode
+	Revision int64
 	// Limit caps the number of items; 0 means none. Always honoured.
 	Limit int64
 	// Continue is the token from the previous page, if any.
@@ -42,12 +43,17 @@ type ListPage struct {
 	RemainingItemCount *int64
 }
 
-// WatchOptions are a WATCH request's parameters.
+// WatchOptions are a WATCH request's parameters, already validated by
+// the server (see ReadSpec.WatchOptions).
 type WatchOptions struct {
-	ResourceVersion      string
-	ResourceVersionMatch string
+	// Mode and Revision say where the watch starts: ReadMostRecent at
+	// least at the store's current revision, ReadAny wherever the reader
+	// is, ReadNotOlderThan at a state at least at Revision (initial
+	// events), ReadExact with the changes after Revision.
+	Mode     ReadMode
+	Revision int64
 	// SendInitialEvents asks for the current state as ADDED events first,
-	// ended by a bookmark with InitialEventsEnd set.
+	// ended by a bookmark with InitialEventsEnd set; see InitialEvents.
 	SendInitialEvents *bool
 	// AllowBookmarks lets the reader send periodic bookmarks.
 	AllowBookmarks bool

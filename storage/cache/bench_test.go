@@ -37,7 +37,7 @@ func BenchmarkCache100k(b *testing.B) {
 	b.Run("page500/cache", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
-			page, err := c.GetList(ctx, testPrefix, storage.GetListOptions{ResourceVersion: "0", Limit: 500})
+			page, err := c.GetList(ctx, testPrefix, storage.GetListOptions{Mode: storage.ReadAny, Limit: 500})
 			if err != nil || len(page.Items) != 500 {
 				b.Fatal(err, len(page.Items))
 			}
@@ -63,7 +63,7 @@ func BenchmarkCache100k(b *testing.B) {
 	})
 	b.Run("full/cache", func(b *testing.B) {
 		streamBench(b, func() (storage.ListPage, error) {
-			return c.GetList(ctx, testPrefix, storage.GetListOptions{ResourceVersion: "0"})
+			return c.GetList(ctx, testPrefix, storage.GetListOptions{Mode: storage.ReadAny})
 		})
 	})
 	b.Run("full/etcd", func(b *testing.B) {

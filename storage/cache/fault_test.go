@@ -41,7 +41,7 @@ func newFaultStore(s storage.Interface) *faultStore {
 	return &faultStore{Interface: s, progress: make(chan struct{}, 1)}
 }
 
-func (f *faultStore) Watch(ctx context.Context, prefix string, from int64, progress bool) (storage.Watcher, error) {
+func (f *faultStore) Watch(ctx context.Context, prefix string, from int64, progress bool, opts ...storage.WatchOption) (storage.Watcher, error) {
 	f.mu.Lock()
 	gate := f.gate
 	f.watches++
@@ -54,7 +54,7 @@ func (f *faultStore) Watch(ctx context.Context, prefix string, from int64, progr
 		}
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	w, err := f.Interface.Watch(wctx, prefix, from, progress)
+	w, err := f.Interface.Watch(wctx, prefix, from, progress, opts...)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -211,7 +211,7 @@ func TestRelistAfterCompaction(t *testing.T) {
 	c := startCache(t, f, Config{})
 	r0 := mustUpdate(t, e.Store, "ns", "kept", map[string]string{"v": "1"})
 	waitRev(t, c.Cache, e.Store)
-	w := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{ResourceVersion: fmt.Sprint(r0 - 1)})
+	w := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: r0 - 1})
 
 	f.breakWatches()
 	mustDelete(t, e.Store, "ns", "gone")
@@ -226,7 +226,7 @@ func TestRelistAfterCompaction(t *testing.T) {
 	f.openGate()
 	waitRev(t, c.Cache, e.Store)
 
-	items, rev, err := listAll(t, c, testPrefix, storage.GetListOptions{ResourceVersion: "0"})
+	items, rev, err := listAll(t, c, testPrefix, storage.GetListOptions{Mode: storage.ReadAny})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,12 +241,12 @@ func TestRelistAfterCompaction(t *testing.T) {
 		t.Fatalf("old watch after relist: %v", err)
 	}
 	// Resuming from before the relist is 410; from the new revision works.
-	w2 := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{ResourceVersion: fmt.Sprint(r0)})
+	w2 := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: r0})
 	var ce *storage.CompactedError
 	if _, err := w2.Next(context.Background()); !errors.As(err, &ce) {
 		t.Fatalf("watch from before the relist: %v", err)
 	}
-	w3 := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{ResourceVersion: fmt.Sprint(rev)})
+	w3 := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: rev})
 	r := mustCreate(t, e.Store, "ns", "later", nil)
 	if got := describe(t, nextN(t, w3, 1)); !slices.Equal(got, []string{fmt.Sprintf("ADDED %sns/later@%d[]", testPrefix, r)}) {
 		t.Fatalf("after relist: %q", got)

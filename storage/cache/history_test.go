@@ -3,7 +3,6 @@ package cache
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -22,12 +21,12 @@ func TestHistoryAge(t *testing.T) {
 	r2 := mustCreate(t, e.Store, "ns", "b", nil)
 	mustCreate(t, e.Store, "ns", "c", nil)
 	waitRev(t, c.Cache, e.Store)
-	w := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{ResourceVersion: fmt.Sprint(r1)})
+	w := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: r1})
 	var ce *storage.CompactedError
 	if _, err := w.Next(context.Background()); !errors.As(err, &ce) || ce.Compacted != r2 {
 		t.Fatalf("watch from an aged-out revision: %v, want 410 with history from %d", err, r2)
 	}
-	w2 := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{ResourceVersion: fmt.Sprint(r2)})
+	w2 := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: r2})
 	if ev := nextN(t, w2, 1)[0]; !strings.HasSuffix(string(metaOf(t, ev.Object).Key), "/c") {
 		t.Fatalf("watch from %d: %s", r2, ev.Object)
 	}

@@ -4,53 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/trace"
-	"github.com/listwatch/listwatch/wire"
 )
-
-// readMode is how a LIST's resourceVersion parameters pick the state.
-type readMode int
-
-const (
-	// modeConsistent (RV unset): at least etcd's current revision.
-	modeConsistent readMode = iota
-	// modeAny (RV=0): whatever the cache holds.
-	modeAny
-	// modeNotOlderThan: at least rev.
-	modeNotOlderThan
-	// modeExact: the state at rev exactly (also every continued page).
-	modeExact
-)
-
-// readModeOf applies Kubernetes' API concepts: a legacy RV=N without a
-// match is NotOlderThan, except with a limit, where it is Exact.
-func readModeOf(opts storage.GetListOptions) (readMode, int64, error) {
-	switch opts.ResourceVersion {
-	case "":
-		return modeConsistent, 0, nil
-	case "0":
-		return modeAny, 0, nil
-	}
-	rev, err := strconv.ParseInt(opts.ResourceVersion, 10, 64)
-	if err != nil || rev <= 0 {
-		return 0, 0, fmt.Errorf("cache: invalid resourceVersion %q", opts.ResourceVersion)
-	}
-	switch opts.ResourceVersionMatch {
-	case wire.MatchExact:
-		return modeExact, rev, nil
-	case wire.MatchNotOlderThan:
-		return modeNotOlderThan, rev, nil
-	}
-	if opts.Limit > 0 {
-		return modeExact, rev, nil
-	}
-	return modeNotOlderThan, rev, nil
-}
 
 // GetList serves one page of a LIST under prefix (the cache's prefix or a
 // narrower one). Items reference the cache's value bytes: callers must not
@@ -60,21 +19,14 @@ func (c *Cache) GetList(ctx context.Context, prefix string, opts storage.GetList
 		return storage.ListPage{}, err
 	}
 	tr := trace.FromContext(ctx)
-	start, mode, rev := "", modeExact, int64(0)
-	if opts.Continue != "" {
-		var err error
-		if start, rev, err = storage.DecodeContinue(opts.Continue, prefix); err != nil {
-			return storage.ListPage{}, err
-		}
-	} else {
-		var err error
-		if mode, rev, err = readModeOf(opts); err != nil {
-			return storage.ListPage{}, err
-		}
+	pos, err := opts.Position(prefix)
+	if err != nil {
+		return storage.ListPage{}, err
 	}
+	start, rev := pos.Start, pos.Revision
 
-	switch mode {
-	case modeConsistent:
+	switch pos.Mode {
+	case storage.ReadMostRecent:
 		cur, err := c.cfg.Store.CurrentRevision(ctx)
 		if err != nil {
 			return storage.ListPage{}, err
@@ -88,23 +40,24 @@ func (c *Cache) GetList(ctx context.Context, prefix string, opts storage.GetList
 		tr.Step("cache: fresh")
 		snap, at, _, _ := c.state()
 		return c.page(snap, at, prefix, start, opts)
-	case modeAny:
+	case storage.ReadAny:
 		snap, at, ready, _ := c.state()
 		if !ready {
 			tr.Step("cache: not ready, reading storage")
 			return c.listStore(ctx, prefix, 0, start, opts)
 		}
 		return c.page(snap, at, prefix, start, opts)
-	case modeNotOlderThan:
+	case storage.ReadNotOlderThan:
 		if !c.waitFor(ctx, rev, c.cfg.FreshnessTimeout, nil) {
 			return storage.ListPage{}, c.tooLarge(ctx, rev)
 		}
 		tr.Step("cache: reached revision")
 		snap, at, _, _ := c.state()
 		return c.page(snap, at, prefix, start, opts)
-	default:
+	case storage.ReadExact:
 		return c.listExact(ctx, prefix, rev, start, opts)
 	}
+	return storage.ListPage{}, fmt.Errorf("cache: unknown read mode %v", pos.Mode)
 }
 
 // listExact serves the state at rev: from the history when it holds rev,

@@ -56,7 +56,7 @@ func TestListModes(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						items, rev, err := listAll(t, c, prefix, storage.GetListOptions{ResourceVersion: m.rv, ResourceVersionMatch: m.match, Limit: limit, Predicate: p})
+						items, rev, err := listAll(t, c, prefix, listOpts(t, m.rv, m.match, limit, p))
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -88,7 +88,7 @@ func TestListRemainingCount(t *testing.T) {
 	}
 	c := startCache(t, e.Store, Config{})
 	var got []string
-	opts := storage.GetListOptions{ResourceVersion: "0", Limit: 2}
+	opts := storage.GetListOptions{Mode: storage.ReadAny, Limit: 2}
 	for {
 		page, err := c.GetList(context.Background(), testPrefix, opts)
 		if err != nil {
@@ -127,7 +127,7 @@ func TestListExactOutsideHistory(t *testing.T) {
 	}
 	waitRev(t, c.Cache, e.Store)
 	// old is the list revision; the ring of 2 no longer reaches it.
-	items, rev, err := listAll(t, c, testPrefix, storage.GetListOptions{ResourceVersion: fmt.Sprint(old), ResourceVersionMatch: wire.MatchExact, Limit: 1})
+	items, rev, err := listAll(t, c, testPrefix, storage.GetListOptions{Mode: storage.ReadExact, Revision: old, Limit: 1})
 	if err != nil || rev != old {
 		t.Fatalf("exact read from etcd: rev %d err %v", rev, err)
 	}
@@ -138,13 +138,13 @@ func TestListExactOutsideHistory(t *testing.T) {
 	if err := e.Store.Compact(context.Background(), cur); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.GetList(context.Background(), testPrefix, storage.GetListOptions{ResourceVersion: fmt.Sprint(old), ResourceVersionMatch: wire.MatchExact})
+	_, err = c.GetList(context.Background(), testPrefix, storage.GetListOptions{Mode: storage.ReadExact, Revision: old})
 	var ce *storage.CompactedError
 	if !errors.As(err, &ce) {
 		t.Fatalf("exact read of a compacted revision: %v, want *CompactedError", err)
 	}
 	// A revision the ring still holds is served although etcd compacted it.
-	page, err := c.GetList(context.Background(), testPrefix, storage.GetListOptions{ResourceVersion: fmt.Sprint(cur - 1), ResourceVersionMatch: wire.MatchExact})
+	page, err := c.GetList(context.Background(), testPrefix, storage.GetListOptions{Mode: storage.ReadExact, Revision: cur - 1})
 	if err != nil || page.Revision != cur-1 || len(page.Items) != 4 {
 		t.Fatalf("exact read in history: %d items at %d, err %v", len(page.Items), page.Revision, err)
 	}
@@ -157,7 +157,7 @@ func TestListErrors(t *testing.T) {
 	mustCreate(t, e.Store, "ns", "b", nil)
 	c := startCache(t, e.Store, Config{FreshnessTimeout: 100 * time.Millisecond})
 	for _, match := range []string{wire.MatchNotOlderThan, wire.MatchExact} {
-		_, err := c.GetList(context.Background(), testPrefix, storage.GetListOptions{ResourceVersion: "100000", ResourceVersionMatch: match})
+		_, err := c.GetList(context.Background(), testPrefix, listOpts(t, "100000", match, 0, storage.Predicate{}))
 		if !errors.Is(err, storage.ErrTooLargeResourceVersion) {
 			t.Errorf("%s future revision: %v", match, err)
 		}
@@ -192,4 +192,14 @@ func waitRev(t testing.TB, c *Cache, s storage.Interface) int64 {
 		t.Fatalf("cache did not reach revision %d", cur)
 	}
 	return cur
+}
+
+// listOpts is the LIST with these parameters, through the server's parse.
+func listOpts(t testing.TB, rv, match string, limit int64, p storage.Predicate) storage.GetListOptions {
+	t.Helper()
+	s, err := storage.SpecOf(wire.ListOptions{ResourceVersion: rv, ResourceVersionMatch: match, Limit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.ListOptions(p)
 }

@@ -86,7 +86,7 @@ func (p *prop) run() {
 	}
 	p.c = startCache(p.t, p.e.Store, cfg)
 	start := waitRev(p.t, p.c.Cache, p.e.Store)
-	long := openWatch(p.t, p.c.Cache, testPrefix, storage.WatchOptions{ResourceVersion: fmt.Sprint(start)})
+	long := openWatch(p.t, p.c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: start})
 	for i := range *propOps {
 		p.write()
 		if i%15 == 14 && p.seed%2 == 1 {
@@ -148,15 +148,15 @@ func (p *prop) list() {
 	case 0: // consistent
 		atLeast = cur
 	case 1:
-		opts.ResourceVersion = "0"
+		opts.Mode = storage.ReadAny
 	case 2:
 		atLeast = p.randomRev()
-		opts.ResourceVersion, opts.ResourceVersionMatch = fmt.Sprint(atLeast), wire.MatchNotOlderThan
+		opts.Mode, opts.Revision = storage.ReadNotOlderThan, atLeast
 	case 3:
 		exact = p.randomRev()
-		opts.ResourceVersion, opts.ResourceVersionMatch = fmt.Sprint(exact), wire.MatchExact
+		opts.Mode, opts.Revision = storage.ReadExact, exact
 	}
-	desc := fmt.Sprintf("LIST %s rv=%q match=%q limit=%d sel=%q", prefix, opts.ResourceVersion, opts.ResourceVersionMatch, opts.Limit, sel)
+	desc := fmt.Sprintf("LIST %s mode=%v rev=%d limit=%d sel=%q", prefix, opts.Mode, opts.Revision, opts.Limit, sel)
 	items, rev, err := listAll(p.t, p.c, prefix, opts)
 	if exact != 0 && exact < p.compacted {
 		var ce *storage.CompactedError
@@ -193,10 +193,10 @@ func (p *prop) watch() {
 	pred := p.pred(sel)
 	cur := waitRev(p.t, p.c.Cache, p.e.Store)
 	from := p.randomRev()
-	opts := storage.WatchOptions{ResourceVersion: fmt.Sprint(from), Predicate: pred}
+	opts := storage.WatchOptions{Mode: storage.ReadExact, Revision: from, Predicate: pred}
 	initial := p.rng.IntN(4) == 0
 	if initial {
-		opts.SendInitialEvents, opts.ResourceVersionMatch, opts.AllowBookmarks = ptr(true), wire.MatchNotOlderThan, true
+		opts.SendInitialEvents, opts.Mode, opts.AllowBookmarks = ptr(true), storage.ReadNotOlderThan, true
 	}
 	desc := fmt.Sprintf("WATCH %s rv=%d initial=%v sel=%q", prefix, from, initial, sel)
 	w, err := p.c.WatchList(context.Background(), prefix, opts)
@@ -284,7 +284,7 @@ func (p *prop) oracleWatch(from int64, prefix string, pred storage.Predicate) []
 		return nil
 	}
 	ctx := testCtx(p.t)
-	ew, err := p.e.Store.Watch(ctx, testPrefix, from, false)
+	ew, err := p.e.Store.Watch(ctx, testPrefix, from, false, storage.WithPrevValues())
 	if err != nil {
 		p.fatalf("oracle watch: %v", err)
 	}

@@ -114,6 +114,8 @@ func (c *Cache) follow(ctx context.Context) error {
 	}
 	c.mu.RUnlock()
 
+	// No storage.WithPrevValues: apply takes an object's previous state
+	// from the cache's own tree, so etcd need not send it.
 	w, err := c.cfg.Store.Watch(ctx, c.cfg.Prefix, from, true)
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package cache
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -36,9 +35,9 @@ func (c *Cache) WatchList(ctx context.Context, prefix string, opts storage.Watch
 		}
 		return nil, ErrNotReady
 	}
-	var rev int64 // the revision the watch must at least start at
-	switch opts.ResourceVersion {
-	case "":
+	rev := opts.Revision // the revision the watch must at least start at
+	switch opts.Mode {
+	case storage.ReadMostRecent:
 		cur, err := c.cfg.Store.CurrentRevision(ctx)
 		if err != nil {
 			return nil, err
@@ -46,28 +45,29 @@ func (c *Cache) WatchList(ctx context.Context, prefix string, opts storage.Watch
 		if !c.waitFresh(ctx, cur) {
 			return nil, c.tooLarge(ctx, cur)
 		}
-	case "0":
-	default:
-		var err error
-		rev, err = strconv.ParseInt(opts.ResourceVersion, 10, 64)
-		if err != nil || rev <= 0 {
-			return nil, fmt.Errorf("cache: invalid resourceVersion %q", opts.ResourceVersion)
+		rev = 0
+	case storage.ReadAny:
+		rev = 0
+	case storage.ReadNotOlderThan, storage.ReadExact:
+		if rev <= 0 {
+			return nil, fmt.Errorf("cache: %v watch without a revision", opts.Mode)
 		}
 		if !c.waitFor(ctx, rev, c.cfg.FreshnessTimeout, nil) {
 			return nil, c.tooLarge(ctx, rev)
 		}
+	default:
+		return nil, fmt.Errorf("cache: unknown read mode %v", opts.Mode)
 	}
 
 	w := &watcher{c: c, prefix: prefix, pred: opts.Predicate, bookmarks: opts.AllowBookmarks, closed: make(chan struct{})}
-	sendInitial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
-	legacyInitial := opts.SendInitialEvents == nil && (opts.ResourceVersion == "" || opts.ResourceVersion == "0")
+	sendInitial, initialEnd := opts.InitialEvents()
 
 	c.mu.Lock()
 	w.ring, w.epoch = c.ring, c.epoch
 	switch {
-	case sendInitial || legacyInitial:
+	case sendInitial:
 		w.initial = c.snap.Seek(prefix)
-		w.initialEnd = sendInitial
+		w.initialEnd = initialEnd
 		w.startRev, w.lastRev = c.rev, c.rev
 		w.cursor = c.ring.nextSeq()
 	case rev == 0:

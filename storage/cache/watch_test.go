@@ -43,13 +43,13 @@ func TestWatchModes(t *testing.T) {
 		initial []string
 	}{
 		{"rv=unset", testPrefix, storage.WatchOptions{}, state},
-		{"rv=0", testPrefix, storage.WatchOptions{ResourceVersion: "0"}, state},
-		{"rv=N", testPrefix, storage.WatchOptions{ResourceVersion: fmt.Sprint(ra)}, state[1:]},
-		{"rv=current", testPrefix, storage.WatchOptions{ResourceVersion: fmt.Sprint(cur)}, nil},
-		{"sendInitialEvents", testPrefix, storage.WatchOptions{SendInitialEvents: ptr(true), ResourceVersionMatch: wire.MatchNotOlderThan, AllowBookmarks: true},
+		{"rv=0", testPrefix, storage.WatchOptions{Mode: storage.ReadAny}, state},
+		{"rv=N", testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: ra}, state[1:]},
+		{"rv=current", testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: cur}, nil},
+		{"sendInitialEvents", testPrefix, storage.WatchOptions{SendInitialEvents: ptr(true), AllowBookmarks: true},
 			append(slices.Clone(state), fmt.Sprintf("BOOKMARK@%d end=true", cur))},
 		{"sendInitialEvents=false", testPrefix, storage.WatchOptions{SendInitialEvents: ptr(false)}, nil},
-		{"namespace", testPrefix + "ns1/", storage.WatchOptions{ResourceVersion: "0"}, state[:1]},
+		{"namespace", testPrefix + "ns1/", storage.WatchOptions{Mode: storage.ReadAny}, state[:1]},
 		{"selector", testPrefix, storage.WatchOptions{Predicate: labelPred(t, "app=x")}, state[:1]},
 	}
 	watchers := make([]storage.EventStream, len(cases))
@@ -120,13 +120,13 @@ func TestWatchCompacted(t *testing.T) {
 		mustCreate(t, e.Store, "ns", fmt.Sprintf("b%d", i), nil)
 	}
 	waitRev(t, c.Cache, e.Store)
-	w := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{ResourceVersion: fmt.Sprint(old)})
+	w := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: old})
 	_, err := w.Next(context.Background())
 	var ce *storage.CompactedError
 	if !errors.As(err, &ce) || ce.Requested != old {
 		t.Fatalf("Next: %v, want *CompactedError for %d", err, old)
 	}
-	if _, err := c.WatchList(context.Background(), testPrefix, storage.WatchOptions{ResourceVersion: "1000000"}); !errors.Is(err, storage.ErrTooLargeResourceVersion) {
+	if _, err := c.WatchList(context.Background(), testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: 1000000}); !errors.Is(err, storage.ErrTooLargeResourceVersion) {
 		t.Fatalf("future watch: %v", err)
 	}
 }
@@ -138,8 +138,8 @@ func TestWatchBookmarks(t *testing.T) {
 	mustCreate(t, e.Store, "ns", "a", nil)
 	c := startCache(t, e.Store, Config{BookmarkInterval: 20 * time.Millisecond})
 	cur := waitRev(t, c.Cache, e.Store)
-	with := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{ResourceVersion: fmt.Sprint(cur), AllowBookmarks: true})
-	without := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{ResourceVersion: fmt.Sprint(cur)})
+	with := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: cur, AllowBookmarks: true})
+	without := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: cur})
 	for range 3 {
 		ev := nextN(t, with, 1)[0]
 		if ev.Type != wire.Bookmark || ev.Revision < cur || ev.Object != nil || ev.Frame != nil {

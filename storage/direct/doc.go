@@ -32,6 +32,11 @@
 // the state at R >= N as ADDED events, then a BOOKMARK marking the end of
 // the initial events at R, then the changes after R.
 //
+// Its store watch asks for previous values (storage.WithPrevValues): a
+// DELETED event carries the deleted object, and a selector needs the old
+// value to see an object stop matching. (The watch cache keeps its own
+// previous state and does not ask.)
+//
 // A selector turns the store's events into what a client of that
 // selector must see: an update into MODIFIED while the object matches,
 // ADDED when it starts matching, DELETED (carrying the new value) when it

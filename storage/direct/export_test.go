@@ -10,12 +10,4 @@ func NewWithPageSize(s storage.Interface, n int64) *Reader {
 	return r
 }
 
-var (
-	WithRevision = withRevision
-	ListMode     = listMode
-)
-
-type ReadMode = readMode
-
-func (m ReadMode) Exact() int64   { return m.exact }
-func (m ReadMode) Minimum() int64 { return m.minimum }
+var WithRevision = withRevision

@@ -27,20 +27,17 @@ type listStart struct {
 	mode readMode
 }
 
-// startOf decodes the continue token or the resourceVersion.
+// startOf decodes the continue token or takes the read mode.
 func (r *Reader) startOf(prefix string, opts storage.GetListOptions) (listStart, int64, error) {
-	if opts.Continue != "" {
-		key, rev, err := storage.DecodeContinue(opts.Continue, prefix)
-		if err != nil {
-			return listStart{}, 0, err
-		}
-		return listStart{key: key, mode: readMode{exact: rev}}, rev, nil
-	}
-	mode, err := listMode(opts.ResourceVersion, opts.ResourceVersionMatch, opts.Limit)
+	pos, err := opts.Position(prefix)
 	if err != nil {
 		return listStart{}, 0, err
 	}
-	return listStart{mode: mode}, mode.exact, nil
+	mode, err := modeOf(pos)
+	if err != nil {
+		return listStart{}, 0, err
+	}
+	return listStart{key: pos.Start, mode: mode}, mode.exact, nil
 }
 
 // read is one store read; it maps a future revision in a continue token
@@ -153,7 +150,7 @@ func continueAfter(prefix, key string, rev int64) (string, error) {
 
 // ListFrom reads one page under prefix at revision rev (0: the latest),
 // starting at startKey ("" for the first key under prefix), with the
-// limit and predicate of opts; its ResourceVersion fields and Continue are
+// limit and predicate of opts; its Mode, Revision and Continue are
 // ignored. It is the read a continue token names, for readers such as the
 // watch cache that decode tokens themselves and fall back to storage: the
 // page and its continue token are exactly those GetList would give.

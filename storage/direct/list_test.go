@@ -95,8 +95,8 @@ func TestListResourceVersionModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	future := strconv.FormatInt(cur+100, 10)
-	mid := strconv.FormatInt(f.mid, 10)
+	future := cur + 100
+	mid := f.mid
 	for _, tc := range []struct {
 		name      string
 		opts      storage.GetListOptions
@@ -105,18 +105,18 @@ func TestListResourceVersionModes(t *testing.T) {
 		wantErr   error
 	}{
 		{"unset", storage.GetListOptions{}, "abcde", cur, nil},
-		{"zero", storage.GetListOptions{ResourceVersion: "0"}, "abcde", cur, nil},
-		{"zero NotOlderThan", storage.GetListOptions{ResourceVersion: "0", ResourceVersionMatch: wire.MatchNotOlderThan}, "abcde", cur, nil},
-		{"NotOlderThan old", storage.GetListOptions{ResourceVersion: mid, ResourceVersionMatch: wire.MatchNotOlderThan}, "abcde", cur, nil},
-		{"NotOlderThan future", storage.GetListOptions{ResourceVersion: future, ResourceVersionMatch: wire.MatchNotOlderThan}, "", 0, storage.ErrTooLargeResourceVersion},
-		{"legacy N without limit", storage.GetListOptions{ResourceVersion: mid}, "abcde", cur, nil},
-		{"legacy future without limit", storage.GetListOptions{ResourceVersion: future}, "", 0, storage.ErrTooLargeResourceVersion},
-		{"legacy N with limit is exact", storage.GetListOptions{ResourceVersion: mid, Limit: 10}, "ab", f.mid, nil},
-		{"Exact", storage.GetListOptions{ResourceVersion: mid, ResourceVersionMatch: wire.MatchExact}, "ab", f.mid, nil},
-		{"Exact future", storage.GetListOptions{ResourceVersion: future, ResourceVersionMatch: wire.MatchExact}, "", 0, storage.ErrTooLargeResourceVersion},
-		{"Exact with selector", storage.GetListOptions{ResourceVersion: mid, ResourceVersionMatch: wire.MatchExact, Predicate: labelPred(t, "app=y")}, "b", f.mid, nil},
+		{"zero", storage.GetListOptions{Mode: storage.ReadAny}, "abcde", cur, nil},
+		{"zero NotOlderThan", storage.GetListOptions{Mode: storage.ReadAny}, "abcde", cur, nil},
+		{"NotOlderThan old", storage.GetListOptions{Mode: storage.ReadNotOlderThan, Revision: mid}, "abcde", cur, nil},
+		{"NotOlderThan future", storage.GetListOptions{Mode: storage.ReadNotOlderThan, Revision: future}, "", 0, storage.ErrTooLargeResourceVersion},
+		{"legacy N without limit", legacyList(t, mid, 0), "abcde", cur, nil},
+		{"legacy future without limit", legacyList(t, future, 0), "", 0, storage.ErrTooLargeResourceVersion},
+		{"legacy N with limit is exact", legacyList(t, mid, 10), "ab", f.mid, nil},
+		{"Exact", storage.GetListOptions{Mode: storage.ReadExact, Revision: mid}, "ab", f.mid, nil},
+		{"Exact future", storage.GetListOptions{Mode: storage.ReadExact, Revision: future}, "", 0, storage.ErrTooLargeResourceVersion},
+		{"Exact with selector", storage.GetListOptions{Mode: storage.ReadExact, Revision: mid, Predicate: labelPred(t, "app=y")}, "b", f.mid, nil},
 		{"selector", storage.GetListOptions{Predicate: labelPred(t, "app in (x)")}, "ace", cur, nil},
-		{"bad RV", storage.GetListOptions{ResourceVersion: "abc"}, "", 0, direct.ErrInvalidResourceVersion},
+		{"Exact without a revision", storage.GetListOptions{Mode: storage.ReadExact}, "", 0, direct.ErrInvalidResourceVersion},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			page, err := f.r.GetList(ctx, prefix, tc.opts)
@@ -169,7 +169,7 @@ func listAll(t *testing.T, r *direct.Reader, opts storage.GetListOptions, betwee
 			between()
 		}
 		opts.Continue = page.Continue
-		opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
+		opts.Mode, opts.Revision = storage.ReadMostRecent, 0
 	}
 }
 
@@ -178,7 +178,7 @@ func TestListPaging(t *testing.T) {
 	f := setup(t)
 	ctx := context.Background()
 	cur, _ := f.store.CurrentRevision(ctx)
-	mid := strconv.FormatInt(f.mid, 10)
+	mid := f.mid
 	created := false
 	writeBetween := func() {
 		if created {
@@ -199,17 +199,17 @@ func TestListPaging(t *testing.T) {
 		want string
 	}{
 		{"latest limit 2", storage.GetListOptions{Limit: 2}, fmt.Sprint([]pageSummary{{"ab", "3", cur}, {"cd", "1", cur}, {"e", "-", cur}})},
-		{"zero limit 2", storage.GetListOptions{ResourceVersion: "0", Limit: 2}, fmt.Sprint([]pageSummary{{"ab", "3", cur}, {"cd", "1", cur}, {"e", "-", cur}})},
-		{"NotOlderThan limit 3", storage.GetListOptions{ResourceVersion: mid, ResourceVersionMatch: wire.MatchNotOlderThan, Limit: 3}, fmt.Sprint([]pageSummary{{"abc", "2", cur}, {"de", "-", cur}})},
-		{"Exact limit 1", storage.GetListOptions{ResourceVersion: mid, ResourceVersionMatch: wire.MatchExact, Limit: 1}, fmt.Sprint([]pageSummary{{"a", "1", f.mid}, {"b", "-", f.mid}})},
-		{"legacy limit 1", storage.GetListOptions{ResourceVersion: mid, Limit: 1}, fmt.Sprint([]pageSummary{{"a", "1", f.mid}, {"b", "-", f.mid}})},
+		{"zero limit 2", storage.GetListOptions{Mode: storage.ReadAny, Limit: 2}, fmt.Sprint([]pageSummary{{"ab", "3", cur}, {"cd", "1", cur}, {"e", "-", cur}})},
+		{"NotOlderThan limit 3", storage.GetListOptions{Mode: storage.ReadNotOlderThan, Revision: mid, Limit: 3}, fmt.Sprint([]pageSummary{{"abc", "2", cur}, {"de", "-", cur}})},
+		{"Exact limit 1", storage.GetListOptions{Mode: storage.ReadExact, Revision: mid, Limit: 1}, fmt.Sprint([]pageSummary{{"a", "1", f.mid}, {"b", "-", f.mid}})},
+		{"legacy limit 1", legacyList(t, mid, 1), fmt.Sprint([]pageSummary{{"a", "1", f.mid}, {"b", "-", f.mid}})},
 		{"limit 5 exactly", storage.GetListOptions{Limit: 5}, fmt.Sprint([]pageSummary{{"abcde", "-", cur}})},
 		// With a selector: no remaining count, pages fill up to Limit
 		// matches, and the last may be empty.
 		{"selector x limit 2", storage.GetListOptions{Limit: 2, Predicate: labelPred(t, "app=x")}, fmt.Sprint([]pageSummary{{"ac", "-", cur}, {"e", "-", cur}})},
 		{"selector y limit 1", storage.GetListOptions{Limit: 1, Predicate: labelPred(t, "app=y")}, fmt.Sprint([]pageSummary{{"b", "-", cur}, {"d", "-", cur}, {"", "-", cur}})},
 		{"selector none limit 2", storage.GetListOptions{Limit: 2, Predicate: labelPred(t, "app=none")}, fmt.Sprint([]pageSummary{{"", "-", cur}})},
-		{"Exact selector limit 1", storage.GetListOptions{ResourceVersion: mid, ResourceVersionMatch: wire.MatchExact, Limit: 1, Predicate: labelPred(t, "app=y")}, fmt.Sprint([]pageSummary{{"b", "-", f.mid}})},
+		{"Exact selector limit 1", storage.GetListOptions{Mode: storage.ReadExact, Revision: mid, Limit: 1, Predicate: labelPred(t, "app=y")}, fmt.Sprint([]pageSummary{{"b", "-", f.mid}})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := fmt.Sprint(listAll(t, f.r, tc.opts, nil)); got != tc.want {
@@ -259,7 +259,18 @@ func TestListContinueErrors(t *testing.T) {
 	if _, err := f.r.GetList(ctx, prefix, storage.GetListOptions{Limit: 2, Continue: page.Continue, Predicate: labelPred(t, "app=x")}); !errors.As(err, &ce) {
 		t.Fatalf("compacted token with selector: %v, want *CompactedError", err)
 	}
-	if _, err := f.r.GetList(ctx, prefix, storage.GetListOptions{ResourceVersion: strconv.FormatInt(f.mid, 10), ResourceVersionMatch: wire.MatchExact}); !errors.As(err, &ce) {
+	if _, err := f.r.GetList(ctx, prefix, storage.GetListOptions{Mode: storage.ReadExact, Revision: f.mid}); !errors.As(err, &ce) {
 		t.Fatalf("Exact at a compacted revision: %v, want *CompactedError", err)
 	}
+}
+
+// legacyList is a LIST with resourceVersion=rev and no match, through the
+// server's parse.
+func legacyList(t *testing.T, rev, limit int64) storage.GetListOptions {
+	t.Helper()
+	s, err := storage.SpecOf(wire.ListOptions{ResourceVersion: strconv.FormatInt(rev, 10), Limit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.ListOptions(storage.Predicate{})
 }

@@ -18,7 +18,7 @@ type progressStore struct {
 	requests          atomic.Int64
 }
 
-func (s *progressStore) Watch(context.Context, string, int64, bool) (storage.Watcher, error) {
+func (s *progressStore) Watch(context.Context, string, int64, bool, ...storage.WatchOption) (storage.Watcher, error) {
 	return idleWatcher{}, nil
 }
 
@@ -47,7 +47,7 @@ func TestRunRequestsProgressForBookmarkWatches(t *testing.T) {
 		wg.Go(func() { _ = r.Run(ctx) })
 		defer func() { cancel(); wg.Wait() }()
 
-		plain, err := r.WatchList(ctx, prefix, storage.WatchOptions{ResourceVersion: "5"})
+		plain, err := r.WatchList(ctx, prefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,8 +56,8 @@ func TestRunRequestsProgressForBookmarkWatches(t *testing.T) {
 		if n := st.requests.Load(); n != 0 {
 			t.Fatalf("%d progress requests without bookmark watches", n)
 		}
-		a, _ := r.WatchList(ctx, prefix, storage.WatchOptions{ResourceVersion: "5", AllowBookmarks: true})
-		b, _ := r.WatchList(ctx, prefix, storage.WatchOptions{ResourceVersion: "5", AllowBookmarks: true})
+		a, _ := r.WatchList(ctx, prefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: 5, AllowBookmarks: true})
+		b, _ := r.WatchList(ctx, prefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: 5, AllowBookmarks: true})
 		time.Sleep(3 * time.Second)
 		if n := st.requests.Load(); n != 3 {
 			t.Fatalf("%d progress requests in 3 intervals, want 3 (one per interval, not per watch)", n)

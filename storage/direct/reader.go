@@ -3,12 +3,10 @@ package direct
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/listwatch/listwatch/storage"
-	"github.com/listwatch/listwatch/wire"
 )
 
 // Reader is a storage.ListWatcher over a storage.Interface.
@@ -34,9 +32,9 @@ func New(s storage.Interface, opts ...Option) *Reader {
 	return r
 }
 
-// ErrInvalidResourceVersion: a resourceVersion that is not "", "0" or a
-// positive decimal, or a match mode it cannot be combined with. The
-// server validates requests first, so seeing it is a server bug.
+// ErrInvalidResourceVersion: a read mode without the revision it needs,
+// or an unknown one. The server validates requests first, so seeing it
+// is a server bug.
 var ErrInvalidResourceVersion = errors.New("direct: invalid resourceVersion")
 
 // initialPageSize is how many keys a watch's initial state, or a
@@ -54,42 +52,22 @@ type readMode struct {
 	minimum int64
 }
 
-// listMode interprets a LIST's resourceVersion as kube-apiserver does.
-func listMode(rv, match string, limit int64) (readMode, error) {
-	n, err := parseRV(rv)
-	if err != nil {
-		return readMode{}, err
-	}
-	switch match {
-	case wire.MatchExact:
-		if n == 0 {
-			return readMode{}, fmt.Errorf("%w: Exact needs a resourceVersion other than 0", ErrInvalidResourceVersion)
+// modeOf is what a position asks the store for.
+func modeOf(pos storage.ListPosition) (readMode, error) {
+	switch pos.Mode {
+	case storage.ReadMostRecent, storage.ReadAny:
+		// There is nothing staler than the latest state to serve.
+		return readMode{}, nil
+	case storage.ReadNotOlderThan, storage.ReadExact:
+		if pos.Revision <= 0 {
+			return readMode{}, fmt.Errorf("%w: %v without a revision", ErrInvalidResourceVersion, pos.Mode)
 		}
-		return readMode{exact: n}, nil
-	case wire.MatchNotOlderThan:
-		return readMode{minimum: n}, nil
-	case "":
-		// Legacy: a paged list at N is a snapshot at N.
-		if n > 0 && limit > 0 {
-			return readMode{exact: n}, nil
+		if pos.Mode == storage.ReadExact {
+			return readMode{exact: pos.Revision}, nil
 		}
-		return readMode{minimum: n}, nil
+		return readMode{minimum: pos.Revision}, nil
 	}
-	return readMode{}, fmt.Errorf("%w: unknown resourceVersionMatch %q", ErrInvalidResourceVersion, match)
-}
-
-// parseRV parses "", "0" or a positive decimal; "" and "0" give 0.
-func parseRV(rv string) (int64, error) {
-	if rv == "" {
-		return 0, nil
-	}
-	// ParseUint, as kube-apiserver: no sign, no spaces.
-	u, err := strconv.ParseUint(rv, 10, 63)
-	n := int64(u)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %q", ErrInvalidResourceVersion, rv)
-	}
-	return n, nil
+	return readMode{}, fmt.Errorf("%w: unknown read mode %v", ErrInvalidResourceVersion, pos.Mode)
 }
 
 // checkMinimum fails when a read of the latest state at rev is older

@@ -12,28 +12,32 @@ import (
 // WatchList opens a watch under prefix. Errors the store reports later,
 // such as a compacted start revision, come from the stream's Next.
 func (r *Reader) WatchList(ctx context.Context, prefix string, opts storage.WatchOptions) (storage.EventStream, error) {
-	n, err := parseRV(opts.ResourceVersion)
+	mode, err := modeOf(storage.ListPosition{Mode: opts.Mode, Revision: opts.Revision})
 	if err != nil {
 		return nil, err
 	}
 	s := &stream{store: r.store, pageSize: r.pageSize, prefix: prefix, pred: opts.Predicate, bookmarks: opts.AllowBookmarks}
-	sendInitial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+	sendInitial, end := opts.InitialEvents()
 	var from int64
 	switch {
-	case sendInitial || (opts.SendInitialEvents == nil && n == 0):
-		if from, err = s.startInitial(ctx, n); err != nil {
+	case sendInitial:
+		// The state at R >= the minimum; modes without one read the latest.
+		if from, err = s.startInitial(ctx, mode.minimum); err != nil {
 			return nil, err
 		}
-		s.sendEnd = sendInitial
-	case n == 0:
-		// sendInitialEvents=false without a revision: the changes from now.
+		s.sendEnd = end
+	case opts.Revision > 0:
+		// The changes after the revision.
+		from = opts.Revision
+	default:
+		// No revision and no initial events: the changes from now.
 		if from, err = r.store.CurrentRevision(ctx); err != nil {
 			return nil, err
 		}
-	default:
-		from = n
 	}
-	if s.w, err = r.store.Watch(ctx, prefix, from, opts.AllowBookmarks); err != nil {
+	// Previous values make a DELETED event carry the deleted object, and
+	// let a selector see an object stop matching.
+	if s.w, err = r.store.Watch(ctx, prefix, from, opts.AllowBookmarks, storage.WithPrevValues()); err != nil {
 		return nil, err
 	}
 	if opts.AllowBookmarks {

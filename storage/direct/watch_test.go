@@ -10,6 +10,7 @@ import (
 
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/direct"
+	"github.com/listwatch/listwatch/storage/etcdtest"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -80,7 +81,7 @@ func TestWatchFromRevision(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	ctx := context.Background()
-	s := watch(t, f.r, storage.WatchOptions{ResourceVersion: strconv.FormatInt(f.revs["c"], 10)})
+	s := watch(t, f.r, storage.WatchOptions{Mode: storage.ReadExact, Revision: f.revs["c"]})
 	rev, err := f.store.Update(ctx, prefix+"a", pod("a", "z"), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -112,12 +113,11 @@ func TestWatchInitialState(t *testing.T) {
 	cur, _ := f.store.CurrentRevision(ctx)
 	yes, no := true, false
 	streams := map[string]storage.EventStream{
-		"unset":         watch(t, r, storage.WatchOptions{}),
-		"zero":          watch(t, r, storage.WatchOptions{ResourceVersion: "0"}),
-		"initialEvents": watch(t, r, storage.WatchOptions{SendInitialEvents: &yes, ResourceVersionMatch: wire.MatchNotOlderThan, AllowBookmarks: true}),
-		"initialEventsN": watch(t, r, storage.WatchOptions{SendInitialEvents: &yes, ResourceVersionMatch: wire.MatchNotOlderThan,
-			ResourceVersion: strconv.FormatInt(f.mid, 10)}),
-		"noInitialEvents": watch(t, r, storage.WatchOptions{SendInitialEvents: &no, ResourceVersionMatch: wire.MatchNotOlderThan}),
+		"unset":           watch(t, r, storage.WatchOptions{}),
+		"zero":            watch(t, r, storage.WatchOptions{Mode: storage.ReadAny}),
+		"initialEvents":   watch(t, r, storage.WatchOptions{SendInitialEvents: &yes, AllowBookmarks: true}),
+		"initialEventsN":  watch(t, r, storage.WatchOptions{SendInitialEvents: &yes, Mode: storage.ReadNotOlderThan, Revision: f.mid}),
+		"noInitialEvents": watch(t, r, storage.WatchOptions{SendInitialEvents: &no}),
 	}
 	rev, err := f.store.Update(ctx, prefix+"c", pod("c", "x2"), 0)
 	if err != nil {
@@ -138,8 +138,7 @@ func TestWatchInitialState(t *testing.T) {
 		})
 	}
 	yes = true
-	_, err = f.r.WatchList(ctx, prefix, storage.WatchOptions{SendInitialEvents: &yes, ResourceVersionMatch: wire.MatchNotOlderThan,
-		ResourceVersion: strconv.FormatInt(rev+100, 10)})
+	_, err = f.r.WatchList(ctx, prefix, storage.WatchOptions{SendInitialEvents: &yes, Mode: storage.ReadNotOlderThan, Revision: rev + 100})
 	if !errors.Is(err, storage.ErrTooLargeResourceVersion) {
 		t.Fatalf("sendInitialEvents from a future revision: %v, want ErrTooLargeResourceVersion", err)
 	}
@@ -152,7 +151,7 @@ func TestWatchSelectorTransitions(t *testing.T) {
 	f := setup(t)
 	ctx := context.Background()
 	yes := true
-	s := watch(t, f.r, storage.WatchOptions{Predicate: labelPred(t, "app=x"), SendInitialEvents: &yes, ResourceVersionMatch: wire.MatchNotOlderThan})
+	s := watch(t, f.r, storage.WatchOptions{Predicate: labelPred(t, "app=x"), SendInitialEvents: &yes})
 	cur, _ := f.store.CurrentRevision(ctx)
 	write := func(name, app string) int64 {
 		rev, err := f.store.Update(ctx, prefix+name, pod(name, app), 0)
@@ -205,7 +204,7 @@ func TestWatchCompacted(t *testing.T) {
 	if err := f.store.Compact(ctx, cur); err != nil {
 		t.Fatal(err)
 	}
-	s := watch(t, f.r, storage.WatchOptions{ResourceVersion: strconv.FormatInt(f.mid, 10)})
+	s := watch(t, f.r, storage.WatchOptions{Mode: storage.ReadExact, Revision: f.mid})
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	_, err := s.Next(cctx)
@@ -221,9 +220,9 @@ func TestWatchBookmarks(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	ctx := context.Background()
-	from := strconv.FormatInt(f.last, 10)
-	with := watch(t, f.r, storage.WatchOptions{ResourceVersion: from, AllowBookmarks: true})
-	without := watch(t, f.r, storage.WatchOptions{ResourceVersion: from})
+	from := f.last
+	with := watch(t, f.r, storage.WatchOptions{Mode: storage.ReadExact, Revision: from, AllowBookmarks: true})
+	without := watch(t, f.r, storage.WatchOptions{Mode: storage.ReadExact, Revision: from})
 	other, err := f.store.Create(ctx, "/registry/nodes/n", pod("n", ""))
 	if err != nil {
 		t.Fatal(err)
@@ -245,4 +244,42 @@ func TestWatchBookmarks(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(t, without, got{Type: wire.Modified, Name: "a", App: "q", RV: rev})
+}
+
+// TestWatchAsksForPrevValues: the direct reader is the consumer of the
+// store's previous values: it asks etcd for them, and a DELETED event,
+// for a delete or for an object leaving the selector, carries the last
+// object the client saw.
+func TestWatchAsksForPrevValues(t *testing.T) {
+	t.Parallel()
+	e := etcdtest.Start(t)
+	spy := e.SpyWatches()
+	r := direct.New(e.Store)
+	ctx := context.Background()
+	for _, n := range []string{"a", "b"} {
+		if _, err := e.Store.Create(ctx, prefix+n, pod(n, "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	from, err := e.Store.CurrentRevision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := watch(t, r, storage.WatchOptions{Mode: storage.ReadExact, Revision: from, Predicate: labelPred(t, "app=x")})
+	out, err := e.Store.Update(ctx, prefix+"a", pod("a", "y"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	del, err := e.Store.Delete(ctx, prefix+"b", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, s,
+		got{Type: wire.Deleted, Name: "a", App: "x", RV: out},
+		got{Type: wire.Deleted, Name: "b", App: "x", RV: del.Revision},
+	)
+	reqs := spy.Requests()
+	if len(reqs) != 1 || !reqs[0].PrevKV {
+		t.Fatalf("etcd watches %+v, want one with previous values", reqs)
+	}
 }

@@ -13,15 +13,18 @@ import (
 	"github.com/listwatch/listwatch/storage"
 )
 
-// Watch starts an etcd watch on prefix from fromRev+1, with previous
-// values. Its context is derived from ctx: the watch also ends when ctx
-// does.
-func (s *Store) Watch(ctx context.Context, prefix string, fromRev int64, progress bool) (storage.Watcher, error) {
+// Watch starts an etcd watch on prefix from fromRev+1. It asks etcd for
+// previous values (WithPrevKV) only with storage.WithPrevValues. Its
+// context is derived from ctx: the watch also ends when ctx does.
+func (s *Store) Watch(ctx context.Context, prefix string, fromRev int64, progress bool, opts ...storage.WatchOption) (storage.Watcher, error) {
 	wctx, cancel := context.WithCancel(watchContext(ctx))
-	ops := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithPrevKV()}
+	ops := []clientv3.OpOption{clientv3.WithPrefix()}
 	if prefix == "" {
 		ops[0] = clientv3.WithFromKey()
 		prefix = "\x00"
+	}
+	if storage.NewWatchRequest(opts...).PrevValues {
+		ops = append(ops, clientv3.WithPrevKV())
 	}
 	if fromRev > 0 {
 		ops = append(ops, clientv3.WithRev(fromRev+1))
@@ -138,22 +141,23 @@ func toEvent(e *clientv3.Event) (storage.Event, error) {
 	rev := e.Kv.ModRevision
 	ev := storage.Event{Revision: rev}
 	var err error
-	if e.PrevKv != nil {
-		if ev.PrevValue, err = storage.WithResourceVersion(e.PrevKv.Value, e.PrevKv.ModRevision); err != nil {
-			return storage.Event{}, fmt.Errorf("%w (key %s)", err, e.PrevKv.Key)
-		}
-	}
 	switch e.Type {
 	case mvccpb.PUT:
 		ev.Type = storage.EventPut
 		ev.Created = e.Kv.CreateRevision == e.Kv.ModRevision
-		ev.KV, err = toKV(e.Kv, rev)
+		if ev.KV, err = toKV(e.Kv, rev); err == nil && e.PrevKv != nil {
+			if ev.PrevValue, err = storage.WithResourceVersion(e.PrevKv.Value, e.PrevKv.ModRevision); err != nil {
+				err = fmt.Errorf("%w (key %s)", err, e.PrevKv.Key)
+			}
+		}
 	default:
 		ev.Type = storage.EventDelete
 		ev.KV = storage.KV{Key: string(e.Kv.Key), Revision: rev}
 		if e.PrevKv != nil {
-			// The deleted object, at the delete's revision.
+			// The deleted object, at the delete's revision, stamped once
+			// and shared by KV and PrevValue.
 			ev.KV, err = toKV(e.PrevKv, rev)
+			ev.PrevValue = ev.KV.Value
 		}
 	}
 	if err != nil {

@@ -32,7 +32,7 @@ func TestWatchEventShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := s.Watch(ctx, "/registry/pods/", start, false)
+	w, err := s.Watch(ctx, "/registry/pods/", start, false, storage.WithPrevValues())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,9 @@ func TestWatchEventShapes(t *testing.T) {
 		t.Fatalf("delete event %+v, want revision %d", ev, del.Revision)
 	}
 	checkKV(t, ev.KV, key, del.Revision)
-	if !strings.Contains(string(ev.KV.Value), `"v":"2"`) || rvOf(t, ev.PrevValue) != itoa(rev2) {
+	// The deleted object is stamped once, at the delete's revision, and
+	// PrevValue shares it.
+	if !strings.Contains(string(ev.KV.Value), `"v":"2"`) || string(ev.PrevValue) != string(ev.KV.Value) {
 		t.Fatalf("delete event value %s prev %s", ev.KV.Value, ev.PrevValue)
 	}
 
@@ -75,6 +77,42 @@ func TestWatchEventShapes(t *testing.T) {
 	w.Close()
 	if _, err := w.Next(ctx); !errors.Is(err, storage.ErrWatchClosed) {
 		t.Fatalf("Next after Close: %v, want ErrWatchClosed", err)
+	}
+}
+
+// TestWatchWithoutPrevValues: a watch that does not ask for previous
+// values gets keys, new values and revisions only.
+func TestWatchWithoutPrevValues(t *testing.T) {
+	t.Parallel()
+	s := etcdtest.Start(t).Store
+	ctx := context.Background()
+	const key = "/registry/pods/default/a"
+	start, err := s.CurrentRevision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Watch(ctx, "/registry/pods/", start, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	rev1, _ := s.Create(ctx, key, pod("a", `"v":"1"`))
+	rev2, _ := s.Update(ctx, key, pod("a", `"v":"2"`), rev1)
+	del, err := s.Delete(ctx, key, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, w); ev.Type != storage.EventPut || !ev.Created || ev.Revision != rev1 || ev.PrevValue != nil {
+		t.Fatalf("create event %+v", ev)
+	}
+	ev := next(t, w)
+	if ev.Type != storage.EventPut || ev.Created || ev.Revision != rev2 || ev.PrevValue != nil {
+		t.Fatalf("update event %+v", ev)
+	}
+	checkKV(t, ev.KV, key, rev2)
+	ev = next(t, w)
+	if ev.Type != storage.EventDelete || ev.Revision != del.Revision || ev.KV.Key != key || ev.KV.Revision != del.Revision || ev.KV.Value != nil || ev.PrevValue != nil {
+		t.Fatalf("delete event %+v", ev)
 	}
 }
 

@@ -1,0 +1,301 @@
+package storage
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"strconv"
+
+	"github.com/listwatch/listwatch/wire"
+)
+
+// This file holds Kubernetes' rules for the read parameters of a LIST or a
+// WATCH (resourceVersion, resourceVersionMatch, limit, continue,
+// sendInitialEvents, allowWatchBookmarks) in one place. The server parses
+// a request's query once into a ReadSpec, which either is valid or comes
+// with kube's 400 or 422; the readers (the watch cache and the direct
+// reader) switch on its Mode and never look at the strings again.
+
+// ReadMode is which state of the store a read is served from.
+type ReadMode uint8
+
+const (
+	// ReadMostRecent: resourceVersion unset. A state at least as new as
+	// the store's current revision (a consistent read).
+	ReadMostRecent ReadMode = iota
+	// ReadAny: resourceVersion "0". Whatever state the reader holds.
+	ReadAny
+	// ReadNotOlderThan: a state at least at Revision. A LIST with
+	// resourceVersionMatch=NotOlderThan, or with a resourceVersion and
+	// neither a match nor a limit; a WATCH with sendInitialEvents=true.
+	ReadNotOlderThan
+	// ReadExact: the state at Revision exactly. A LIST with
+	// resourceVersionMatch=Exact, or with a resourceVersion, no match and a
+	// limit (and every continued page); a WATCH with a resourceVersion and
+	// without initial events, whose events are the changes after Revision.
+	ReadExact
+)
+
+var readModeNames = [...]string{"MostRecent", "Any", "NotOlderThan", "Exact"}
+
+func (m ReadMode) String() string {
+	if int(m) < len(readModeNames) {
+		return readModeNames[m]
+	}
+	return fmt.Sprintf("ReadMode(%d)", uint8(m))
+}
+
+// ReadSpec is a LIST or WATCH request's read parameters, parsed and
+// validated by ParseReadSpec.
+type ReadSpec struct {
+	// Watch is true for a WATCH.
+	Watch bool
+	// Mode and Revision say which state is read; Revision is positive for
+	// ReadNotOlderThan and ReadExact, else 0.
+	Mode     ReadMode
+	Revision int64
+	// Limit caps a LIST's items; 0 means none.
+	Limit int64
+	// Continue is a LIST's continue token as sent; its revision overrides
+	// Mode (see GetListOptions.Position). With it, Mode is ReadMostRecent
+	// or ReadAny.
+	Continue string
+	// LabelSelector and FieldSelector are the selectors as sent; the
+	// server compiles them for the resource into a Predicate.
+	LabelSelector string
+	FieldSelector string
+	// AllowBookmarks, SendInitialEvents and TimeoutSeconds are a WATCH's.
+	AllowBookmarks    bool
+	SendInitialEvents *bool
+	TimeoutSeconds    *int64
+}
+
+// ParseReadSpec parses and validates the query of a LIST or WATCH as
+// kube-apiserver does. The error is a *wire.Status: a 400 BadRequest for
+// bad syntax (a number, a boolean, a resourceVersion, or a
+// resourceVersion with a continue token), a 422 Invalid about
+// ListOptions.meta.k8s.io for a forbidden combination.
+func ParseReadSpec(q url.Values) (ReadSpec, error) {
+	o, err := wire.ParseListOptions(q)
+	if err != nil {
+		return ReadSpec{}, wire.NewBadRequest(err.Error())
+	}
+	// Any value but "", "false" and "0" makes the request a watch, even one
+	// ParseBool reads as false ("f", "FALSE"), as the router does.
+	if v := q.Get("watch"); v != "" && v != "false" && v != "0" {
+		o.Watch = true
+	}
+	return SpecOf(o)
+}
+
+// SpecOf validates already decoded options; see ParseReadSpec.
+func SpecOf(o wire.ListOptions) (ReadSpec, error) {
+	s := ReadSpec{
+		Watch:             o.Watch,
+		Limit:             o.Limit,
+		Continue:          o.Continue,
+		LabelSelector:     o.LabelSelector,
+		FieldSelector:     o.FieldSelector,
+		AllowBookmarks:    o.AllowWatchBookmarks,
+		SendInitialEvents: o.SendInitialEvents,
+		TimeoutSeconds:    o.TimeoutSeconds,
+	}
+	switch o.ResourceVersion {
+	case "":
+		s.Mode = ReadMostRecent
+	case "0":
+		s.Mode = ReadAny
+	default:
+		// As kube's versioner: an unsigned decimal, not zero. Unlike it,
+		// a value beyond int64 is refused here rather than wrapping.
+		n, err := strconv.ParseUint(o.ResourceVersion, 10, 64)
+		if err != nil || n == 0 || n > math.MaxInt64 {
+			return ReadSpec{}, wire.NewBadRequest("invalid resource version: " + strconv.Quote(o.ResourceVersion))
+		}
+		s.Revision = int64(n)
+	}
+	var causes []wire.StatusCause
+	if o.Watch {
+		causes = watchCauses(o)
+	} else {
+		causes = listCauses(o)
+	}
+	if len(causes) > 0 {
+		st := wire.NewInvalid("meta.k8s.io", "ListOptions.meta.k8s.io", "", causes...)
+		st.Details.Kind = "ListOptions"
+		return ReadSpec{}, st
+	}
+	if !o.Watch && o.Continue != "" && s.Revision != 0 {
+		return ReadSpec{}, wire.NewBadRequest("specifying resource version is not allowed when using continue")
+	}
+	if s.Revision != 0 {
+		s.Mode = revisionMode(o)
+	}
+	return s, nil
+}
+
+// revisionMode is the mode of a valid request with resourceVersion N.
+func revisionMode(o wire.ListOptions) ReadMode {
+	if o.Watch {
+		// Initial events are a state not older than N; without them the
+		// watch starts exactly at N.
+		if o.SendInitialEvents != nil && *o.SendInitialEvents {
+			return ReadNotOlderThan
+		}
+		return ReadExact
+	}
+	switch o.ResourceVersionMatch {
+	case wire.MatchExact:
+		return ReadExact
+	case wire.MatchNotOlderThan:
+		return ReadNotOlderThan
+	}
+	// Legacy: a paged list at N is a snapshot at N.
+	if o.Limit > 0 {
+		return ReadExact
+	}
+	return ReadNotOlderThan
+}
+
+func listCauses(o wire.ListOptions) []wire.StatusCause {
+	var causes []wire.StatusCause
+	if m := o.ResourceVersionMatch; m != "" {
+		if o.ResourceVersion == "" {
+			causes = append(causes, forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+		}
+		if o.Continue != "" {
+			causes = append(causes, forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
+		}
+		if m != wire.MatchExact && m != wire.MatchNotOlderThan {
+			causes = append(causes, notSupported("resourceVersionMatch", m, wire.MatchExact, wire.MatchNotOlderThan, ""))
+		}
+		if m == wire.MatchExact && o.ResourceVersion == "0" {
+			causes = append(causes, forbidden("resourceVersionMatch", `resourceVersionMatch "exact" is forbidden for resourceVersion "0"`))
+		}
+	}
+	if o.SendInitialEvents != nil {
+		causes = append(causes, forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
+	}
+	return causes
+}
+
+func watchCauses(o wire.ListOptions) []wire.StatusCause {
+	var causes []wire.StatusCause
+	m := o.ResourceVersionMatch
+	if o.SendInitialEvents != nil {
+		if m != wire.MatchNotOlderThan {
+			causes = append(causes, forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+		}
+		if *o.SendInitialEvents && !o.AllowWatchBookmarks {
+			causes = append(causes, forbidden("allowWatchBookmarks", "allowWatchBookmarks must be set to true when sendInitialEvents is true"))
+		}
+	}
+	if m != "" {
+		if o.SendInitialEvents == nil {
+			causes = append(causes, forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
+		}
+		if m != wire.MatchNotOlderThan {
+			causes = append(causes, notSupported("resourceVersionMatch", m, wire.MatchNotOlderThan))
+		}
+		if o.Continue != "" {
+			causes = append(causes, forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
+		}
+	}
+	return causes
+}
+
+func forbidden(field, detail string) wire.StatusCause {
+	return wire.StatusCause{Type: "FieldValueForbidden", Field: field, Message: "Forbidden: " + detail}
+}
+
+func notSupported(field, value string, supported ...string) wire.StatusCause {
+	msg := fmt.Sprintf("Unsupported value: %q: supported values: ", value)
+	for i, s := range supported {
+		if i > 0 {
+			msg += ", "
+		}
+		msg += strconv.Quote(s)
+	}
+	return wire.StatusCause{Type: "FieldValueNotSupported", Field: field, Message: msg}
+}
+
+// Options is the request the spec describes, as wire options. Its query
+// (Options().Query()) parses back to the same spec.
+func (s ReadSpec) Options() wire.ListOptions {
+	o := wire.ListOptions{
+		LabelSelector:       s.LabelSelector,
+		FieldSelector:       s.FieldSelector,
+		Watch:               s.Watch,
+		AllowWatchBookmarks: s.AllowBookmarks,
+		TimeoutSeconds:      s.TimeoutSeconds,
+		Limit:               s.Limit,
+		Continue:            s.Continue,
+		SendInitialEvents:   s.SendInitialEvents,
+	}
+	switch s.Mode {
+	case ReadAny:
+		o.ResourceVersion = "0"
+	case ReadNotOlderThan, ReadExact:
+		o.ResourceVersion = strconv.FormatInt(s.Revision, 10)
+	}
+	switch {
+	case s.Watch:
+		if s.SendInitialEvents != nil {
+			o.ResourceVersionMatch = wire.MatchNotOlderThan
+		}
+	case s.Mode == ReadExact:
+		o.ResourceVersionMatch = wire.MatchExact
+	case s.Mode == ReadNotOlderThan:
+		o.ResourceVersionMatch = wire.MatchNotOlderThan
+	}
+	return o
+}
+
+// ListOptions is what a LIST of the spec asks a ListWatcher for.
+func (s ReadSpec) ListOptions(p Predicate) GetListOptions {
+	return GetListOptions{Mode: s.Mode, Revision: s.Revision, Limit: s.Limit, Continue: s.Continue, Predicate: p}
+}
+
+// WatchOptions is what a WATCH of the spec asks a ListWatcher for.
+func (s ReadSpec) WatchOptions(p Predicate) WatchOptions {
+	return WatchOptions{Mode: s.Mode, Revision: s.Revision, SendInitialEvents: s.SendInitialEvents,
+		AllowBookmarks: s.AllowBookmarks, Predicate: p}
+}
+
+// ListPosition is where a page of a LIST starts and which state it reads.
+type ListPosition struct {
+	Mode     ReadMode
+	Revision int64
+	// Start is the first key to read; "" for the prefix's first.
+	Start string
+	// Continued is true for a page after the first: a continue token set
+	// Start, and Mode is ReadExact at the token's revision.
+	Continued bool
+}
+
+// Position decodes the continue token, if any, against prefix, the one
+// the list reads: a token issued for another prefix, or not by this
+// server, fails with ErrInvalidContinue. Without a token it is the
+// options' Mode and Revision.
+func (o GetListOptions) Position(prefix string) (ListPosition, error) {
+	if o.Continue == "" {
+		return ListPosition{Mode: o.Mode, Revision: o.Revision}, nil
+	}
+	start, rev, err := DecodeContinue(o.Continue, prefix)
+	if err != nil {
+		return ListPosition{}, err
+	}
+	return ListPosition{Mode: ReadExact, Revision: rev, Start: start, Continued: true}, nil
+}
+
+// InitialEvents says whether a watch first sends the state it starts
+// from as ADDED events, and whether it then sends the bookmark that ends
+// them. As in Kubernetes: sendInitialEvents=true asks for both; without
+// sendInitialEvents, a watch with no revision (ReadMostRecent, ReadAny)
+// sends the state without the bookmark.
+func (o WatchOptions) InitialEvents() (send, end bool) {
+	if o.SendInitialEvents != nil {
+		return *o.SendInitialEvents, *o.SendInitialEvents
+	}
+	return o.Mode == ReadMostRecent || o.Mode == ReadAny, false
+}

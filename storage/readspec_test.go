@@ -1,0 +1,283 @@
+package storage
+
+import (
+	"fmt"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/listwatch/listwatch/wire"
+)
+
+// TestParseReadSpec runs the parse over every combination of the
+// parameters that decide a read (watch, resourceVersion, match, limit,
+// continue, sendInitialEvents, allowWatchBookmarks) and checks each
+// against kube-apiserver's rules, written out independently below.
+func TestParseReadSpec(t *testing.T) {
+	bools := []string{"", "true", "false"}
+	n := 0
+	for _, watch := range []string{"", "true"} {
+		for _, rv := range []string{"", "0", "7", "00", "x", "-1", "9223372036854775808"} {
+			for _, match := range []string{"", wire.MatchExact, wire.MatchNotOlderThan, "Bogus"} {
+				for _, limit := range []string{"", "0", "5"} {
+					for _, cont := range []string{"", "tok"} {
+						for _, sie := range bools {
+							for _, bm := range bools {
+								q := url.Values{}
+								set := func(k, v string) {
+									if v != "" {
+										q.Set(k, v)
+									}
+								}
+								set("watch", watch)
+								set("resourceVersion", rv)
+								set("resourceVersionMatch", match)
+								set("limit", limit)
+								set("continue", cont)
+								set("sendInitialEvents", sie)
+								set("allowWatchBookmarks", bm)
+								n++
+								checkSpec(t, q)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d combinations", n)
+}
+
+// checkSpec compares ParseReadSpec(q) with the expected outcome.
+func checkSpec(t *testing.T, q url.Values) {
+	t.Helper()
+	watch := q.Get("watch") == "true"
+	rv, match, cont := q.Get("resourceVersion"), q.Get("resourceVersionMatch"), q.Get("continue")
+	limited := q.Get("limit") == "5"
+	sie := q.Get("sendInitialEvents")
+	bm := q.Get("allowWatchBookmarks") == "true"
+
+	var code int
+	var causes []string
+	badRV := rv != "" && rv != "0" && rv != "7"
+	switch {
+	case badRV:
+		code = 400
+	case watch:
+		if sie != "" && match != wire.MatchNotOlderThan {
+			causes = append(causes, "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
+		}
+		if sie == "true" && !bm {
+			causes = append(causes, "allowWatchBookmarks: Forbidden: allowWatchBookmarks must be set to true when sendInitialEvents is true")
+		}
+		if match != "" && sie == "" {
+			causes = append(causes, "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+		}
+		if match != "" && match != wire.MatchNotOlderThan {
+			causes = append(causes, fmt.Sprintf(`resourceVersionMatch: Unsupported value: %q: supported values: "NotOlderThan"`, match))
+		}
+		if match != "" && cont != "" {
+			causes = append(causes, "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided")
+		}
+	default:
+		if match != "" && rv == "" {
+			causes = append(causes, "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided")
+		}
+		if match != "" && cont != "" {
+			causes = append(causes, "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided")
+		}
+		if match != "" && match != wire.MatchExact && match != wire.MatchNotOlderThan {
+			causes = append(causes, fmt.Sprintf(`resourceVersionMatch: Unsupported value: %q: supported values: "Exact", "NotOlderThan", ""`, match))
+		}
+		if match == wire.MatchExact && rv == "0" {
+			causes = append(causes, `resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"`)
+		}
+		if sie != "" {
+			causes = append(causes, "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list")
+		}
+	}
+	if len(causes) > 0 {
+		code = 422
+	} else if !watch && !badRV && cont != "" && rv == "7" {
+		code = 400
+	}
+
+	spec, err := ParseReadSpec(q)
+	desc := q.Encode()
+	if code != 0 {
+		st, ok := err.(*wire.Status)
+		if !ok {
+			t.Fatalf("%s: error %v (%T), want a %d Status", desc, err, err, code)
+		}
+		if int(st.Code) != code {
+			t.Fatalf("%s: %d %s, want %d", desc, st.Code, st.Message, code)
+		}
+		switch code {
+		case 400:
+			want := `invalid resource version: "` + rv + `"`
+			if !badRV {
+				want = "specifying resource version is not allowed when using continue"
+			}
+			if st.Reason != wire.ReasonBadRequest || st.Message != want {
+				t.Fatalf("%s: %s %q, want BadRequest %q", desc, st.Reason, st.Message, want)
+			}
+		case 422:
+			want := `ListOptions.meta.k8s.io "" is invalid: ` + strings.Join(causes, ", ")
+			if len(causes) > 1 {
+				want = `ListOptions.meta.k8s.io "" is invalid: [` + strings.Join(causes, ", ") + "]"
+			}
+			if st.Reason != wire.ReasonInvalid || st.Message != want || st.Details == nil ||
+				st.Details.Kind != "ListOptions" || st.Details.Group != "meta.k8s.io" || len(st.Details.Causes) != len(causes) {
+				t.Fatalf("%s: %s %q %+v\nwant Invalid %q", desc, st.Reason, st.Message, st.Details, want)
+			}
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", desc, err)
+	}
+
+	// The mode, by Kubernetes' resourceVersion semantics.
+	var mode ReadMode
+	var rev int64
+	switch {
+	case rv == "":
+		mode = ReadMostRecent
+	case rv == "0":
+		mode = ReadAny
+	case watch && sie == "true":
+		mode, rev = ReadNotOlderThan, 7
+	case watch:
+		mode, rev = ReadExact, 7
+	case match == wire.MatchExact, match == "" && limited:
+		mode, rev = ReadExact, 7
+	default:
+		mode, rev = ReadNotOlderThan, 7
+	}
+	if spec.Mode != mode || spec.Revision != rev {
+		t.Fatalf("%s: %v at %d, want %v at %d", desc, spec.Mode, spec.Revision, mode, rev)
+	}
+	if spec.Watch != watch || spec.Continue != cont || spec.AllowBookmarks != bm || (spec.Limit == 5) != limited ||
+		(spec.SendInitialEvents == nil) != (sie == "") || (sie != "" && *spec.SendInitialEvents != (sie == "true")) {
+		t.Fatalf("%s: %+v", desc, spec)
+	}
+	if watch {
+		send, end := spec.WatchOptions(Predicate{}).InitialEvents()
+		wantSend := sie == "true" || (sie == "" && (rv == "" || rv == "0"))
+		if send != wantSend || end != (sie == "true") {
+			t.Fatalf("%s: initial events %v, end %v", desc, send, end)
+		}
+	}
+	roundTrip(t, spec)
+}
+
+// roundTrip checks that spec's query parses back to spec.
+func roundTrip(t *testing.T, spec ReadSpec) {
+	t.Helper()
+	enc := spec.Options().Query().Encode()
+	q, err := url.ParseQuery(enc)
+	if err != nil {
+		t.Fatalf("%+v encodes to %q: %v", spec, enc, err)
+	}
+	back, err := ParseReadSpec(q)
+	if err != nil {
+		t.Fatalf("%+v encodes to %q, which fails: %v", spec, enc, err)
+	}
+	if !reflect.DeepEqual(back, spec) {
+		t.Fatalf("%+v encodes to %q, which parses to %+v", spec, enc, back)
+	}
+}
+
+// TestParseReadSpecQuirks: details of the syntax that the table does not
+// vary.
+func TestParseReadSpecQuirks(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		want  ReadSpec
+	}{
+		// Leading zeros are a decimal, as with strconv.ParseUint in kube.
+		{"resourceVersion=007", ReadSpec{Mode: ReadNotOlderThan, Revision: 7}},
+		{"resourceVersion=9223372036854775807&limit=1", ReadSpec{Mode: ReadExact, Revision: 9223372036854775807, Limit: 1}},
+		// The router's rule: any watch value but "", "false", "0".
+		{"watch=F&resourceVersion=3", ReadSpec{Watch: true, Mode: ReadExact, Revision: 3}},
+		{"watch=0&resourceVersion=3", ReadSpec{Mode: ReadNotOlderThan, Revision: 3}},
+		{"continue=abc&resourceVersion=0&limit=2", ReadSpec{Mode: ReadAny, Limit: 2, Continue: "abc"}},
+		{"labelSelector=a%3Db&fieldSelector=metadata.name%3Dx&timeoutSeconds=5", ReadSpec{LabelSelector: "a=b", FieldSelector: "metadata.name=x", TimeoutSeconds: ptrTo(int64(5))}},
+	} {
+		q, _ := url.ParseQuery(tc.query)
+		got, err := ParseReadSpec(q)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %+v %v, want %+v", tc.query, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"watch=yes", "limit=-1", "limit=x", "timeoutSeconds=-1", "sendInitialEvents=maybe", "allowWatchBookmarks=2", "resourceVersion=+1", "resourceVersion=%201"} {
+		q, _ := url.ParseQuery(bad)
+		_, err := ParseReadSpec(q)
+		if st, ok := err.(*wire.Status); !ok || st.Code != 400 {
+			t.Errorf("%s: %v, want a 400", bad, err)
+		}
+	}
+}
+
+// TestListPosition: a continue token overrides the mode with an exact
+// read at its revision, and is bound to the prefix.
+func TestListPosition(t *testing.T) {
+	tok, err := EncodeContinue("/registry/pods/", "/registry/pods/ns/b\x00", 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := ReadSpec{Mode: ReadAny, Continue: tok}.ListOptions(Predicate{})
+	pos, err := o.Position("/registry/pods/")
+	want := ListPosition{Mode: ReadExact, Revision: 42, Start: "/registry/pods/ns/b\x00", Continued: true}
+	if err != nil || pos != want {
+		t.Fatalf("%+v %v, want %+v", pos, err, want)
+	}
+	if _, err := o.Position("/registry/secrets/"); err == nil {
+		t.Fatal("token accepted for another prefix")
+	}
+	o = ReadSpec{Mode: ReadNotOlderThan, Revision: 3}.ListOptions(Predicate{})
+	if pos, err := o.Position("/x/"); err != nil || pos != (ListPosition{Mode: ReadNotOlderThan, Revision: 3}) {
+		t.Fatalf("%+v %v", pos, err)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// FuzzParseReadSpec: the parse never panics; an error is a 400 or 422
+// Status; a spec that parses is consistent (a revision exactly when the
+// mode needs one) and re-encodes to a query that parses to the same spec.
+func FuzzParseReadSpec(f *testing.F) {
+	for _, s := range []string{
+		"", "resourceVersion=0", "resourceVersion=5&limit=2", "resourceVersion=5&resourceVersionMatch=Exact",
+		"resourceVersion=0&resourceVersionMatch=Exact", "resourceVersionMatch=NotOlderThan",
+		"watch=true&resourceVersion=5", "watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan",
+		"watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&resourceVersion=9",
+		"continue=abc&resourceVersion=3", "limit=-1", "resourceVersion=18446744073709551615", "watch=F&timeoutSeconds=3",
+		"labelSelector=a%3Db&fieldSelector=x&continue=%00",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		spec, err := ParseReadSpec(q)
+		if err != nil {
+			st, ok := err.(*wire.Status)
+			if !ok || (st.Code != 400 && st.Code != 422) {
+				t.Fatalf("%q: error %v (%T), want a 400 or 422 Status", raw, err, err)
+			}
+			return
+		}
+		hasRev := spec.Mode == ReadNotOlderThan || spec.Mode == ReadExact
+		if spec.Mode > ReadExact || hasRev != (spec.Revision > 0) || spec.Revision < 0 {
+			t.Fatalf("%q: mode %v with revision %d", raw, spec.Mode, spec.Revision)
+		}
+		if spec.Continue != "" && !spec.Watch && hasRev {
+			t.Fatalf("%q: a continued list with a revision", raw)
+		}
+		roundTrip(t, spec)
+	})
+}
