@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"sync"
 	"sync/atomic"
 
 	"github.com/listwatch/listwatch/object"
@@ -96,14 +97,64 @@ func newObject[T object.Object]() T {
 	return reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
 }
 
-// unmarshalObject decodes an enveloped object into a new T.
+// unmarshalObject decodes an enveloped object into a new T, with the
+// envelope's apiVersion and kind in T's TypeMeta, as the JSON of a single
+// object or a watch event carries them.
 func unmarshalObject[T object.Object](data []byte) (T, error) {
 	var zero T
 	e, err := wire.DecodeEnvelope(data)
 	if err != nil {
 		return zero, err
 	}
-	return unmarshalRaw[T](e.Raw)
+	obj, err := unmarshalRaw[T](e.Raw)
+	if err != nil {
+		return zero, err
+	}
+	setTypeMeta(obj, e.TypeMeta)
+	return obj, nil
+}
+
+// typeMetaFields caches, per struct type, the index paths of its
+// (promoted) APIVersion and Kind string fields; nil when it has none.
+var typeMetaFields sync.Map // reflect.Type → *[2][]int
+
+func typeMetaIndex(t reflect.Type) *[2][]int {
+	if v, ok := typeMetaFields.Load(t); ok {
+		return v.(*[2][]int)
+	}
+	var idx *[2][]int
+	av, okA := t.FieldByName("APIVersion")
+	k, okK := t.FieldByName("Kind")
+	if okA && okK && av.Type.Kind() == reflect.String && k.Type.Kind() == reflect.String {
+		idx = &[2][]int{av.Index, k.Index}
+	}
+	typeMetaFields.Store(t, idx)
+	return idx
+}
+
+// setTypeMeta stores tm in obj's APIVersion and Kind fields, if it has
+// them. obj is a non-nil pointer to a struct.
+func setTypeMeta(obj any, tm wire.TypeMeta) {
+	v := reflect.ValueOf(obj).Elem()
+	idx := typeMetaIndex(v.Type())
+	if idx == nil {
+		return
+	}
+	v.FieldByIndex(idx[0]).SetString(tm.APIVersion)
+	v.FieldByIndex(idx[1]).SetString(tm.Kind)
+}
+
+// getTypeMeta reads obj's APIVersion and Kind fields, if it has them.
+func getTypeMeta(obj any) wire.TypeMeta {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return wire.TypeMeta{}
+	}
+	idx := typeMetaIndex(v.Elem().Type())
+	if idx == nil {
+		return wire.TypeMeta{}
+	}
+	return wire.TypeMeta{APIVersion: v.Elem().FieldByIndex(idx[0]).String(), Kind: v.Elem().FieldByIndex(idx[1]).String()}
 }
 
 // unmarshalRaw decodes an object's own protobuf bytes into a new T.
@@ -237,15 +288,12 @@ func (p *protoState) encode(obj any) ([]byte, error) {
 		return nil, err
 	}
 	tm := p.typeMeta
-	if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && !v.IsNil() {
-		if s := v.Elem(); s.Kind() == reflect.Struct {
-			if f := s.FieldByName("APIVersion"); f.Kind() == reflect.String && f.String() != "" {
-				tm.APIVersion = f.String()
-			}
-			if f := s.FieldByName("Kind"); f.Kind() == reflect.String && f.String() != "" {
-				tm.Kind = f.String()
-			}
-		}
+	own := getTypeMeta(obj)
+	if own.APIVersion != "" {
+		tm.APIVersion = own.APIVersion
+	}
+	if own.Kind != "" {
+		tm.Kind = own.Kind
 	}
 	return wire.AppendEnvelope(make([]byte, 0, len(raw)+len(tm.APIVersion)+len(tm.Kind)+16), tm, raw), nil
 }
