@@ -322,7 +322,9 @@ func DecodeProtobufStatus(data []byte) (*Status, error) {
 			if err := f.wantBytes(); err != nil {
 				return err
 			}
-			st.Details = &StatusDetails{}
+			if st.Details == nil { // a repeated message field merges
+				st.Details = &StatusDetails{}
+			}
 			return decodeStatusDetails(f.bytes, st.Details)
 		case statusCode:
 			if err := f.wantVarint(); err != nil {
