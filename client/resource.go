@@ -40,7 +40,8 @@ const (
 
 // Resource is a typed client for one resource, in one namespace or in all
 // of them. T is the object type, for example *corev1.Pod or
-// *object.Unstructured; responses are decoded with encoding/json into T.
+// *object.Unstructured; responses are decoded into T with encoding/json,
+// or with T's protobuf methods when it has them (see protobuf.go).
 // A Resource is immutable and safe for concurrent use.
 type Resource[T object.Object] struct {
 	c         *Client
