@@ -231,15 +231,17 @@ func decodeList[T object.Object](data []byte) (*wire.List[T], error) {
 	return list, nil
 }
 
-// protobufStatus decodes an error answer's protobuf Status into st. It
-// reports false, leaving st alone, when the answer is not one.
-func protobufStatus(h http.Header, body []byte, st *wire.Status) bool {
-	if !isProtobufResponse(h) {
+// protobufStatus decodes an error answer in protobuf into st: its Status,
+// or, when the body is not one, the Status synthesized from the HTTP code
+// (rather than one whose message is binary). It reports false, leaving st
+// alone, when the answer is not protobuf.
+func protobufStatus(resp *http.Response, body []byte, st *wire.Status) bool {
+	if !isProtobufResponse(resp.Header) {
 		return false
 	}
 	p, err := wire.DecodeProtobufStatus(body)
 	if err != nil {
-		return false
+		p = synthesizeStatus(resp.StatusCode, "", resp.Header.Get("Retry-After"))
 	}
 	*st = *p
 	return true

@@ -152,3 +152,116 @@ func TestProtobufAgainstKubeAPIServer(t *testing.T) {
 		t.Fatalf("watch with a bad field selector: %v", err)
 	}
 }
+
+// BenchmarkKubeListWatchPods lists benchItems pods, and streams them as
+// the initial events of a watch, from a real kube-apiserver (see
+// TestProtobufAgainstKubeAPIServer for the environment) with our client
+// in protobuf, our client in JSON, and client-go.
+func BenchmarkKubeListWatchPods(b *testing.B) {
+	host, token := os.Getenv("LISTWATCH_KUBE_URL"), os.Getenv("LISTWATCH_KUBE_TOKEN")
+	if host == "" || token == "" {
+		b.Skip("LISTWATCH_KUBE_URL and LISTWATCH_KUBE_TOKEN not set")
+	}
+	ctx := ctxT(b)
+	c, err := New(&Config{Host: host, BearerToken: token, Insecure: true, QPS: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.CloseIdleConnections)
+	sas := NewResource[*corev1.ServiceAccount](c, GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}).Namespace("default")
+	if _, err := sas.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}); err != nil && !IsAlreadyExists(err) {
+		b.Fatal(err)
+	}
+	ours := NewResource[*corev1.Pod](c, pods).Namespace("default")
+	sel := wire.ListOptions{LabelSelector: "app=bench"}
+	if l, err := ours.List(ctx, sel); err != nil {
+		b.Fatal(err)
+	} else if len(l.Items) < benchItems {
+		for i := range benchItems {
+			p := benchPod(i)
+			p.Namespace, p.ResourceVersion, p.UID = "default", "", ""
+			if _, err := ours.Create(ctx, p); err != nil && !IsAlreadyExists(err) {
+				b.Fatal(err)
+			}
+		}
+	}
+	rc := &rest.Config{Host: host, BearerToken: token, QPS: -1, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+	hc, err := rest.HTTPClientFor(rc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { utilnet.CloseIdleConnectionsFor(hc.Transport) })
+	cs, err := kubernetes.NewForConfigAndClient(rc, hc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	send := true
+	streamOpts := wire.ListOptions{LabelSelector: "app=bench", SendInitialEvents: &send,
+		ResourceVersionMatch: wire.MatchNotOlderThan, AllowWatchBookmarks: true}
+	for _, r := range []struct {
+		name string
+		res  *Resource[*corev1.Pod]
+	}{{"listwatch-protobuf", ours}, {"listwatch-json", ours.JSONOnly()}} {
+		b.Run("list/"+r.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if l, err := r.res.List(ctx, sel); err != nil || len(l.Items) != benchItems {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("stream/"+r.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				w, err := r.res.Watch(ctx, streamOpts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				for {
+					ev, err := w.Next()
+					if err != nil {
+						b.Fatal(err)
+					}
+					if ev.Type == wire.Bookmark {
+						break
+					}
+					n++
+				}
+				w.Close()
+				if n != benchItems {
+					b.Fatalf("%d events", n)
+				}
+			}
+		})
+	}
+	b.Run("list/client-go-protobuf", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if l, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=bench"}); err != nil || len(l.Items) != benchItems {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("stream/client-go-protobuf", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			w, err := cs.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{LabelSelector: "app=bench", SendInitialEvents: &send,
+				ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 0
+			for ev := range w.ResultChan() {
+				if ev.Type == "BOOKMARK" {
+					break
+				}
+				n++
+			}
+			w.Stop()
+			if n != benchItems {
+				b.Fatalf("%d events", n)
+			}
+		}
+	})
+}

@@ -532,3 +532,13 @@ func FuzzProtobufWatchDecoder(f *testing.F) {
 		}
 	})
 }
+
+func TestProtobufErrorBodyNotAStatus(t *testing.T) {
+	resp := &http.Response{StatusCode: 503, Header: http.Header{"Content-Type": {runtime.ContentTypeProtobuf}, "Retry-After": {"2"}},
+		Body: io.NopCloser(bytes.NewReader([]byte("k8s\x00\x0a\xff")))}
+	st := statusError(resp)
+	if st.Reason != wire.ReasonServiceUnavailable || st.Code != 503 || st.Message != "the server is currently unable to handle the request" ||
+		st.Details == nil || st.Details.RetryAfterSeconds != 2 {
+		t.Fatalf("%+v", st)
+	}
+}
