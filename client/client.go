@@ -29,6 +29,7 @@ type Client struct {
 	timeout   time.Duration
 	log       *slog.Logger
 	clock     clock
+	noProto   bool // Config.DisableProtobuf
 }
 
 // New builds a Client from cfg, reading any certificate files it names.
@@ -87,6 +88,7 @@ func newClient(cfg *Config, clk clock) (*Client, error) {
 		timeout:   cfg.Timeout,
 		log:       log,
 		clock:     clk,
+		noProto:   cfg.DisableProtobuf,
 	}, nil
 }
 
@@ -100,6 +102,7 @@ type request struct {
 	query       url.Values
 	body        []byte // nil: no body
 	contentType string // of body; "" means application/json
+	accept      string // "" means application/json
 	watch       bool   // no Config.Timeout, no retries
 }
 
@@ -190,7 +193,11 @@ func (c *Client) newHTTPRequest(ctx context.Context, r request) (*http.Request, 
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	req.Header.Set("Accept", "application/json")
+	accept := r.accept
+	if accept == "" {
+		accept = acceptJSON
+	}
+	req.Header.Set("Accept", accept)
 	if r.body != nil {
 		ct := r.contentType
 		if ct == "" {

@@ -66,6 +66,11 @@ type Config struct {
 	// timeout. Watches are bounded only by their context and by the
 	// server's timeoutSeconds.
 	Timeout time.Duration
+	// DisableProtobuf makes every Resource ask for and send JSON only. By
+	// default a Resource of a type with protobuf methods (any k8s.io/api
+	// type) asks for protobuf, as client-go does, and takes JSON when the
+	// server answers JSON.
+	DisableProtobuf bool
 	// UserAgent is sent with every request. Empty: "listwatch/<Version>".
 	UserAgent string
 

@@ -46,7 +46,11 @@
 //
 // # Caveats
 //
-// Only JSON is spoken (no protobuf, no CBOR). Basic auth, auth-provider
+// A Resource of a type with generated protobuf methods (any k8s.io/api
+// type) asks for protobuf as client-go does and reads JSON when the server
+// answers JSON; its writes are protobuf only after the server has answered
+// it in protobuf. Other types, and Config.DisableProtobuf, speak JSON. No
+// CBOR. Basic auth, auth-provider
 // plugins, impersonation and proxy-url in kubeconfig are not supported.
 // An exec plugin never gets a terminal, so interactiveMode Always is
 // refused.

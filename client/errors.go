@@ -21,7 +21,7 @@ const maxErrorBody = 1 << 20
 func statusError(resp *http.Response) *wire.Status {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	var st wire.Status
-	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" {
+	if protobufStatus(resp, body, &st) || json.Unmarshal(body, &st) == nil && st.Kind == "Status" {
 		if st.Code == 0 {
 			st.Code = int32(resp.StatusCode)
 		}

@@ -16,11 +16,14 @@ const DefaultPageSize = 500
 // returned list's Metadata.Continue names the next one ("" on the last).
 func (r *Resource[T]) List(ctx context.Context, opts wire.ListOptions) (*wire.List[T], error) {
 	opts.Watch = false
-	resp, err := r.c.send(ctx, request{method: http.MethodGet, path: r.path(r.namespace, ""), query: opts.Query()})
+	resp, err := r.c.send(ctx, request{method: http.MethodGet, path: r.path(r.namespace, ""), query: opts.Query(), accept: r.accept()})
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
+	if r.proto != nil && isProtobufResponse(resp.Header) {
+		return r.decodeProtobufList(resp.Body)
+	}
 	var list wire.List[T]
 	raw, err := readValue(resp.Body)
 	if err == nil {

@@ -43,18 +43,24 @@ const (
 
 // Resource is a typed client for one resource, in one namespace or in all
 // of them. T is the object type, for example *corev1.Pod or
-// *object.Unstructured; responses are decoded with encoding/json into T.
+// *object.Unstructured; responses are decoded into T with encoding/json,
+// or with T's protobuf methods when it has them (see protobuf.go).
 // A Resource is immutable and safe for concurrent use.
 type Resource[T object.Object] struct {
 	c         *Client
 	gvr       GroupVersionResource
 	namespace string
+	proto     *protoState // nil: JSON only (see protobuf.go)
 }
 
 // NewResource returns the client of gvr across all namespaces (or of a
 // cluster-scoped resource).
 func NewResource[T object.Object](c *Client, gvr GroupVersionResource) *Resource[T] {
-	return &Resource[T]{c: c, gvr: gvr}
+	r := &Resource[T]{c: c, gvr: gvr}
+	if !c.noProto {
+		r.proto = newProtoState[T](gvr)
+	}
+	return r
 }
 
 // Namespace returns a copy scoped to ns; "" means all namespaces, or a
@@ -106,12 +112,7 @@ func (r *Resource[T]) Get(ctx context.Context, name string) (T, error) {
 // Create writes a new object; the server fills in uid, resourceVersion and,
 // for generateName, the name. An existing name fails IsAlreadyExists.
 func (r *Resource[T]) Create(ctx context.Context, obj T) (T, error) {
-	body, err := json.Marshal(obj)
-	if err != nil {
-		var zero T
-		return zero, fmt.Errorf("%w: encoding object: %w", ErrRequest, err)
-	}
-	return r.doObject(ctx, request{method: http.MethodPost, path: r.path(r.objectNamespace(obj), ""), body: body})
+	return r.write(ctx, request{method: http.MethodPost, path: r.path(r.objectNamespace(obj), "")}, obj)
 }
 
 // Update replaces an object. A resourceVersion in obj makes it conditional:
@@ -121,12 +122,7 @@ func (r *Resource[T]) Update(ctx context.Context, obj T) (T, error) {
 		var zero T
 		return zero, fmt.Errorf("%w: name is empty", ErrRequest)
 	}
-	body, err := json.Marshal(obj)
-	if err != nil {
-		var zero T
-		return zero, fmt.Errorf("%w: encoding object: %w", ErrRequest, err)
-	}
-	return r.doObject(ctx, request{method: http.MethodPut, path: r.path(r.objectNamespace(obj), obj.GetName()), body: body})
+	return r.write(ctx, request{method: http.MethodPut, path: r.path(r.objectNamespace(obj), obj.GetName())}, obj)
 }
 
 // Patch applies data, of type pt, to the named object.
@@ -250,11 +246,15 @@ func (r *Resource[T]) deleteAt(ctx context.Context, path string, q url.Values, o
 
 func (r *Resource[T]) doObject(ctx context.Context, req request) (T, error) {
 	var out T
+	req.accept = r.accept()
 	resp, err := r.c.send(ctx, req)
 	if err != nil {
 		return out, err
 	}
 	defer resp.Body.Close()
+	if r.proto != nil && isProtobufResponse(resp.Header) {
+		return r.decodeProtobufObject(resp.Body, req)
+	}
 	raw, err := readValue(resp.Body)
 	if err == nil {
 		err = decodeObject(raw, &out)

@@ -25,13 +25,13 @@ func (r *Resource[T]) Watch(ctx context.Context, opts wire.ListOptions) (Watcher
 	opts.Limit, opts.Continue = 0, ""
 	ctx, cancel := context.WithCancel(ctx)
 	resp, err := r.c.send(ctx, request{method: http.MethodGet, path: r.path(r.namespace, ""),
-		query: opts.Query(), watch: true})
+		query: opts.Query(), watch: true, accept: r.accept()})
 	if err != nil {
 		cancel()
 		return nil, err
 	}
 	return &streamWatcher[T]{ctx: ctx, cancel: cancel, body: resp.Body,
-		dec: newWatchDecoder[T](resp.Body), closed: make(chan struct{})}, nil
+		dec: r.newEventDecoder(resp), closed: make(chan struct{})}, nil
 }
 
 // streamWatcher is a Watcher over one HTTP response.
@@ -39,7 +39,7 @@ type streamWatcher[T object.Object] struct {
 	ctx    context.Context    // ends when the caller's ctx ends or on Close
 	cancel context.CancelFunc // unblocks a Read in progress
 	body   io.ReadCloser
-	dec    *watchDecoder[T] // used only by Next's caller
+	dec    eventDecoder[T] // used only by Next's caller
 
 	closeOnce sync.Once
 	closed    chan struct{} // closed by Close

@@ -1,0 +1,301 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+	"sync"
+	"sync/atomic"
+
+	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// Content negotiation. A Resource[T] whose T has the generated protobuf
+// methods (every k8s.io/api type does) asks for protobuf the way
+// client-go's typed clients do, and decodes whatever the server answers by
+// its Content-Type: kube-apiserver answers protobuf for built-in kinds and
+// JSON for custom resources; listwatch serve answers JSON.
+const (
+	// acceptProtobuf is client-go's Accept for types that prefer protobuf,
+	// on gets, lists and watches alike (rest.Request.UseProtobufAsDefault).
+	acceptProtobuf = wire.ContentTypeProtobuf + ",application/json"
+	acceptJSON     = "application/json"
+)
+
+// protoMessage is the method pair of a gogo-generated protobuf type.
+type protoMessage interface {
+	Marshal() ([]byte, error)
+	Unmarshal([]byte) error
+}
+
+// protoState is what a Resource and its Namespace copies learn about the
+// server. A nil *protoState means JSON only.
+type protoState struct {
+	// serverSpeaks: the server answered protobuf for this resource, so
+	// writes are sent as protobuf too. Until then writes are JSON, which
+	// every server reads.
+	serverSpeaks atomic.Bool
+	// bodiesRefused: a protobuf body was answered 415; writes stay JSON.
+	bodiesRefused atomic.Bool
+	// typeMeta is the envelope's apiVersion and kind of a written object
+	// whose own TypeMeta is empty.
+	typeMeta wire.TypeMeta
+}
+
+// newProtoState returns the negotiation state of a Resource[T] of gvr, or
+// nil when T has no protobuf methods or is not a pointer to a struct.
+func newProtoState[T object.Object](gvr GroupVersionResource) *protoState {
+	var zero T
+	if _, ok := any(zero).(protoMessage); !ok {
+		return nil
+	}
+	rt := reflect.TypeFor[T]()
+	if rt.Kind() != reflect.Pointer || rt.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	apiVersion := gvr.Version
+	if gvr.Group != "" {
+		apiVersion = gvr.Group + "/" + gvr.Version
+	}
+	// The Go type's name is the kind: k8s.io/apimachinery's Scheme
+	// registers every k8s.io/api type under its type name.
+	return &protoState{typeMeta: wire.TypeMeta{APIVersion: apiVersion, Kind: rt.Elem().Name()}}
+}
+
+// JSONOnly returns a copy of r that asks for and sends JSON only, as a
+// Config with DisableProtobuf does for every resource.
+func (r *Resource[T]) JSONOnly() *Resource[T] {
+	cp := *r
+	cp.proto = nil
+	return &cp
+}
+
+// accept is the Accept header of r's reads.
+func (r *Resource[T]) accept() string {
+	if r.proto == nil {
+		return acceptJSON
+	}
+	return acceptProtobuf
+}
+
+// isProtobufResponse says whether resp's body is protobuf, by its
+// Content-Type (parameters such as stream=watch aside).
+func isProtobufResponse(h http.Header) bool {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && mt == wire.ContentTypeProtobuf
+}
+
+// newObject allocates the T a decode fills, as encoding/json does for a
+// nil pointer: a new zero value of what T points to.
+func newObject[T object.Object]() T {
+	return reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+}
+
+// unmarshalObject decodes an enveloped object into a new T, with the
+// envelope's apiVersion and kind in T's TypeMeta, as the JSON of a single
+// object or a watch event carries them.
+func unmarshalObject[T object.Object](data []byte) (T, error) {
+	var zero T
+	e, err := wire.DecodeEnvelope(data)
+	if err != nil {
+		return zero, err
+	}
+	obj, err := unmarshalRaw[T](e.Raw)
+	if err != nil {
+		return zero, err
+	}
+	setTypeMeta(obj, e.TypeMeta)
+	return obj, nil
+}
+
+// typeMetaFields caches, per struct type, the index paths of its
+// (promoted) APIVersion and Kind string fields; nil when it has none.
+var typeMetaFields sync.Map // reflect.Type → *[2][]int
+
+func typeMetaIndex(t reflect.Type) *[2][]int {
+	if v, ok := typeMetaFields.Load(t); ok {
+		return v.(*[2][]int)
+	}
+	var idx *[2][]int
+	av, okA := t.FieldByName("APIVersion")
+	k, okK := t.FieldByName("Kind")
+	if okA && okK && av.Type.Kind() == reflect.String && k.Type.Kind() == reflect.String {
+		idx = &[2][]int{av.Index, k.Index}
+	}
+	typeMetaFields.Store(t, idx)
+	return idx
+}
+
+// setTypeMeta stores tm in obj's APIVersion and Kind fields, if it has
+// them. obj is a non-nil pointer to a struct.
+func setTypeMeta(obj any, tm wire.TypeMeta) {
+	v := reflect.ValueOf(obj).Elem()
+	idx := typeMetaIndex(v.Type())
+	if idx == nil {
+		return
+	}
+	v.FieldByIndex(idx[0]).SetString(tm.APIVersion)
+	v.FieldByIndex(idx[1]).SetString(tm.Kind)
+}
+
+// getTypeMeta reads obj's APIVersion and Kind fields, if it has them.
+func getTypeMeta(obj any) wire.TypeMeta {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return wire.TypeMeta{}
+	}
+	idx := typeMetaIndex(v.Elem().Type())
+	if idx == nil {
+		return wire.TypeMeta{}
+	}
+	return wire.TypeMeta{APIVersion: v.Elem().FieldByIndex(idx[0]).String(), Kind: v.Elem().FieldByIndex(idx[1]).String()}
+}
+
+// unmarshalRaw decodes an object's own protobuf bytes into a new T.
+func unmarshalRaw[T object.Object](raw []byte) (T, error) {
+	var zero T
+	obj := newObject[T]()
+	m, ok := any(obj).(protoMessage)
+	if !ok {
+		return zero, fmt.Errorf("%w: %T cannot decode protobuf", wire.ErrProtobuf, obj)
+	}
+	if err := m.Unmarshal(raw); err != nil {
+		return zero, fmt.Errorf("%w: %w", wire.ErrProtobuf, err)
+	}
+	return obj, nil
+}
+
+// readProtobuf reads a whole protobuf response body; it notes that the
+// server speaks protobuf for r.
+func (r *Resource[T]) readProtobuf(body io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return nil, err
+	}
+	if r.proto != nil {
+		r.proto.serverSpeaks.Store(true)
+	}
+	return b, nil
+}
+
+// decodeProtobufObject decodes a protobuf answer to a get or a write.
+func (r *Resource[T]) decodeProtobufObject(body io.Reader, req request) (T, error) {
+	var zero T
+	b, err := r.readProtobuf(body)
+	if err != nil {
+		return zero, err
+	}
+	out, err := unmarshalObject[T](b)
+	if err != nil {
+		return zero, fmt.Errorf("client: decoding %s %s: %w", req.method, req.path, err)
+	}
+	return out, nil
+}
+
+// decodeProtobufList decodes a protobuf list page, each item into a new T.
+func (r *Resource[T]) decodeProtobufList(body io.Reader) (*wire.List[T], error) {
+	b, err := r.readProtobuf(body)
+	if err == nil {
+		var list *wire.List[T]
+		list, err = decodeProtobufListBody[T](b)
+		if err == nil {
+			return list, nil
+		}
+	}
+	return nil, fmt.Errorf("client: decoding list of %s: %w", r.gvr, err)
+}
+
+func decodeProtobufListBody[T object.Object](data []byte) (*wire.List[T], error) {
+	e, err := wire.DecodeEnvelope(data)
+	if err != nil {
+		return nil, err
+	}
+	list := &wire.List[T]{TypeMeta: e.TypeMeta, Items: []T{}}
+	list.Metadata, err = wire.DecodeProtobufList(e.Raw, func(raw []byte) error {
+		item, err := unmarshalRaw[T](raw)
+		if err != nil {
+			return err
+		}
+		list.Items = append(list.Items, item)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return list, nil
+}
+
+// protobufStatus decodes an error answer in protobuf into st: its Status,
+// or, when the body is not one, the Status synthesized from the HTTP code
+// (rather than one whose message is binary). It reports false, leaving st
+// alone, when the answer is not protobuf.
+func protobufStatus(resp *http.Response, body []byte, st *wire.Status) bool {
+	if !isProtobufResponse(resp.Header) {
+		return false
+	}
+	p, err := wire.DecodeProtobufStatus(body)
+	if err != nil {
+		p = synthesizeStatus(resp.StatusCode, "", resp.Header.Get("Retry-After"))
+	}
+	*st = *p
+	return true
+}
+
+// write sends a create or update of obj. It is protobuf once the server
+// has answered r in protobuf (the server then reads protobuf too), JSON
+// otherwise. A protobuf body answered 415 Unsupported Media Type, which
+// the server rejected before acting on it, is sent again as JSON, and r
+// writes JSON from then on.
+func (r *Resource[T]) write(ctx context.Context, req request, obj T) (T, error) {
+	var zero T
+	if p := r.proto; p != nil && p.serverSpeaks.Load() && !p.bodiesRefused.Load() {
+		body, err := p.encode(obj)
+		if err != nil {
+			return zero, fmt.Errorf("%w: encoding object: %w", ErrRequest, err)
+		}
+		pr := req
+		pr.body, pr.contentType = body, wire.ContentTypeProtobuf
+		out, err := r.doObject(ctx, pr)
+		st, ok := statusOf(err)
+		if !ok || st.Code != http.StatusUnsupportedMediaType {
+			return out, err
+		}
+		p.bodiesRefused.Store(true)
+		r.c.log.DebugContext(ctx, "server refused a protobuf body, writing JSON", "resource", r.gvr.String())
+	}
+	body, err := json.Marshal(obj)
+	if err != nil {
+		return zero, fmt.Errorf("%w: encoding object: %w", ErrRequest, err)
+	}
+	req.body = body
+	return r.doObject(ctx, req)
+}
+
+// encode envelopes obj's protobuf bytes. The envelope's apiVersion and
+// kind are obj's own when its TypeMeta has them, else the resource's
+// group/version and T's kind.
+func (p *protoState) encode(obj any) ([]byte, error) {
+	m, ok := obj.(protoMessage)
+	if !ok {
+		return nil, errors.New("object has no protobuf encoding")
+	}
+	raw, err := m.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	tm := p.typeMeta
+	own := getTypeMeta(obj)
+	if own.APIVersion != "" {
+		tm.APIVersion = own.APIVersion
+	}
+	if own.Kind != "" {
+		tm.Kind = own.Kind
+	}
+	return wire.AppendEnvelope(make([]byte, 0, len(raw)+len(tm.APIVersion)+len(tm.Kind)+16), tm, raw), nil
+}
