@@ -22,7 +22,6 @@ import (
 	"github.com/listwatch/listwatch/wire"
 )
 
-
 // kubeProtoInfo is kube-apiserver's protobuf serializer configuration.
 var kubeProtoInfo = func() runtime.SerializerInfo {
 	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
