@@ -100,6 +100,7 @@ type request struct {
 	query       url.Values
 	body        []byte // nil: no body
 	contentType string // of body; "" means application/json
+	accept      string // "" means application/json
 	watch       bool   // no Config.Timeout, no retries
 }
 
@@ -190,7 +191,11 @@ func (c *Client) newHTTPRequest(ctx context.Context, r request) (*http.Request, 
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	req.Header.Set("Accept", "application/json")
+	accept := r.accept
+	if accept == "" {
+		accept = "application/json"
+	}
+	req.Header.Set("Accept", accept)
 	if r.body != nil {
 		ct := r.contentType
 		if ct == "" {
