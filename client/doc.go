@@ -26,6 +26,16 @@
 // exec credential plugins), from a pod's service account
 // (InClusterConfig) or from a URL and a token (ConfigFromURL).
 //
+// # Discovery
+//
+// ServerResources reads what the server serves, asking for aggregated
+// discovery (apidiscovery.k8s.io/v2) and falling back to the legacy
+// documents. ResolveResource turns a name as kubectl takes it ("po",
+// "deploy", "widgets.example.com", "deployments.v1.apps") into a
+// GroupVersionResource and whether it is namespaced:
+//
+//	gvr, namespaced, err := c.ResolveResource(ctx, "deploy")
+//
 // # Guarantees
 //
 //   - Every request waits on one token bucket per Client (Config.QPS and

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/internal/kubeapiserver"
+	"github.com/listwatch/listwatch/internal/testsupport/kubeapiserver"
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )

@@ -1,9 +1,10 @@
 package e2e
 
 // The kube_*_test.go files run listwatch's client library against a real
-// kube-apiserver (internal/kubeapiserver), started once for the package on
-// first use and stopped after the last test. Without the binary they skip:
-// run tools/kube/build.sh, or point $LISTWATCH_KUBE_APISERVER at one.
+// kube-apiserver (internal/testsupport/kubeapiserver), started once for
+// the package on first use and stopped after the last test. Without the
+// binary they skip: run tools/kube/build.sh, or point
+// $LISTWATCH_KUBE_APISERVER at one.
 
 import (
 	"context"
@@ -17,7 +18,7 @@ import (
 
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/informer"
-	"github.com/listwatch/listwatch/internal/kubeapiserver"
+	"github.com/listwatch/listwatch/internal/testsupport/kubeapiserver"
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )

@@ -14,7 +14,7 @@ import (
 	"github.com/listwatch/listwatch/apiserver/apiservertest"
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/informer"
-	"github.com/listwatch/listwatch/internal/faultproxy"
+	"github.com/listwatch/listwatch/internal/testsupport/faultproxy"
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )

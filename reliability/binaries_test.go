@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/etcdcluster"
+	"github.com/listwatch/listwatch/internal/testsupport/etcdcluster"
 )
 
 // Binaries are built at most once per test process into binDir, which
@@ -54,7 +54,7 @@ func buildServe(t testing.TB) {
 	}
 }
 
-// buildEtcd builds cmd/etcd-member.
+// buildEtcd builds internal/testsupport/etcdmember.
 func buildEtcd(t testing.TB) {
 	t.Helper()
 	dir := binaryDir(t)

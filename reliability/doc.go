@@ -5,9 +5,9 @@
 // The suites, one file each:
 //
 //   - chaos_test.go: informers through a fault-injecting proxy
-//     (internal/faultproxy) while writers churn keys and compaction forces
-//     410s; every cache must converge to a fresh LIST and every handler must
-//     see a consistent per-key history.
+//     (internal/testsupport/faultproxy) while writers churn keys and
+//     compaction forces 410s; every cache must converge to a fresh LIST and
+//     every handler must see a consistent per-key history.
 //   - crash_test.go: kill -9 of the listwatch serve process, and of external
 //     etcd members, during a write storm; every acknowledged write survives
 //     and resourceVersions never go backwards.

@@ -18,7 +18,9 @@
 // and closes it, releasing the cache, its etcd watch and goroutines, when
 // the CRD goes. Requests find the resource, and so its reader, in the
 // registry when they arrive. Without Config.Readers every resource reads
-// through Config.Reader (--disable-watch-cache).
+// through Config.Reader (--disable-watch-cache). The server makes no
+// reader of its own and runs none: the assembly (package apiserver)
+// chooses them and runs them.
 //
 // Handler has no authentication, authorization or limits: those are
 // filters wrapped around it (server/filters, server/auth), which read the

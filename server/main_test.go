@@ -17,6 +17,7 @@ import (
 
 	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/direct"
 	"github.com/listwatch/listwatch/storage/etcdtest"
 )
 
@@ -64,12 +65,24 @@ func startEnvNoCleanup(t *testing.T, store storage.Interface, opts ...envOption)
 	for _, o := range opts {
 		o(&cfg)
 	}
+	var reader *direct.Reader
+	if cfg.Reader == nil && cfg.Readers == nil {
+		reader = direct.New(store) // as apiserver does with the watch cache off
+		cfg.Reader = reader
+	}
 	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		if reader != nil {
+			_ = reader.Run(ctx)
+		}
+	}()
 	go func() { done <- srv.Run(ctx) }()
 	hs := httptest.NewServer(request.WithRequestInfo(srv.Handler()))
 	env := &env{t: t, srv: srv, http: hs, url: hs.URL, store: store}
@@ -80,6 +93,7 @@ func startEnvNoCleanup(t *testing.T, store storage.Interface, opts ...envOption)
 		if err := <-done; err != nil {
 			t.Errorf("Run: %v", err)
 		}
+		<-readerDone
 	}
 	select {
 	case <-srv.booted:
@@ -201,7 +215,7 @@ type benchEnv struct {
 func newBenchEnv(b *testing.B) *benchEnv {
 	b.Helper()
 	et := etcdtest.Start(b)
-	srv, err := New(Config{Store: et.Store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err := New(Config{Store: et.Store, Reader: direct.New(et.Store), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}

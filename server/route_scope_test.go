@@ -13,6 +13,7 @@ import (
 
 	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/direct"
 	"github.com/listwatch/listwatch/storage/etcdtest"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -268,7 +269,7 @@ func sendOne(t *testing.T, base, method, target string, r *resource) (int, []byt
 // cluster-scoped resource is acted on only outside namespaces (or is the
 // namespace the path names).
 func FuzzRouteTarget(f *testing.F) {
-	s, err := New(Config{Store: &recordingStore{}})
+	s, err := New(Config{Store: &recordingStore{}, Reader: direct.New(nil)})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -17,14 +17,17 @@ import (
 // ErrNoStore: Config.Store is nil.
 var ErrNoStore = errors.New("server: Config.Store is required")
 
-// Config configures a Server. Only Store is required.
+// ErrNoReader: neither Config.Reader nor Config.Readers is set.
+var ErrNoReader = errors.New("server: Config.Reader or Config.Readers is required")
+
+// Config configures a Server. Store, and Reader or Readers, are required:
+// the assembly (package apiserver) chooses the readers and runs them.
 type Config struct {
 	// Store serves writes and single-object reads.
 	Store storage.Interface
-	// Reader serves LIST and WATCH of every resource when Readers is nil,
-	// and is what a Readers implementation falls back to. Default: a
-	// storage/direct Reader over Store, which Run runs. A Reader given
-	// here is run by whoever made it.
+	// Reader serves LIST and WATCH of every resource when Readers is nil
+	// (for example a storage/direct Reader over Store, with the watch
+	// cache disabled). Whoever made it runs it.
 	Reader storage.ListWatcher
 	// Readers, if set, opens a reader per resource (the watch caches);
 	// the server's registry opens and closes them as resources come, change
@@ -54,10 +57,7 @@ type Config struct {
 
 // Server is the API: routing, discovery, and the verbs over storage.
 type Server struct {
-	store storage.Interface
-	// reader is the shared reader (Config.Reader or the default); each
-	// resource reads through its own reader, which the registry holds.
-	reader  storage.ListWatcher
+	store   storage.Interface
 	log     *slog.Logger
 	minReq  time.Duration
 	slow    time.Duration
@@ -65,8 +65,6 @@ type Server struct {
 	now     func() time.Time
 	reg     *registry
 	metrics *metrics
-	// runReader is the default reader's Run; nil for Config.Reader.
-	runReader func(context.Context) error
 
 	// bootOnce closes booted when Run has made the default namespaces
 	// and loaded the CRDs; /readyz fails until then.
@@ -82,9 +80,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, ErrNoStore
 	}
+	if cfg.Reader == nil && cfg.Readers == nil {
+		return nil, ErrNoReader
+	}
 	s := &Server{
 		store:   cfg.Store,
-		reader:  cfg.Reader,
 		log:     cfg.Logger,
 		minReq:  cfg.MinRequestTimeout,
 		slow:    cfg.SlowThreshold,
@@ -92,12 +92,9 @@ func New(cfg Config) (*Server, error) {
 		now:     cfg.Now,
 		booted:  make(chan struct{}),
 	}
-	if s.reader == nil {
-		s.reader, s.runReader = defaultReader(cfg.Store)
-	}
 	readers := cfg.Readers
 	if readers == nil {
-		readers = sharedReaders{s.reader}
+		readers = sharedReaders{cfg.Reader}
 	}
 	s.reg = newRegistry(readers)
 	if s.log == nil {
@@ -128,18 +125,11 @@ func New(cfg Config) (*Server, error) {
 
 // Run creates the default namespaces if absent, then follows the CRDs in
 // storage (its own and other servers') so their resources are served,
-// and runs the default reader, until ctx ends. It returns after its work
-// has stopped.
+// until ctx ends. It returns after its work has stopped. It does not run
+// the readers: whoever made them does.
 func (s *Server) Run(ctx context.Context) error {
-	// Cancel before waiting, so that an early error return also stops
-	// the default reader.
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if s.runReader != nil {
-		wg.Go(func() { _ = s.runReader(ctx) })
-	}
 	if err := s.bootstrapNamespaces(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil

@@ -3,12 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,9 +16,6 @@ import (
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )
-
-// errUnknownResource: the name matches no resource the server serves.
-var errUnknownResource = errors.New("listwatch: unknown resource")
 
 type watchOptions struct {
 	namespace     string
@@ -96,23 +90,23 @@ func runWatch(ctx context.Context, out, errOut io.Writer, arg string, o watchOpt
 	}
 	defer c.CloseIdleConnections()
 
-	res, err := resolveResource(ctx, c, arg)
+	gvr, namespaced, err := c.ResolveResource(ctx, arg)
 	if err != nil {
 		return err
 	}
-	r := client.NewResource[*object.Unstructured](c, res.GVR)
-	if res.Namespaced {
+	r := client.NewResource[*object.Unstructured](c, gvr)
+	if namespaced {
 		r = r.Namespace(watchNamespace(o, cfg.Namespace))
 	}
 	lw := informer.NewListWatchFromClient[*object.Unstructured](r, o.labelSelector, o.fieldSelector)
 	// One small list first, so that a refusal (forbidden, bad selector)
 	// is an error now rather than an informer retrying forever.
 	if _, err := lw.List(ctx, wire.ListOptions{Limit: 1}); err != nil {
-		return fmt.Errorf("list %s: %w", res.GVR, err)
+		return fmt.Errorf("list %s: %w", gvr, err)
 	}
 	inf, err := informer.New(lw, informer.Options[*object.Unstructured]{
 		Transform: informer.DropManagedFields,
-		Reflector: informer.ReflectorOptions{Name: res.GVR.String(), Logger: log},
+		Reflector: informer.ReflectorOptions{Name: gvr.String(), Logger: log},
 	})
 	if err != nil {
 		return err
@@ -197,135 +191,4 @@ func (p *eventPrinter) printf(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fmt.Fprintf(p.w, format, args...)
-}
-
-// resourceInfo is a resolved resource.
-type resourceInfo struct {
-	GVR        client.GroupVersionResource
-	Kind       string
-	Namespaced bool
-}
-
-// resourceRef is a parsed RESOURCE argument: "pods", "deploy",
-// "deployments.apps", "deployments.v1.apps".
-type resourceRef struct {
-	name string // lowercased plural, singular or short name
-	// rest is what followed the first '.': a group, or version.group.
-	rest string
-}
-
-// parseResourceArg splits and checks a RESOURCE argument.
-func parseResourceArg(arg string) (resourceRef, error) {
-	s := strings.ToLower(strings.TrimSpace(arg))
-	name, rest, _ := strings.Cut(s, ".")
-	if name == "" || strings.ContainsAny(s, "/ \t\n") || strings.HasSuffix(s, ".") || strings.Contains(rest, "..") {
-		return resourceRef{}, fmt.Errorf("%w: invalid resource name %q", errUnknownResource, arg)
-	}
-	return resourceRef{name: name, rest: rest}, nil
-}
-
-// matchesGroupVersion reports whether a discovery list for gv ("v1",
-// "apps/v1") can hold ref: any when ref names no group, else ref.rest is
-// the group, or version.group.
-func (ref resourceRef) matchesGroupVersion(gv string) bool {
-	if ref.rest == "" {
-		return true
-	}
-	group, version, found := strings.Cut(gv, "/")
-	if !found {
-		group, version = "", gv
-	}
-	return ref.rest == group || ref.rest == version+"."+group || (group == "" && ref.rest == version)
-}
-
-// resolveResource finds arg in the server's discovery documents.
-func resolveResource(ctx context.Context, c *client.Client, arg string) (resourceInfo, error) {
-	ref, err := parseResourceArg(arg)
-	if err != nil {
-		return resourceInfo{}, err
-	}
-	lists, err := discover(ctx, c, ref)
-	if err != nil {
-		return resourceInfo{}, err
-	}
-	return matchResource(ref, lists, arg)
-}
-
-// discover reads /api/v1 and the preferred version of every group under
-// /apis (every version when ref names one), skipping group versions that
-// fail, as kubectl does with a partial discovery.
-func discover(ctx context.Context, c *client.Client, ref resourceRef) ([]wire.APIResourceList, error) {
-	var lists []wire.APIResourceList
-	var core wire.APIResourceList
-	if err := c.GetJSON(ctx, "/api/v1", &core); err != nil {
-		return nil, fmt.Errorf("discovery /api/v1: %w", err)
-	}
-	if core.GroupVersion == "" {
-		core.GroupVersion = "v1"
-	}
-	lists = append(lists, core)
-	var groups wire.APIGroupList
-	if err := c.GetJSON(ctx, "/apis", &groups); err != nil {
-		return nil, fmt.Errorf("discovery /apis: %w", err)
-	}
-	for _, g := range groups.Groups {
-		gvs := []wire.GroupVersionForDiscovery{g.PreferredVersion}
-		if ref.rest != "" {
-			gvs = g.Versions // a qualified name may ask for any version
-		}
-		for _, gv := range gvs {
-			if gv.GroupVersion == "" || !ref.matchesGroupVersion(gv.GroupVersion) {
-				continue
-			}
-			var l wire.APIResourceList
-			if err := c.GetJSON(ctx, "/apis/"+gv.GroupVersion, &l); err != nil {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				continue
-			}
-			if l.GroupVersion == "" {
-				l.GroupVersion = gv.GroupVersion
-			}
-			lists = append(lists, l)
-		}
-	}
-	return lists, nil
-}
-
-// matchResource picks ref's resource from discovery: plural or singular
-// names first, then short names, in discovery order (core first). arg is
-// only for the error message.
-func matchResource(ref resourceRef, lists []wire.APIResourceList, arg string) (resourceInfo, error) {
-	byName := func(r wire.APIResource) bool {
-		return strings.EqualFold(r.Name, ref.name) || strings.EqualFold(r.SingularName, ref.name) || strings.EqualFold(r.Kind, ref.name)
-	}
-	byShortName := func(r wire.APIResource) bool {
-		return slices.ContainsFunc(r.ShortNames, func(s string) bool { return strings.EqualFold(s, ref.name) })
-	}
-	for _, match := range []func(wire.APIResource) bool{byName, byShortName} {
-		for _, l := range lists {
-			if !ref.matchesGroupVersion(l.GroupVersion) {
-				continue
-			}
-			for _, r := range l.Resources {
-				if strings.Contains(r.Name, "/") || !match(r) {
-					continue // subresources (pods/log) are not watchable collections
-				}
-				if !slices.Contains(r.Verbs, "watch") || !slices.Contains(r.Verbs, "list") {
-					return resourceInfo{}, fmt.Errorf("%w: %s cannot be listed and watched (verbs %v)", errUnknownResource, r.Name, r.Verbs)
-				}
-				group, version, found := strings.Cut(l.GroupVersion, "/")
-				if !found {
-					group, version = "", l.GroupVersion
-				}
-				return resourceInfo{
-					GVR:        client.GroupVersionResource{Group: group, Version: version, Resource: r.Name},
-					Kind:       r.Kind,
-					Namespaced: r.Namespaced,
-				}, nil
-			}
-		}
-	}
-	return resourceInfo{}, fmt.Errorf("%w: the server doesn't have a resource type %q", errUnknownResource, arg)
 }

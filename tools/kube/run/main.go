@@ -1,7 +1,7 @@
-// Command run starts a real kube-apiserver (see internal/kubeapiserver)
-// in the foreground for manual use and for tools/kube/bench.sh: it prints
-// the admin kubeconfig's path, then serves until SIGINT or SIGTERM and
-// stops the server and its etcd.
+// Command run starts a real kube-apiserver (see
+// internal/testsupport/kubeapiserver) in the foreground for manual use and
+// for tools/kube/bench.sh: it prints the admin kubeconfig's path, then
+// serves until SIGINT or SIGTERM and stops the server and its etcd.
 package main
 
 import (
@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/listwatch/listwatch/internal/kubeapiserver"
+	"github.com/listwatch/listwatch/internal/testsupport/kubeapiserver"
 )
 
 func main() {

@@ -31,8 +31,8 @@ func Binary() (string, error) {
 		return p, nil
 	}
 	var roots []string
-	if _, file, _, ok := runtime.Caller(0); ok {
-		roots = append(roots, filepath.Join(filepath.Dir(file), "..", ".."))
+	if root, ok := sourceRoot(); ok {
+		roots = append(roots, root)
 	}
 	if wd, err := os.Getwd(); err == nil {
 		for d := wd; ; d = filepath.Dir(d) {
@@ -69,4 +69,14 @@ func executable(p string) error {
 		return fmt.Errorf("%s: %w", p, exec.ErrNotFound)
 	}
 	return nil
+}
+
+// sourceRoot is the root of the repository this file was compiled from:
+// three levels up from internal/testsupport/kubeapiserver.
+func sourceRoot() (string, bool) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", false
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..", ".."), true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -107,5 +108,21 @@ func TestUserTokenKept(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	if n := strings.Count(string(data), "\n"); n != 2 {
 		t.Fatalf("%d lines:\n%s", n, data)
+	}
+}
+
+// TestSourceRootIsModuleRoot: the compile-time root Binary looks under is
+// the module's, wherever this package sits in the tree.
+func TestSourceRootIsModuleRoot(t *testing.T) {
+	root, ok := sourceRoot()
+	if !ok {
+		t.Skip("no caller information")
+	}
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatalf("sourceRoot %s: %v", root, err)
+	}
+	if !strings.HasPrefix(string(mod), "module github.com/listwatch/listwatch\n") {
+		t.Fatalf("sourceRoot %s holds another module's go.mod", root)
 	}
 }

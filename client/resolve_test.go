@@ -1,25 +1,39 @@
-package main
+package client
 
 import (
 	"errors"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 
-	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/apiserver/apiservertest"
 	"github.com/listwatch/listwatch/wire"
 )
 
+// TestResolveResourceAgainstServer resolves names through listwatch
+// serve's legacy discovery documents.
 func TestResolveResourceAgainstServer(t *testing.T) {
-	cliLeakCheck(t)
-	s := startCLIServer(t)
-	core := func(r string) client.GroupVersionResource {
-		return client.GroupVersionResource{Version: "v1", Resource: r}
+	srv := apiservertest.Start(t, "")
+	cfg, err := LoadKubeconfig(srv.KubeconfigPath(), "")
+	if err != nil {
+		t.Fatal(err)
 	}
-	leases := client.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
-	crds := client.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.QPS, cfg.Burst = -1, 0 // some twenty discoveries in a row
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	core := func(r string) GroupVersionResource {
+		return GroupVersionResource{Version: "v1", Resource: r}
+	}
+	leases := GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
+	crds := GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	for _, tc := range []struct {
 		arg        string
-		want       client.GroupVersionResource
+		want       GroupVersionResource
 		namespaced bool
 	}{
 		{"pods", core("pods"), true},
@@ -37,19 +51,29 @@ func TestResolveResourceAgainstServer(t *testing.T) {
 		{"customresourcedefinitions.apiextensions.k8s.io", crds, false},
 		{"configmaps.v1", core("configmaps"), true},
 	} {
-		got, err := resolveResource(t.Context(), s.client, tc.arg)
+		got, namespaced, err := c.ResolveResource(t.Context(), tc.arg)
 		if err != nil {
 			t.Errorf("%s: %v", tc.arg, err)
 			continue
 		}
-		if got.GVR != tc.want || got.Namespaced != tc.namespaced {
-			t.Errorf("%s: got %+v, want %v namespaced=%v", tc.arg, got, tc.want, tc.namespaced)
+		if got != tc.want || namespaced != tc.namespaced {
+			t.Errorf("%s: got %v namespaced=%v, want %v namespaced=%v", tc.arg, got, namespaced, tc.want, tc.namespaced)
 		}
 	}
 	for _, arg := range []string{"gizmos", "pods.apps", "leases.v2.coordination.k8s.io", "", "pods/log", "pods."} {
-		if _, err := resolveResource(t.Context(), s.client, arg); !errors.Is(err, errUnknownResource) {
-			t.Errorf("%q: %v, want errUnknownResource", arg, err)
+		if _, _, err := c.ResolveResource(t.Context(), arg); !errors.Is(err, ErrUnknownResource) {
+			t.Errorf("%q: %v, want ErrUnknownResource", arg, err)
 		}
+	}
+	lists, err := c.ServerResources(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lists) == 0 || lists[0].GroupVersion != "v1" {
+		t.Fatalf("ServerResources: core group not first: %d lists", len(lists))
+	}
+	if gvr, _, err := FindResource(lists, "leases"); err != nil || gvr != leases {
+		t.Errorf("FindResource(leases) = %v, %v", gvr, err)
 	}
 }
 
@@ -69,7 +93,7 @@ var discoveryFixture = []wire.APIResourceList{
 	}},
 }
 
-func TestMatchResourceFixture(t *testing.T) {
+func TestFindResourceFixture(t *testing.T) {
 	for arg, want := range map[string]string{
 		"po":                       "/v1, Resource=pods", // core first, even for a shared short name
 		"po.apps":                  "apps/v1, Resource=deployments",
@@ -83,15 +107,15 @@ func TestMatchResourceFixture(t *testing.T) {
 		"gadgets.com":              "error",
 		"deployments.v1beta1.apps": "error",
 	} {
-		ref, err := parseResourceArg(arg)
+		ref, err := parseResourceName(arg)
 		var got string
 		if err == nil {
-			var info resourceInfo
-			info, err = matchResource(ref, discoveryFixture, arg)
-			got = info.GVR.Group + "/" + info.GVR.Version + ", Resource=" + info.GVR.Resource
+			var gvr GroupVersionResource
+			gvr, _, err = findResource(ref, discoveryFixture, arg)
+			got = gvr.Group + "/" + gvr.Version + ", Resource=" + gvr.Resource
 		}
 		if err != nil {
-			if !errors.Is(err, errUnknownResource) {
+			if !errors.Is(err, ErrUnknownResource) {
 				t.Errorf("%s: %v", arg, err)
 			}
 			got = "error"
@@ -111,9 +135,9 @@ func FuzzResolveResource(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, arg string) {
-		ref, err := parseResourceArg(arg)
+		ref, err := parseResourceName(arg)
 		if err != nil {
-			if !errors.Is(err, errUnknownResource) {
+			if !errors.Is(err, ErrUnknownResource) {
 				t.Fatalf("parse %q: %v", arg, err)
 			}
 			return
@@ -121,26 +145,26 @@ func FuzzResolveResource(f *testing.F) {
 		if ref.name == "" || strings.ContainsAny(ref.name, "./") {
 			t.Fatalf("parse %q: bad name %q", arg, ref.name)
 		}
-		info, err := matchResource(ref, discoveryFixture, arg)
+		gvr, _, err := findResource(ref, discoveryFixture, arg)
 		if err != nil {
-			if !errors.Is(err, errUnknownResource) {
+			if !errors.Is(err, ErrUnknownResource) {
 				t.Fatalf("match %q: %v", arg, err)
 			}
 			return
 		}
-		gv := info.GVR.Version
-		if info.GVR.Group != "" {
-			gv = info.GVR.Group + "/" + gv
+		gv := gvr.Version
+		if gvr.Group != "" {
+			gv = gvr.Group + "/" + gv
 		}
 		if !ref.matchesGroupVersion(gv) {
-			t.Fatalf("%q matched %v outside the group it names", arg, info.GVR)
+			t.Fatalf("%q matched %v outside the group it names", arg, gvr)
 		}
 		for _, l := range discoveryFixture {
 			if l.GroupVersion != gv {
 				continue
 			}
 			for _, r := range l.Resources {
-				if r.Name != info.GVR.Resource {
+				if r.Name != gvr.Resource {
 					continue
 				}
 				names := append([]string{r.Name, r.SingularName, r.Kind}, r.ShortNames...)
@@ -152,6 +176,6 @@ func FuzzResolveResource(f *testing.F) {
 				t.Fatalf("%q matched %s, none of whose names is %q", arg, r.Name, ref.name)
 			}
 		}
-		t.Fatalf("%q matched %v, which is not in discovery", arg, info.GVR)
+		t.Fatalf("%q matched %v, which is not in discovery", arg, gvr)
 	})
 }

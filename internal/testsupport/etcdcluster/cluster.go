@@ -1,7 +1,8 @@
 // Package etcdcluster runs a multi-member etcd cluster on loopback ports as
 // separate processes, so that tests can kill -9 one member and restart it
-// on its data. The member binary is cmd/etcd-member (etcd's own main, built
-// from the module listwatch depends on); Build compiles it.
+// on its data. The member binary is internal/testsupport/etcdmember
+// (etcd's own main, built from the module listwatch depends on); Build
+// compiles it.
 //
 // A Cluster is a set of child processes, not a long-lived component: tests
 // start, kill and restart members step by step, and Close kills whatever is
@@ -29,10 +30,11 @@ import (
 // ErrCluster wraps every failure to start, stop or reach a member.
 var ErrCluster = errors.New("etcdcluster")
 
-// Build compiles cmd/etcd-member into dir and returns the binary's path.
+// Build compiles internal/testsupport/etcdmember into dir and returns the
+// binary's path.
 func Build(ctx context.Context, dir string) (string, error) {
 	bin := filepath.Join(dir, "etcd-member")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/listwatch/listwatch/cmd/etcd-member")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/listwatch/listwatch/internal/testsupport/etcdmember")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%w: build etcd-member: %w\n%s", ErrCluster, err, out)
 	}
