@@ -267,6 +267,7 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 		if listRV == "" {
 			listRV = page.Metadata.ResourceVersion
 		}
+		r.reuse(page.Items)
 		items = append(items, page.Items...)
 		if page.Metadata.Continue == "" {
 			break
@@ -274,6 +275,14 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 		opts = wire.ListOptions{Limit: opts.Limit, Continue: page.Metadata.Continue}
 	}
 	return r.replace(items, listRV)
+}
+
+// reuse swaps unchanged listed objects for the sink's copies, so a
+// relist holds each unchanged object once (see Reuser).
+func (r *Reflector[T]) reuse(items []T) {
+	if ru, ok := r.sink.(Reuser[T]); ok && len(items) > 0 {
+		ru.ReuseUnchanged(items)
+	}
 }
 
 // listPage is one LIST request, measured.
@@ -485,7 +494,9 @@ func (r *Reflector[T]) consume(w *openWatch[T], ie *initialEvents[T]) error {
 func (r *Reflector[T]) collect(ie *initialEvents[T], ev wire.Event[T]) error {
 	switch ev.Type {
 	case wire.Added, wire.Modified:
-		ie.items[object.Key(ev.Object)] = ev.Object
+		one := []T{ev.Object}
+		r.reuse(one)
+		ie.items[object.Key(ev.Object)] = one[0]
 	case wire.Deleted:
 		delete(ie.items, object.Key(ev.Object))
 	case wire.Bookmark:

@@ -14,3 +14,14 @@ type Sink[T object.Object] interface {
 }
 
 var _ Sink[*object.Unstructured] = (*DeltaQueue[*object.Unstructured])(nil)
+
+// Reuser is implemented by a Sink that can hand back its own copy of
+// listed objects that have not changed (see DeltaQueue.ReuseUnchanged).
+// The reflector calls it on every page of a list, and on every object of
+// a streaming list, so unchanged objects are not held twice during a
+// relist.
+type Reuser[T object.Object] interface {
+	ReuseUnchanged(listed []T) int
+}
+
+var _ Reuser[*object.Unstructured] = (*DeltaQueue[*object.Unstructured])(nil)
