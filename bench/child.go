@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -185,6 +186,11 @@ func RunInformerChild(ctx context.Context, o ChildOptions, out io.Writer) error 
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	rep.HeapAfterSyncBytes = m.HeapAlloc
+	if path := os.Getenv("LISTWATCH_BENCH_HEAPPROFILE"); path != "" {
+		if err := writeHeapProfile(path + "." + o.Impl); err != nil {
+			return err
+		}
+	}
 	rep.RSSAfterSyncBytes, _ = procStatusBytes("self", "VmRSS")
 	bw := bufio.NewWriter(out)
 	fmt.Fprintln(bw, childSyncedLine)
@@ -461,15 +467,31 @@ func seedIndexerProbe(cfg *rest.Config, ns, resource string, added, seen func())
 var ErrChild = errors.New("bench: informer child failed")
 
 // listwatchOptions are the informer options the listwatch children use:
-// the defaults, plus the opt-in transforms named in
-// LISTWATCH_BENCH_INFORMER (comma-separated: "drop-managed-fields").
+// the defaults, plus the options named in LISTWATCH_BENCH_INFORMER
+// (comma-separated: "drop-managed-fields", "no-dedup").
 func listwatchOptions[T object.Object]() informer.Options[T] {
 	var o informer.Options[T]
 	for _, opt := range strings.Split(os.Getenv("LISTWATCH_BENCH_INFORMER"), ",") {
 		switch opt {
 		case "drop-managed-fields":
 			o.Transform = informer.DropManagedFieldsOf[T]
+		case "no-dedup":
+			o.DisableDedup = true
 		}
 	}
 	return o
+}
+
+// writeHeapProfile writes the heap profile after sync, for pprof, when
+// LISTWATCH_BENCH_HEAPPROFILE names a path prefix.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/listwatch/listwatch/object"
@@ -146,24 +146,60 @@ func (q *DeltaQueue[T]) signal() {
 // the queue populated; HasSynced turns true once all keys queued then have
 // been popped. rv is the list's resourceVersion, kept for symmetry with
 // client-go and for logs.
-//
-// An object of list that is the very one ReuseUnchanged handed back (the
-// consumer's own copy) is not transformed again.
 func (q *DeltaQueue[T]) Replace(list []T, rv string) error {
+	objs := slices.Clone(list)
+	if err := q.PrepareListed(objs); err != nil {
+		return err
+	}
+	return q.ReplacePrepared(objs, rv)
+}
+
+// PrepareListed turns one page of a list, in place, into what Replace
+// would store: an object unchanged from the last state the consumer will
+// have seen for its key (same UID and resourceVersion as the newest
+// queued delta, else as KnownObjects' copy) becomes that state, every
+// other object is transformed. Objects without a UID or resourceVersion
+// are never taken for unchanged.
+//
+// A relist calls it page by page, then ReplacePrepared, so that an
+// unchanged object is held once, not twice, and a changed one only in its
+// transformed form: memory during a relist stays near the steady state
+// plus one page. The kept copy equals the listed one by the API's
+// contract (an object's resourceVersion changes with every write), and
+// was transformed when it arrived; it is not transformed again.
+func (q *DeltaQueue[T]) PrepareListed(page []T) error {
+	reused := make([]bool, len(page))
+	q.mu.Lock()
+	for i, o := range page {
+		uid, rv := object.UID(o), o.GetResourceVersion()
+		if uid == "" || rv == "" {
+			continue
+		}
+		last, ok := q.lastSeenLocked(object.Key(o))
+		if ok && object.UID(last) == uid && last.GetResourceVersion() == rv {
+			page[i], reused[i] = last, true
+		}
+	}
+	q.mu.Unlock()
+	for i, o := range page {
+		if reused[i] {
+			continue
+		}
+		t, err := q.transformed(o)
+		if err != nil {
+			return err
+		}
+		page[i] = t
+	}
+	return nil
+}
+
+// ReplacePrepared is Replace for a list whose every page went through
+// PrepareListed.
+func (q *DeltaQueue[T]) ReplacePrepared(objs []T, rv string) error {
 	_ = rv
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	objs := make([]T, len(list))
-	for i, o := range list {
-		if q.transform != nil && !q.isLastSeenLocked(o) {
-			t, err := q.transformed(o)
-			if err != nil {
-				return err
-			}
-			o = t
-		}
-		objs[i] = o
-	}
 	present := make(map[string]struct{}, len(objs))
 	for _, o := range objs {
 		k := object.Key(o)
@@ -209,36 +245,6 @@ func (q *DeltaQueue[T]) Replace(list []T, rv string) error {
 	return nil
 }
 
-// ReuseUnchanged replaces, in place, every object of listed that is
-// unchanged from the last state the consumer will have seen for its key
-// (same UID and resourceVersion as the newest queued delta, else as
-// KnownObjects' copy) with that state, and returns how many it replaced.
-//
-// A relist calls it page by page so that an unchanged object is held
-// once, not twice, until Replace: the listed copy is dropped at once and
-// memory during a relist stays near the steady state plus one page. The
-// kept copy is equal to the listed one by the API's contract (an
-// object's resourceVersion changes with every write), already
-// transformed, and Replace does not transform it again. Objects without
-// a UID or resourceVersion are never replaced.
-func (q *DeltaQueue[T]) ReuseUnchanged(listed []T) int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	n := 0
-	for i, o := range listed {
-		uid, rv := object.UID(o), o.GetResourceVersion()
-		if uid == "" || rv == "" {
-			continue
-		}
-		last, ok := q.lastSeenLocked(object.Key(o))
-		if ok && object.UID(last) == uid && last.GetResourceVersion() == rv {
-			listed[i] = last
-			n++
-		}
-	}
-	return n
-}
-
 // lastSeenLocked is the last state the consumer will have seen for key:
 // the newest queued delta's object unless that is a delete, else
 // KnownObjects' copy.
@@ -255,23 +261,6 @@ func (q *DeltaQueue[T]) lastSeenLocked(key string) (T, bool) {
 		return zero, false
 	}
 	return q.known.GetByKey(key)
-}
-
-// isLastSeenLocked reports whether o is the very object (same pointer)
-// lastSeenLocked holds for its key: one ReuseUnchanged handed back.
-func (q *DeltaQueue[T]) isLastSeenLocked(o T) bool {
-	last, ok := q.lastSeenLocked(object.Key(o))
-	return ok && samePointer(last, o)
-}
-
-// samePointer reports whether a and b are the same pointer (false for
-// non-pointer types, which are never shared).
-func samePointer[T any](a, b T) bool {
-	va, vb := reflect.ValueOf(any(a)), reflect.ValueOf(any(b))
-	if !va.IsValid() || !vb.IsValid() || va.Kind() != reflect.Pointer || vb.Kind() != reflect.Pointer {
-		return false
-	}
-	return va.Pointer() == vb.Pointer() && !va.IsNil()
 }
 
 // recreatedLocked reports whether listed, the object a list has under key,

@@ -267,7 +267,9 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 		if listRV == "" {
 			listRV = page.Metadata.ResourceVersion
 		}
-		r.reuse(page.Items)
+		if err := r.prepare(page.Items); err != nil {
+			return err
+		}
 		items = append(items, page.Items...)
 		if page.Metadata.Continue == "" {
 			break
@@ -277,12 +279,15 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 	return r.replace(items, listRV)
 }
 
-// reuse swaps unchanged listed objects for the sink's copies, so a
-// relist holds each unchanged object once (see Reuser).
-func (r *Reflector[T]) reuse(items []T) {
-	if ru, ok := r.sink.(Reuser[T]); ok && len(items) > 0 {
-		ru.ReuseUnchanged(items)
+// prepare hands a list page to the sink as it arrives, if the sink takes
+// lists page by page (see ListPreparer).
+func (r *Reflector[T]) prepare(items []T) error {
+	if lp, ok := r.sink.(ListPreparer[T]); ok && len(items) > 0 {
+		if err := lp.PrepareListed(items); err != nil {
+			return fmt.Errorf("replace: %w", err)
+		}
 	}
+	return nil
 }
 
 // listPage is one LIST request, measured.
@@ -298,7 +303,13 @@ func (r *Reflector[T]) listPage(ctx context.Context, opts wire.ListOptions) (*wi
 }
 
 func (r *Reflector[T]) replace(items []T, rv string) error {
-	if err := r.sink.Replace(items, rv); err != nil {
+	var err error
+	if lp, ok := r.sink.(ListPreparer[T]); ok {
+		err = lp.ReplacePrepared(items, rv)
+	} else {
+		err = r.sink.Replace(items, rv)
+	}
+	if err != nil {
 		return fmt.Errorf("replace: %w", err)
 	}
 	r.mu.Lock()
@@ -495,7 +506,9 @@ func (r *Reflector[T]) collect(ie *initialEvents[T], ev wire.Event[T]) error {
 	switch ev.Type {
 	case wire.Added, wire.Modified:
 		one := []T{ev.Object}
-		r.reuse(one)
+		if err := r.prepare(one); err != nil {
+			return err
+		}
 		ie.items[object.Key(ev.Object)] = one[0]
 	case wire.Deleted:
 		delete(ie.items, object.Key(ev.Object))

@@ -15,13 +15,14 @@ type Sink[T object.Object] interface {
 
 var _ Sink[*object.Unstructured] = (*DeltaQueue[*object.Unstructured])(nil)
 
-// Reuser is implemented by a Sink that can hand back its own copy of
-// listed objects that have not changed (see DeltaQueue.ReuseUnchanged).
-// The reflector calls it on every page of a list, and on every object of
-// a streaming list, so unchanged objects are not held twice during a
-// relist.
-type Reuser[T object.Object] interface {
-	ReuseUnchanged(listed []T) int
+// ListPreparer is implemented by a Sink that takes a list page by page
+// (see DeltaQueue.PrepareListed): the reflector hands it every page of a
+// list, and every object of a streaming list, as it arrives, then the
+// whole list to ReplacePrepared instead of Replace. A relist then holds
+// each unchanged object once, and each changed one only as stored.
+type ListPreparer[T object.Object] interface {
+	PrepareListed(page []T) error
+	ReplacePrepared(list []T, rv string) error
 }
 
-var _ Reuser[*object.Unstructured] = (*DeltaQueue[*object.Unstructured])(nil)
+var _ ListPreparer[*object.Unstructured] = (*DeltaQueue[*object.Unstructured])(nil)

@@ -1,0 +1,313 @@
+package informer
+
+import (
+	"bytes"
+	"encoding/json"
+	"hash/maphash"
+	"maps"
+	"reflect"
+	"sync"
+
+	"github.com/listwatch/listwatch/object"
+)
+
+// DefaultDedupEntries bounds a deduper's tables; past it they start
+// afresh (see Options.DisableDedup).
+const DefaultDedupEntries = 1 << 20
+
+// deduper makes equal parts of the objects an informer stores share
+// memory, without changing any value: the objects of a cluster repeat
+// themselves (every replica of a ReplicaSet has the same labels,
+// annotations, images, env and managedFields), and a decoder gives each
+// its own copy.
+//
+//   - Strings (struct fields, slice elements, map values; for
+//     Unstructured also map keys and json.Number) are replaced by an
+//     equal string seen before.
+//   - Typed objects: a map[string]string (labels, annotations, node
+//     selectors) equal to one seen before is replaced by that map, and a
+//     []byte (managedFields' fieldsV1) by an equal slice.
+//   - Unstructured: every map[string]any and []any subtree equal to one
+//     seen before (after its children were shared) is replaced by it:
+//     the managedFields, containers and status of replicas collapse into
+//     one copy.
+//
+// The tables hold at most maxEntries strings and subtrees, then start
+// afresh: objects already shared stay shared, and memory held only by
+// the tables is released. Only the goroutine feeding the queue uses a
+// deduper; mu makes it safe anyway.
+type deduper struct {
+	mu         sync.Mutex
+	seed       maphash.Seed
+	maxEntries int
+	strs       map[string]string
+	nodes      map[uint64]any // map[string]any, []any, map[string]string or []byte
+}
+
+func newDeduper(maxEntries int) *deduper {
+	d := &deduper{seed: maphash.MakeSeed(), maxEntries: maxEntries}
+	d.reset()
+	return d
+}
+
+func (d *deduper) reset() {
+	d.strs = map[string]string{}
+	d.nodes = map[uint64]any{}
+}
+
+// dedupObject shares obj's parts with the objects deduplicated before,
+// never changing a value. A typed object is edited in place (its strings,
+// string maps and byte slices replaced by equal ones); an Unstructured
+// gets a new Object map and its old maps and slices are left untouched.
+func dedupObject[T object.Object](d *deduper, obj T) T {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.strs)+len(d.nodes) > d.maxEntries {
+		d.reset()
+	}
+	if u, ok := any(obj).(*object.Unstructured); ok {
+		if u != nil && u.Object != nil {
+			c, _ := d.value(u.Object)
+			u.Object = c.(map[string]any)
+		}
+		return obj
+	}
+	v := reflect.ValueOf(obj)
+	if v.Kind() == reflect.Pointer && !v.IsNil() {
+		d.typed(v.Elem())
+	}
+	return obj
+}
+
+func (d *deduper) str(s string) string {
+	if s == "" {
+		return s
+	}
+	if c, ok := d.strs[s]; ok {
+		return c
+	}
+	d.strs[s] = s
+	return s
+}
+
+const (
+	saltMap uint64 = 0x9e3779b97f4a7c15
+	saltArr uint64 = 0xc2b2ae3d27d4eb4f
+	saltNum uint64 = 0x165667b19e3779f9
+)
+
+func mix(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	return h
+}
+
+// value returns the shared equivalent of x (a decoded JSON value) and
+// its hash.
+func (d *deduper) value(x any) (any, uint64) {
+	switch t := x.(type) {
+	case string:
+		c := d.str(t)
+		return c, maphash.String(d.seed, c)
+	case json.Number:
+		c := d.str(string(t))
+		return json.Number(c), maphash.String(d.seed, c) ^ saltNum
+	case bool:
+		if t {
+			return t, 1
+		}
+		return t, 2
+	case nil:
+		return nil, 3
+	case float64:
+		return t, mix(uint64(int64(t)) + 4)
+	case int64:
+		return t, mix(uint64(t) + 5)
+	case map[string]any:
+		// t is never written: it may be the caller's (a fake's, say).
+		kvs := make([]kv, 0, len(t))
+		h := saltMap + uint64(len(t))
+		for k, v := range t {
+			cv, ch := d.value(v)
+			kvs = append(kvs, kv{k, cv})
+			h += mix(maphash.String(d.seed, k)*31 ^ ch)
+		}
+		if c, ok := d.nodes[h]; ok {
+			if cm, ok := c.(map[string]any); ok && sameEntries(cm, kvs) {
+				return cm, h
+			}
+		}
+		n := make(map[string]any, len(kvs))
+		for _, e := range kvs {
+			n[d.str(e.k)] = e.v
+		}
+		if _, collided := d.nodes[h]; !collided {
+			d.nodes[h] = n
+		}
+		return n, h
+	case []any:
+		n := make([]any, len(t))
+		h := saltArr + uint64(len(t))
+		for i, v := range t {
+			cv, ch := d.value(v)
+			n[i] = cv
+			h = mix(h*31 + ch)
+		}
+		if len(t) == 0 {
+			return n, h
+		}
+		if c, ok := d.nodes[h]; ok {
+			if cs, ok := c.([]any); ok && len(cs) == len(n) && sameElems(cs, n) {
+				return cs, h
+			}
+			return n, h
+		}
+		d.nodes[h] = n
+		return n, h
+	}
+	return x, 0
+}
+
+// identical reports whether a and b are the same value, comparing maps
+// and slices by identity (children are already shared, so equal
+// subtrees are identical).
+func identical(a, b any) bool {
+	switch ta := a.(type) {
+	case map[string]any:
+		tb, ok := b.(map[string]any)
+		return ok && reflect.ValueOf(ta).UnsafePointer() == reflect.ValueOf(tb).UnsafePointer()
+	case []any:
+		tb, ok := b.([]any)
+		return ok && len(ta) == len(tb) && (len(ta) == 0 || &ta[0] == &tb[0])
+	case map[string]string, []byte:
+		return false
+	}
+	switch b.(type) {
+	case map[string]any, []any, map[string]string, []byte:
+		return false
+	}
+	return a == b
+}
+
+type kv struct {
+	k string
+	v any
+}
+
+func sameEntries(a map[string]any, b []kv) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, e := range b {
+		va, ok := a[e.k]
+		if !ok || !identical(va, e.v) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameElems(a, b []any) bool {
+	for i := range a {
+		if !identical(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+var stringMapType = reflect.TypeFor[map[string]string]()
+
+// typed shares the strings, string maps and byte slices of a typed
+// object, walking its exported fields.
+func (d *deduper) typed(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		if v.CanSet() {
+			if s := v.String(); s != "" {
+				v.SetString(d.str(s))
+			}
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			d.typed(v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Field(i); f.CanSet() {
+				d.typed(f)
+			}
+		}
+	case reflect.Slice:
+		if v.IsNil() || !v.CanSet() {
+			return
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			if c := d.bytes(v.Bytes()); c != nil {
+				v.SetBytes(c)
+			}
+			return
+		}
+		for i := range v.Len() {
+			d.typed(v.Index(i))
+		}
+	case reflect.Map:
+		if v.IsNil() || !v.CanSet() {
+			return
+		}
+		if v.Type() == stringMapType {
+			v.Set(reflect.ValueOf(d.stringMap(v.Interface().(map[string]string))))
+		}
+	}
+}
+
+// bytes returns a slice equal to b seen before, or nil (then b is
+// remembered).
+func (d *deduper) bytes(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	h := maphash.Bytes(d.seed, b) ^ saltArr
+	if c, ok := d.nodes[h]; ok {
+		if cb, ok := c.([]byte); ok && bytes.Equal(cb, b) {
+			return cb
+		}
+		return nil
+	}
+	d.nodes[h] = b
+	return nil
+}
+
+// stringMap returns a map equal to m seen before, or m itself after
+// remembering it (its values shared).
+func (d *deduper) stringMap(m map[string]string) map[string]string {
+	h := saltMap ^ uint64(len(m))
+	for k, val := range m {
+		h += mix(maphash.String(d.seed, k)*31 ^ maphash.String(d.seed, val))
+	}
+	if c, ok := d.nodes[h]; ok {
+		if cm, ok := c.(map[string]string); ok && maps.Equal(cm, m) {
+			return cm
+		}
+		return m
+	}
+	for k, val := range m {
+		m[k] = d.str(val)
+	}
+	d.nodes[h] = m
+	return m
+}
+
+// withDedup returns transform followed by d's sharing.
+func withDedup[T object.Object](transform func(T) (T, error), d *deduper) func(T) (T, error) {
+	return func(obj T) (T, error) {
+		if transform != nil {
+			var err error
+			if obj, err = transform(obj); err != nil {
+				return obj, err
+			}
+		}
+		return dedupObject(d, obj), nil
+	}
+}
