@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"hash/maphash"
-	"maps"
+	"math"
 	"reflect"
 	"sync"
 
@@ -217,49 +217,220 @@ func sameElems(a, b []any) bool {
 	return true
 }
 
-var stringMapType = reflect.TypeFor[map[string]string]()
-
-// typed shares the strings, string maps and byte slices of a typed
-// object, walking its exported fields.
-func (d *deduper) typed(v reflect.Value) {
+// typed shares the parts of a typed object (v, a struct) with equal
+// parts seen before, bottom-up: strings by content; then every pointer,
+// slice and map whose value is equal to one seen before (its own
+// reference-typed children, shared first, compared by identity) is
+// replaced by that one. Only exported fields are written; unexported
+// ones (inside resource.Quantity or time.Time, say) are read to tell
+// values apart, never changed. It returns v's hash.
+func (d *deduper) typed(v reflect.Value) uint64 {
 	switch v.Kind() {
 	case reflect.String:
-		if v.CanSet() {
-			if s := v.String(); s != "" {
-				v.SetString(d.str(s))
-			}
+		s := v.String()
+		if s != "" && v.CanSet() {
+			s = d.str(s)
+			v.SetString(s)
 		}
-	case reflect.Pointer:
-		if !v.IsNil() {
-			d.typed(v.Elem())
-		}
+		return maphash.String(d.seed, s)
 	case reflect.Struct:
+		h := uint64(v.NumField())
 		for i := range v.NumField() {
-			if f := v.Field(i); f.CanSet() {
-				d.typed(f)
+			f := v.Field(i)
+			var fh uint64
+			if f.CanSet() {
+				fh = d.typed(f)
+			} else {
+				fh = d.shallowHash(f)
 			}
+			h = mix(h*31 + fh)
 		}
+		return h
+	case reflect.Array:
+		h := uint64(v.Len())
+		for i := range v.Len() {
+			h = mix(h*31 + d.typed(v.Index(i)))
+		}
+		return h
+	case reflect.Pointer:
+		if v.IsNil() {
+			return 0x11
+		}
+		h := mix(d.typed(v.Elem()) ^ 0x1234567)
+		if v.CanSet() {
+			d.share(v, h)
+		}
+		return d.shallowHash(v)
 	case reflect.Slice:
-		if v.IsNil() || !v.CanSet() {
-			return
+		if v.IsNil() {
+			return 0x12
 		}
 		if v.Type().Elem().Kind() == reflect.Uint8 {
-			if c := d.bytes(v.Bytes()); c != nil {
-				v.SetBytes(c)
+			if v.CanSet() {
+				if c := d.bytes(v.Bytes()); c != nil {
+					v.SetBytes(c)
+				}
 			}
-			return
+			return d.shallowHash(v)
 		}
+		h := saltArr + uint64(v.Len())
 		for i := range v.Len() {
-			d.typed(v.Index(i))
+			h = mix(h*31 + d.typed(v.Index(i)))
 		}
+		if v.CanSet() {
+			d.share(v, h)
+		}
+		return d.shallowHash(v)
 	case reflect.Map:
-		if v.IsNil() || !v.CanSet() {
-			return
+		if v.IsNil() {
+			return 0x13
 		}
-		if v.Type() == stringMapType {
-			v.Set(reflect.ValueOf(d.stringMap(v.Interface().(map[string]string))))
+		h := saltMap + uint64(v.Len())
+		et := v.Type().Elem()
+		for it := v.MapRange(); it.Next(); {
+			val := reflect.New(et).Elem()
+			val.Set(it.Value())
+			vh := d.typed(val)
+			if !shallowEqual(val, it.Value()) {
+				v.SetMapIndex(it.Key(), val)
+			}
+			h += mix(d.shallowHash(it.Key())*31 ^ vh)
 		}
+		if v.CanSet() {
+			d.share(v, h)
+		}
+		return d.shallowHash(v)
 	}
+	return d.shallowHash(v)
+}
+
+// share replaces v (a settable pointer, slice or map whose children are
+// shared already) by an equal one seen before, or remembers it.
+func (d *deduper) share(v reflect.Value, h uint64) {
+	h = mix(h ^ uint64(uintptr(reflect.ValueOf(v.Type()).UnsafePointer())))
+	if c, ok := d.nodes[h]; ok {
+		if cv, ok := c.(reflect.Value); ok && cv.Type() == v.Type() && sameContent(cv, v) {
+			v.Set(cv)
+		}
+		return
+	}
+	d.nodes[h] = v
+}
+
+// sameContent compares what two pointers, slices or maps of one type
+// hold, one level deep (see shallowEqual).
+func sameContent(a, b reflect.Value) bool {
+	switch a.Kind() {
+	case reflect.Pointer:
+		return shallowEqual(a.Elem(), b.Elem())
+	case reflect.Slice:
+		if a.Len() != b.Len() {
+			return false
+		}
+		for i := range a.Len() {
+			if !shallowEqual(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		if a.Len() != b.Len() {
+			return false
+		}
+		for it := b.MapRange(); it.Next(); {
+			av := a.MapIndex(it.Key())
+			if !av.IsValid() || !shallowEqual(av, it.Value()) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// shallowHash hashes v without descending into pointers, slices or maps
+// (their identity counts) and without writing anything.
+func (d *deduper) shallowHash(v reflect.Value) uint64 {
+	switch v.Kind() {
+	case reflect.String:
+		return maphash.String(d.seed, v.String())
+	case reflect.Bool:
+		if v.Bool() {
+			return 1
+		}
+		return 2
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return mix(uint64(v.Int()) + 3)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return mix(v.Uint() + 4)
+	case reflect.Float32, reflect.Float64:
+		return mix(math.Float64bits(v.Float()) + 5)
+	case reflect.Struct:
+		h := uint64(v.NumField())
+		for i := range v.NumField() {
+			h = mix(h*31 + d.shallowHash(v.Field(i)))
+		}
+		return h
+	case reflect.Array:
+		h := uint64(v.Len())
+		for i := range v.Len() {
+			h = mix(h*31 + d.shallowHash(v.Index(i)))
+		}
+		return h
+	case reflect.Pointer, reflect.Map, reflect.UnsafePointer, reflect.Chan, reflect.Func:
+		return mix(uint64(uintptr(v.UnsafePointer())) + 6)
+	case reflect.Slice:
+		return mix(uint64(uintptr(v.UnsafePointer()))*31 + uint64(v.Len()) + 7)
+	}
+	return 8 // interfaces and the rest: told apart by shallowEqual
+}
+
+// shallowEqual compares a and b (of one type) field by field, pointers,
+// slices and maps by identity. Interfaces other than nil never compare
+// equal, so nothing holding one is shared.
+func shallowEqual(a, b reflect.Value) bool {
+	switch a.Kind() {
+	case reflect.String:
+		return a.String() == b.String()
+	case reflect.Bool:
+		return a.Bool() == b.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return a.Int() == b.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return a.Uint() == b.Uint()
+	case reflect.Float32, reflect.Float64:
+		return math.Float64bits(a.Float()) == math.Float64bits(b.Float())
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if !shallowEqual(a.Field(i), b.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Array:
+		for i := range a.Len() {
+			if !shallowEqual(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Pointer, reflect.Map:
+		return a.UnsafePointer() == b.UnsafePointer()
+	case reflect.Slice:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		if a.Len() != b.Len() {
+			return false
+		}
+		if a.Len() == 0 {
+			return true
+		}
+		return a.UnsafePointer() == b.UnsafePointer()
+	case reflect.Interface:
+		return a.IsNil() && b.IsNil()
+	}
+	return false
 }
 
 // bytes returns a slice equal to b seen before, or nil (then b is
@@ -277,26 +448,6 @@ func (d *deduper) bytes(b []byte) []byte {
 	}
 	d.nodes[h] = b
 	return nil
-}
-
-// stringMap returns a map equal to m seen before, or m itself after
-// remembering it (its values shared).
-func (d *deduper) stringMap(m map[string]string) map[string]string {
-	h := saltMap ^ uint64(len(m))
-	for k, val := range m {
-		h += mix(maphash.String(d.seed, k)*31 ^ maphash.String(d.seed, val))
-	}
-	if c, ok := d.nodes[h]; ok {
-		if cm, ok := c.(map[string]string); ok && maps.Equal(cm, m) {
-			return cm
-		}
-		return m
-	}
-	for k, val := range m {
-		m[k] = d.str(val)
-	}
-	d.nodes[h] = m
-	return m
 }
 
 // withDedup returns transform followed by d's sharing.

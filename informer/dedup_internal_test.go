@@ -98,6 +98,15 @@ func TestDedupTypedSharesStringsMapsAndBytes(t *testing.T) {
 		unsafe.StringData(a.Ptr.Manager) != unsafe.StringData(b.Ptr.Manager) {
 		t.Error("equal strings not shared")
 	}
+	if &a.ManagedFields[0] != &b.ManagedFields[0] || a.Ptr != b.Ptr {
+		t.Error("equal slices of structs, or equal pointed-to structs, not shared")
+	}
+	c := mk("c")
+	c.Ptr.Manager = "other"
+	d.typed(reflect.ValueOf(c).Elem())
+	if c.Ptr == a.Ptr || c.Ptr.Manager != "other" {
+		t.Error("different pointed-to structs shared")
+	}
 	if unsafe.StringData(a.unexported) == unsafe.StringData(b.unexported) {
 		t.Error("an unexported field was written")
 	}
