@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -468,7 +469,7 @@ var ErrChild = errors.New("bench: informer child failed")
 
 // listwatchOptions are the informer options the listwatch children use:
 // the defaults, plus the options named in LISTWATCH_BENCH_INFORMER
-// (comma-separated: "drop-managed-fields", "no-dedup").
+// (comma-separated: "drop-managed-fields", "no-dedup", "page-size=N").
 func listwatchOptions[T object.Object]() informer.Options[T] {
 	var o informer.Options[T]
 	for _, opt := range strings.Split(os.Getenv("LISTWATCH_BENCH_INFORMER"), ",") {
@@ -477,6 +478,10 @@ func listwatchOptions[T object.Object]() informer.Options[T] {
 			o.Transform = informer.DropManagedFieldsOf[T]
 		case "no-dedup":
 			o.DisableDedup = true
+		default:
+			if n, ok := strings.CutPrefix(opt, "page-size="); ok {
+				o.Reflector.PageSize, _ = strconv.ParseInt(n, 10, 64)
+			}
 		}
 	}
 	return o

@@ -87,3 +87,15 @@ func TestInformerDedupKeepsPodsEqual(t *testing.T) {
 		})
 	}
 }
+
+// TestDropManagedFieldsOf: the opt-in transform clears a typed pod's
+// managedFields and leaves the rest.
+func TestDropManagedFieldsOf(t *testing.T) {
+	p := newPod("ns", 3)
+	want := p.DeepCopy()
+	want.ManagedFields = nil
+	got, err := informer.DropManagedFieldsOf(p)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("DropManagedFieldsOf = %v, %v", got.ManagedFields, err)
+	}
+}

@@ -11,9 +11,13 @@ import (
 	"github.com/listwatch/listwatch/object"
 )
 
-// DefaultDedupEntries bounds a deduper's tables; past it they start
-// afresh (see Options.DisableDedup).
-const DefaultDedupEntries = 1 << 20
+// DefaultDedupEntries is the least bound on a deduper's tables; the bound
+// is DedupEntriesPerObject times the objects stored when that is more.
+// Past it the tables start afresh (see Options.DisableDedup).
+const (
+	DefaultDedupEntries   = 1 << 20
+	DedupEntriesPerObject = 256
+)
 
 // deduper makes equal parts of the objects an informer stores share
 // memory, without changing any value: the objects of a cluster repeat
@@ -32,14 +36,19 @@ const DefaultDedupEntries = 1 << 20
 //     the managedFields, containers and status of replicas collapse into
 //     one copy.
 //
-// The tables hold at most maxEntries strings and subtrees, then start
-// afresh: objects already shared stay shared, and memory held only by
-// the tables is released. Only the goroutine feeding the queue uses a
+// The tables hold at most max(maxEntries, DedupEntriesPerObject ×
+// objects()) strings and subtrees, then start afresh: objects already
+// shared stay shared, and memory held only by the tables (strings of
+// deleted objects, old resourceVersions) is released. The bound grows
+// with the store because every object brings a few unique parts (name,
+// UID, IPs) and the tables must hold those of every stored object to
+// keep sharing the rest. Only the goroutine feeding the queue uses a
 // deduper; mu makes it safe anyway.
 type deduper struct {
 	mu         sync.Mutex
 	seed       maphash.Seed
 	maxEntries int
+	objects    func() int // how many objects are stored; nil: 0
 	strs       map[string]string
 	nodes      map[uint64]any // map[string]any, []any, map[string]string or []byte
 }
@@ -62,8 +71,10 @@ func (d *deduper) reset() {
 func dedupObject[T object.Object](d *deduper, obj T) T {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if len(d.strs)+len(d.nodes) > d.maxEntries {
-		d.reset()
+	if n := len(d.strs) + len(d.nodes); n > d.maxEntries {
+		if d.objects == nil || n > DedupEntriesPerObject*d.objects() {
+			d.reset()
+		}
 	}
 	if u, ok := any(obj).(*object.Unstructured); ok {
 		if u != nil && u.Object != nil {

@@ -62,7 +62,9 @@ func New[T object.Object](lw ListerWatcher[T], opts Options[T]) (*Informer[T], e
 	i := &Informer[T]{store: store, listeners: map[*listener[T]]struct{}{}}
 	transform := opts.Transform
 	if !opts.DisableDedup {
-		transform = withDedup(transform, newDeduper(DefaultDedupEntries))
+		d := newDeduper(DefaultDedupEntries)
+		d.objects = store.Len
+		transform = withDedup(transform, d)
 	}
 	i.queue = NewDeltaQueue(DeltaQueueOptions[T]{KnownObjects: store, Transform: transform})
 	ro := opts.Reflector
