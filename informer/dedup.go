@@ -85,7 +85,7 @@ func dedupObject[T object.Object](d *deduper, obj T) T {
 	}
 	v := reflect.ValueOf(obj)
 	if v.Kind() == reflect.Pointer && !v.IsNil() {
-		d.typed(v.Elem())
+		d.typed(v.Elem(), 0)
 	}
 	return obj
 }
@@ -235,7 +235,13 @@ func sameElems(a, b []any) bool {
 // replaced by that one. Only exported fields are written; unexported
 // ones (inside resource.Quantity or time.Time, say) are read to tell
 // values apart, never changed. It returns v's hash.
-func (d *deduper) typed(v reflect.Value) uint64 {
+func (d *deduper) typed(v reflect.Value, depth int) uint64 {
+	if depth > maxDedupDepth {
+		// A type that nests this deep (or a cycle of pointers): shared no
+		// further, compared by identity.
+		return d.shallowHash(v)
+	}
+	depth++
 	switch v.Kind() {
 	case reflect.String:
 		s := v.String()
@@ -250,7 +256,7 @@ func (d *deduper) typed(v reflect.Value) uint64 {
 			f := v.Field(i)
 			var fh uint64
 			if f.CanSet() {
-				fh = d.typed(f)
+				fh = d.typed(f, depth)
 			} else {
 				fh = d.shallowHash(f)
 			}
@@ -260,14 +266,14 @@ func (d *deduper) typed(v reflect.Value) uint64 {
 	case reflect.Array:
 		h := uint64(v.Len())
 		for i := range v.Len() {
-			h = mix(h*31 + d.typed(v.Index(i)))
+			h = mix(h*31 + d.typed(v.Index(i), depth))
 		}
 		return h
 	case reflect.Pointer:
 		if v.IsNil() {
 			return 0x11
 		}
-		h := mix(d.typed(v.Elem()) ^ 0x1234567)
+		h := mix(d.typed(v.Elem(), depth) ^ 0x1234567)
 		if v.CanSet() {
 			d.share(v, h)
 		}
@@ -286,7 +292,7 @@ func (d *deduper) typed(v reflect.Value) uint64 {
 		}
 		h := saltArr + uint64(v.Len())
 		for i := range v.Len() {
-			h = mix(h*31 + d.typed(v.Index(i)))
+			h = mix(h*31 + d.typed(v.Index(i), depth))
 		}
 		if v.CanSet() {
 			d.share(v, h)
@@ -301,7 +307,7 @@ func (d *deduper) typed(v reflect.Value) uint64 {
 		for it := v.MapRange(); it.Next(); {
 			val := reflect.New(et).Elem()
 			val.Set(it.Value())
-			vh := d.typed(val)
+			vh := d.typed(val, depth)
 			if !shallowEqual(val, it.Value()) {
 				v.SetMapIndex(it.Key(), val)
 			}
@@ -314,6 +320,10 @@ func (d *deduper) typed(v reflect.Value) uint64 {
 	}
 	return d.shallowHash(v)
 }
+
+// maxDedupDepth bounds how deep typed descends: Kubernetes types nest
+// far less; a type with a pointer cycle stops here.
+const maxDedupDepth = 64
 
 // share replaces v (a settable pointer, slice or map whose children are
 // shared already) by an equal one seen before, or remembers it.

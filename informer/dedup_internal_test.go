@@ -82,8 +82,8 @@ func TestDedupTypedSharesStringsMapsAndBytes(t *testing.T) {
 	}
 	d := newDeduper(DefaultDedupEntries)
 	a, b := mk("a"), mk("b")
-	d.typed(reflect.ValueOf(a).Elem())
-	d.typed(reflect.ValueOf(b).Elem())
+	d.typed(reflect.ValueOf(a).Elem(), 0)
+	d.typed(reflect.ValueOf(b).Elem(), 0)
 	want := mk("b")
 	if !reflect.DeepEqual(b, want) {
 		t.Fatalf("dedup changed a value: %+v", b)
@@ -103,7 +103,7 @@ func TestDedupTypedSharesStringsMapsAndBytes(t *testing.T) {
 	}
 	c := mk("c")
 	c.Ptr.Manager = "other"
-	d.typed(reflect.ValueOf(c).Elem())
+	d.typed(reflect.ValueOf(c).Elem(), 0)
 	if c.Ptr == a.Ptr || c.Ptr.Manager != "other" {
 		t.Error("different pointed-to structs shared")
 	}
@@ -149,4 +149,21 @@ func FuzzDedupPreservesValue(f *testing.F) {
 			t.Fatalf("second dedup changed %s", s)
 		}
 	})
+}
+
+type dedupCycle struct {
+	Name string
+	Next *dedupCycle
+}
+
+// TestDedupTypedCycleEnds: a type whose pointers form a cycle is walked
+// to a bounded depth, not forever.
+func TestDedupTypedCycleEnds(t *testing.T) {
+	a := &dedupCycle{Name: "a"}
+	a.Next = a
+	d := newDeduper(DefaultDedupEntries)
+	d.typed(reflect.ValueOf(a).Elem(), 0)
+	if a.Next != a || a.Name != "a" {
+		t.Fatal("cycle changed")
+	}
 }
