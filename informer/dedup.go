@@ -28,13 +28,16 @@ const (
 //   - Strings (struct fields, slice elements, map values; for
 //     Unstructured also map keys and json.Number) are replaced by an
 //     equal string seen before.
-//   - Typed objects: a map[string]string (labels, annotations, node
-//     selectors) equal to one seen before is replaced by that map, and a
-//     []byte (managedFields' fieldsV1) by an equal slice.
+//   - Typed objects: bottom-up, every pointer, slice and map (exported
+//     fields only) whose value equals one seen before, its own children
+//     shared first and compared by identity, is replaced by that one: the
+//     containers, env, probes, resources, tolerations, labels and
+//     managedFields entries of a ReplicaSet's replicas become one copy; a
+//     []byte (managedFields' fieldsV1) is compared by content.
 //   - Unstructured: every map[string]any and []any subtree equal to one
 //     seen before (after its children were shared) is replaced by it:
-//     the managedFields, containers and status of replicas collapse into
-//     one copy.
+//     the managedFields and containers of replicas collapse into one
+//     copy.
 //
 // The tables hold at most max(maxEntries, DedupEntriesPerObject ×
 // objects()) strings and subtrees, then start afresh: objects already
@@ -50,7 +53,7 @@ type deduper struct {
 	maxEntries int
 	objects    func() int // how many objects are stored; nil: 0
 	strs       map[string]string
-	nodes      map[uint64]any // map[string]any, []any, map[string]string or []byte
+	nodes      map[uint64]any // map[string]any, []any, []byte or a reflect.Value
 }
 
 func newDeduper(maxEntries int) *deduper {

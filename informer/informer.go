@@ -19,11 +19,12 @@ type Options[T object.Object] struct {
 	// argument in place: the object is not shared yet.
 	Transform func(T) (T, error)
 	// DisableDedup turns off the sharing of equal parts between stored
-	// objects (strings; for typed objects also map[string]string and
-	// []byte; for Unstructured every equal subtree), which the informer
-	// does by default after Transform: values are unchanged, memory is
-	// not. With it on, stored objects share memory, which is one more
-	// reason never to modify them (DeepCopy first).
+	// objects (strings; for typed objects every equal pointed-to struct,
+	// slice and map; for Unstructured every equal subtree), which the
+	// informer does by default after Transform: values are unchanged,
+	// memory is not (see the package doc, Memory). With it on, stored
+	// objects share memory, one more reason never to modify them
+	// (DeepCopy first).
 	DisableDedup bool
 	// Reflector tunes listing and watching; its ResyncPeriod and
 	// ShouldResync are set by the informer.
