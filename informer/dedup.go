@@ -194,11 +194,14 @@ func identical(a, b any) bool {
 	case []any:
 		tb, ok := b.([]any)
 		return ok && len(ta) == len(tb) && (len(ta) == 0 || &ta[0] == &tb[0])
-	case map[string]string, []byte:
-		return false
 	}
-	switch b.(type) {
-	case map[string]any, []any, map[string]string, []byte:
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	// Anything else a program (not a JSON decoder) put in an Unstructured,
+	// such as a []string, is compared only when == cannot panic on it.
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	if va.Type() != vb.Type() || !va.Comparable() || !vb.Comparable() {
 		return false
 	}
 	return a == b

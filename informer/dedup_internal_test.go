@@ -167,3 +167,21 @@ func TestDedupTypedCycleEnds(t *testing.T) {
 		t.Fatal("cycle changed")
 	}
 }
+
+// TestDedupUnstructuredForeignValues: values no JSON decoder produces
+// (a []string, a map[string]string, a struct) are kept as they are and
+// never compared with == where that would panic.
+func TestDedupUnstructuredForeignValues(t *testing.T) {
+	mk := func() *object.Unstructured {
+		return &object.Unstructured{Object: map[string]any{
+			"list": []string{"a", "b"}, "m": map[string]string{"k": "v"},
+			"s": struct{ X []int }{X: []int{1}}, "nested": []any{[]string{"c"}},
+		}}
+	}
+	d := newDeduper(DefaultDedupEntries)
+	a := dedupObject(d, mk())
+	b := dedupObject(d, mk())
+	if !reflect.DeepEqual(a.Object, mk().Object) || !reflect.DeepEqual(b.Object, mk().Object) {
+		t.Fatal("dedup changed a value")
+	}
+}
