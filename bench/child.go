@@ -8,19 +8,22 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -79,6 +82,12 @@ type ChildOptions struct {
 	Updates int
 	// Timeout bounds the whole child; default 10 minutes.
 	Timeout time.Duration
+	// Resource is the fixture's resource: "configmaps" (default) or
+	// "pods".
+	Resource string
+	// Relist, after the update burst, forces one relist (see relistHook)
+	// and measures the heap during it.
+	Relist bool
 }
 
 // Args renders o as the flags ParseChildArgs reads.
@@ -86,7 +95,7 @@ func (o ChildOptions) Args() []string {
 	return []string{
 		"--kubeconfig=" + o.Kubeconfig, "--context=" + o.Context, "--namespace=" + o.Namespace,
 		"--impl=" + o.Impl, fmt.Sprintf("--objects=%d", o.Objects), fmt.Sprintf("--updates=%d", o.Updates),
-		"--timeout=" + o.Timeout.String(),
+		"--timeout=" + o.Timeout.String(), "--resource=" + o.Resource, fmt.Sprintf("--relist=%t", o.Relist),
 	}
 }
 
@@ -102,6 +111,8 @@ func ParseChildArgs(args []string) (ChildOptions, error) {
 	fs.IntVar(&o.Objects, "objects", 0, "")
 	fs.IntVar(&o.Updates, "updates", 0, "")
 	fs.DurationVar(&o.Timeout, "timeout", 0, "")
+	fs.StringVar(&o.Resource, "resource", "", "")
+	fs.BoolVar(&o.Relist, "relist", false, "")
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("bench: informer child: %w", err)
 	}
@@ -127,6 +138,8 @@ type childReport struct {
 type probe struct {
 	run    func(ctx context.Context)
 	synced func() bool
+	// relist, if set, can force a relist (see relistHook).
+	relist *relistHook
 }
 
 // RunInformerChild runs one implementation: start, wait for sync,
@@ -148,6 +161,9 @@ func RunInformerChild(ctx context.Context, o ChildOptions, out io.Writer) error 
 			lastSeen.Store(time.Now().UnixNano())
 			close(allSeen)
 		}
+	}
+	if o.Resource == "" {
+		o.Resource = FixtureConfigMaps
 	}
 	p, err := newProbe(o, added, seen)
 	if err != nil {
@@ -171,6 +187,11 @@ func RunInformerChild(ctx context.Context, o ChildOptions, out io.Writer) error 
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	rep.HeapAfterSyncBytes = m.HeapAlloc
+	if path := os.Getenv("LISTWATCH_BENCH_HEAPPROFILE"); path != "" {
+		if err := writeHeapProfile(path + "." + o.Impl); err != nil {
+			return err
+		}
+	}
 	rep.RSSAfterSyncBytes, _ = procStatusBytes("self", "VmRSS")
 	bw := bufio.NewWriter(out)
 	fmt.Fprintln(bw, childSyncedLine)
@@ -191,12 +212,46 @@ func RunInformerChild(ctx context.Context, o ChildOptions, out io.Writer) error 
 	// paths), so memory given back after the sync-time sample can leave
 	// VmHWM below the VmRSS we saw; the peak is at least that sample.
 	rep.PeakRSSBytes = max(rep.PeakRSSBytes, rep.RSSAfterSyncBytes)
+	if o.Relist && p.relist != nil {
+		if err := measureRelist(ctx, p.relist, &rep.InformerRun); err != nil {
+			return fmt.Errorf("bench: %s relist: %w", o.Impl, err)
+		}
+	}
 	line, err := json.Marshal(rep)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(bw, "%s\n", line)
 	return bw.Flush()
+}
+
+// measureRelist forces one relist and samples the heap from just before
+// the trigger until the relist's list has arrived and as long again
+// (at least 2 s) for the informer to swap it in.
+func measureRelist(ctx context.Context, h *relistHook, run *InformerRun) error {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	run.HeapBeforeRelistBytes = m.HeapAlloc
+	s := startHeapSampler(2 * time.Millisecond)
+	start := time.Now()
+	h.trigger()
+	select {
+	case <-h.done:
+	case <-ctx.Done():
+		s.stop()
+		return ctx.Err()
+	}
+	listed := time.Since(start)
+	run.RelistMs = ms(listed)
+	select {
+	case <-time.After(max(listed, 2*time.Second)):
+	case <-ctx.Done():
+	}
+	s.stop()
+	run.RelistPeakHeapBytes, run.RelistPeakLiveHeapBytes, run.RelistPeakRSSBytes = s.peakHeap, s.peakLive, s.peakRSS
+	run.RelistGCs = s.gcs
+	return nil
 }
 
 // pollUntil checks cond every interval until it holds or ctx ends. Both
@@ -218,10 +273,13 @@ func pollUntil(ctx context.Context, interval time.Duration, cond func() bool) er
 // newProbe builds implementation o.Impl; its handler calls added for
 // every add and seen for every update.
 func newProbe(o ChildOptions, added, seen func()) (probe, error) {
-	switch o.Impl {
-	case ImplListwatchTyped:
+	pods := o.Resource == FixturePods
+	switch {
+	case o.Impl == ImplListwatchTyped && pods:
+		return listwatchProbe[*corev1.Pod](o, added, seen)
+	case o.Impl == ImplListwatchTyped:
 		return listwatchProbe[*corev1.ConfigMap](o, added, seen)
-	case ImplListwatchUnstructured:
+	case o.Impl == ImplListwatchUnstructured:
 		return listwatchProbe[*object.Unstructured](o, added, seen)
 	}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
@@ -234,13 +292,13 @@ func newProbe(o ChildOptions, added, seen func()) (probe, error) {
 	handler := cache.ResourceEventHandlerFuncs{AddFunc: func(any) { added() }, UpdateFunc: func(_, _ any) { seen() }}
 	switch o.Impl {
 	case ImplClientGoTyped, ImplClientGoTypedPaged:
-		return clientGoTypedProbe(cfg, o.Namespace, handler)
+		return clientGoTypedProbe(cfg, o.Namespace, o.Resource, handler)
 	case ImplClientGoDynamic:
-		return clientGoDynamicProbe(cfg, o.Namespace, handler)
+		return clientGoDynamicProbe(cfg, o.Namespace, o.Resource, handler)
 	case ImplSeedIndexer:
-		return seedIndexerProbe(cfg, o.Namespace, added, seen)
+		return seedIndexerProbe(cfg, o.Namespace, o.Resource, added, seen)
 	case ImplSeedFactory:
-		return seedFactoryProbe(cfg, o.Namespace, handler)
+		return seedFactoryProbe(cfg, o.Namespace, o.Resource, handler)
 	}
 	return probe{}, fmt.Errorf("bench: unknown informer implementation %q (want one of %v)", o.Impl, Impls)
 }
@@ -255,8 +313,10 @@ func listwatchProbe[T object.Object](o ChildOptions, added, seen func()) (probe,
 	if err != nil {
 		return probe{}, err
 	}
-	lw := client.NewResource[T](c, configMapsGVR).Namespace(o.Namespace)
-	inf, err := informer.New[T](lw, informer.Options[T]{})
+	gvr := client.GroupVersionResource{Version: "v1", Resource: o.Resource}
+	hook := newRelistHook()
+	lw := listwatchRelistLW[T](client.NewResource[T](c, gvr).Namespace(o.Namespace), hook)
+	inf, err := informer.New[T](lw, listwatchOptions[T]())
 	if err != nil {
 		return probe{}, err
 	}
@@ -270,71 +330,91 @@ func listwatchProbe[T object.Object](o ChildOptions, added, seen func()) (probe,
 	return probe{
 		run:    func(ctx context.Context) { _ = inf.Run(ctx) },
 		synced: reg.HasSynced,
+		relist: hook,
 	}, nil
 }
 
-func clientGoTypedProbe(cfg *rest.Config, ns string, h cache.ResourceEventHandler) (probe, error) {
+func clientGoTypedProbe(cfg *rest.Config, ns, resource string, h cache.ResourceEventHandler) (probe, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return probe{}, err
 	}
-	cms := cs.CoreV1().ConfigMaps(ns)
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (k8sruntime.Object, error) {
-			return cms.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return cms.Watch(ctx, o)
-		},
+	hook := newRelistHook()
+	var lw *cache.ListWatch
+	var objType k8sruntime.Object
+	if resource == FixturePods {
+		pods := cs.CoreV1().Pods(ns)
+		lw = clientGoRelistLW(func(ctx context.Context, o metav1.ListOptions) (k8sruntime.Object, error) { return pods.List(ctx, o) },
+			pods.Watch, hook)
+		objType = &corev1.Pod{}
+	} else {
+		cms := cs.CoreV1().ConfigMaps(ns)
+		lw = clientGoRelistLW(func(ctx context.Context, o metav1.ListOptions) (k8sruntime.Object, error) { return cms.List(ctx, o) },
+			cms.Watch, hook)
+		objType = &corev1.ConfigMap{}
 	}
-	inf := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	return sharedInformerProbe(inf, h)
+	inf := cache.NewSharedIndexInformer(lw, objType, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	return sharedInformerProbe(inf, h, hook)
 }
 
-func clientGoDynamicProbe(cfg *rest.Config, ns string, h cache.ResourceEventHandler) (probe, error) {
+// clientGoDynamicProbe is what dynamicinformer builds (a
+// SharedIndexInformer of *unstructured.Unstructured over the dynamic
+// client, with the namespace index), spelled out so its ListWatch can
+// carry the relist hook.
+func clientGoDynamicProbe(cfg *rest.Config, ns, resource string, h cache.ResourceEventHandler) (probe, error) {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return probe{}, err
 	}
-	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, ns, nil)
-	inf := f.ForResource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Informer()
-	return sharedInformerProbe(inf, h)
+	ri := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: resource}).Namespace(ns)
+	hook := newRelistHook()
+	lw := clientGoRelistLW(func(ctx context.Context, o metav1.ListOptions) (k8sruntime.Object, error) { return ri.List(ctx, o) },
+		ri.Watch, hook)
+	inf := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	return sharedInformerProbe(inf, h, hook)
 }
 
-func seedFactoryProbe(cfg *rest.Config, ns string, h cache.ResourceEventHandler) (probe, error) {
+func seedFactoryProbe(cfg *rest.Config, ns, resource string, h cache.ResourceEventHandler) (probe, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return probe{}, err
 	}
 	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
 	inf := f.Core().V1().ConfigMaps().Informer()
-	return sharedInformerProbe(inf, h)
+	if resource == FixturePods {
+		inf = f.Core().V1().Pods().Informer()
+	}
+	return sharedInformerProbe(inf, h, nil)
 }
 
-func sharedInformerProbe(inf cache.SharedIndexInformer, h cache.ResourceEventHandler) (probe, error) {
+func sharedInformerProbe(inf cache.SharedIndexInformer, h cache.ResourceEventHandler, hook *relistHook) (probe, error) {
 	reg, err := inf.AddEventHandler(h)
 	if err != nil {
 		return probe{}, err
 	}
-	return probe{run: inf.RunWithContext, synced: reg.HasSynced}, nil
+	return probe{run: inf.RunWithContext, synced: reg.HasSynced, relist: hook}, nil
 }
 
 // seedIndexerProbe is the seed article's controller skeleton: handlers
 // only enqueue keys; one worker drains the queue. An update counts as
 // seen when the worker takes its key, as in the article's controller.
-func seedIndexerProbe(cfg *rest.Config, ns string, added, seen func()) (probe, error) {
+func seedIndexerProbe(cfg *rest.Config, ns, resource string, added, seen func()) (probe, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return probe{}, err
 	}
-	lw := cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "configmaps", ns, fields.Everything())
+	lw := cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), resource, ns, fields.Everything())
+	var objType k8sruntime.Object = &corev1.ConfigMap{}
+	if resource == FixturePods {
+		objType = &corev1.Pod{}
+	}
 	queue := cgworkqueue.NewTypedRateLimitingQueue(cgworkqueue.DefaultTypedControllerRateLimiter[string]())
 	// pending counts update events not yet handed to the worker; a key
 	// updated twice before the worker takes it is merged by the queue,
 	// so the worker credits every pending update it covers.
 	var mu sync.Mutex
 	pending := map[string]int{}
-	_, ctrl := cache.NewIndexerInformer(lw, &corev1.ConfigMap{}, 0, cache.ResourceEventHandlerFuncs{
+	_, ctrl := cache.NewIndexerInformer(lw, objType, 0, cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			added()
 			if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
@@ -386,3 +466,37 @@ func seedIndexerProbe(cfg *rest.Config, ns string, added, seen func()) (probe, e
 
 // ErrChild wraps the failure of an informer child process.
 var ErrChild = errors.New("bench: informer child failed")
+
+// listwatchOptions are the informer options the listwatch children use:
+// the defaults, plus the options named in LISTWATCH_BENCH_INFORMER
+// (comma-separated: "drop-managed-fields", "no-dedup", "page-size=N").
+func listwatchOptions[T object.Object]() informer.Options[T] {
+	var o informer.Options[T]
+	for _, opt := range strings.Split(os.Getenv("LISTWATCH_BENCH_INFORMER"), ",") {
+		switch opt {
+		case "drop-managed-fields":
+			o.Transform = informer.DropManagedFieldsOf[T]
+		case "no-dedup":
+			o.DisableDedup = true
+		default:
+			if n, ok := strings.CutPrefix(opt, "page-size="); ok {
+				o.Reflector.PageSize, _ = strconv.ParseInt(n, 10, 64)
+			}
+		}
+	}
+	return o
+}
+
+// writeHeapProfile writes the heap profile after sync, for pprof, when
+// LISTWATCH_BENCH_HEAPPROFILE names a path prefix.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}

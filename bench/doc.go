@@ -26,9 +26,46 @@
 //     latency on a large backlog, listwatch's beside client-go's.
 //
 // Run ties them together: it connects (Connect starts an embedded
-// listwatch server when no kubeconfig is given), builds the fixture
-// (Fixture: ~1 KiB ConfigMaps named bench-0000000… in a bench namespace,
-// labelled BenchLabel), runs the selected benchmarks and cleans up.
+// listwatch server when no kubeconfig is given), builds the fixture,
+// runs the selected benchmarks and cleans up.
+//
+// # Fixtures
+//
+// Objects are named bench-0000000… in a bench namespace and labelled
+// BenchLabel. --fixture selects their kind:
+//
+//   - configmaps (default): ~1 KiB ConfigMaps, alike but for the name.
+//   - pods: ~8 KiB of JSON each, shaped like a production cluster's
+//     Deployment pods (newPod): every PodsPerReplicaSet consecutive pods
+//     belong to one ReplicaSet (ownerReferences with controller and
+//     blockOwnerDeletion) and share its labels (app.kubernetes.io/*,
+//     tier, pod-template-hash), annotations (a config checksum,
+//     restartedAt, prometheus.io/*), images and env; three ReplicaSets
+//     (revisions) per app, 17 teams. Spec: an app container and a proxy
+//     sidecar with images, args, env (values and fieldRefs), ports,
+//     requests and limits, liveness and readiness probes, volume mounts;
+//     ConfigMap, emptyDir and projected service-account volumes; three
+//     tolerations, required node affinity, a node name among 100 nodes,
+//     priority class. Status: Running, four conditions, host and pod IPs,
+//     two container statuses with container IDs and image digests.
+//     managedFields from kube-controller-manager (the create), and
+//     kube-scheduler and kubelet (status subresource). listwatch serve
+//     stores what it is sent, status and managedFields included; against
+//     kube-apiserver, which drops status at create, the fixture writes it
+//     through the status subresource (managedFields are then the server's
+//     own).
+//
+// # Relist
+//
+// "bench informer --relist" measures memory while an informer relists:
+// after the update burst the child makes the informer's open watch end
+// with a 410 Expired ERROR (relistHook wraps both implementations'
+// ListerWatchers; nothing inside either informer is touched), as a
+// server does when the watch's resourceVersion has been compacted, and
+// samples runtime/metrics every 2 ms until the relist's list has arrived
+// and as long again (at least 2 s): the peak of heap object bytes (live
+// or not yet collected, which depends on GOGC), the peak of the live heap
+// as marked by each GC, and VmRSS, against the live heap just before.
 //
 // # Output
 //

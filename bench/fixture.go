@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -20,16 +21,26 @@ const BenchLabel = "listwatch.io/bench"
 
 var (
 	configMapsGVR = client.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	podsGVR       = client.GroupVersionResource{Version: "v1", Resource: "pods"}
 	namespacesGVR = client.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 )
 
-// Fixture is a bench namespace holding ConfigMaps named bench-0000000,
-// bench-0000001, … of about 1 KiB each. Grow adds objects; Cleanup
-// deletes what this Fixture created.
+// Fixture is a bench namespace holding objects named bench-0000000,
+// bench-0000001, …: ConfigMaps of about 1 KiB each (Kind
+// FixtureConfigMaps, the default) or production-shaped pods of about
+// 6 KiB (FixturePods, see newPod). Grow adds objects; Cleanup deletes
+// what this Fixture created.
 type Fixture struct {
 	Namespace string
+	// Kind is FixtureConfigMaps (default) or FixturePods; set it before
+	// Grow.
+	Kind string
 	// Workers is how many creates run at once; default 16.
 	Workers int
+	// UpdatePodStatus writes a pod's status through the status
+	// subresource; it is used when the server drops status at create
+	// (kube-apiserver does, listwatch serve does not).
+	UpdatePodStatus func(ctx context.Context, p *corev1.Pod) error
 	// Progress, when set, receives progress lines or a bar.
 	Progress func(label string, total int) *Progress
 
@@ -65,6 +76,49 @@ func (f *Fixture) Prepare(ctx context.Context) error {
 	return nil
 }
 
+// Resource is the resource the fixture's objects belong to.
+func (f *Fixture) Resource() string {
+	if f.Kind == FixturePods {
+		return podsGVR.Resource
+	}
+	return configMapsGVR.Resource
+}
+
+func (f *Fixture) gvr() client.GroupVersionResource {
+	if f.Kind == FixturePods {
+		return podsGVR
+	}
+	return configMapsGVR
+}
+
+// create creates the i-th object; it exists afterwards even if it did
+// before.
+func (f *Fixture) create(ctx context.Context, i int) error {
+	var err error
+	if f.Kind == FixturePods {
+		pods := client.NewResource[*corev1.Pod](f.c, podsGVR).Namespace(f.Namespace)
+		want := newPod(f.Namespace, i)
+		var got *corev1.Pod
+		got, err = pods.Create(ctx, want)
+		if err == nil && got.Status.Phase == "" {
+			// A server that drops status on create (as kube-apiserver
+			// does) takes it through the status subresource.
+			if f.UpdatePodStatus == nil {
+				return fmt.Errorf("bench: the server dropped %s's status at create, and the fixture has no UpdatePodStatus", ObjectName(i))
+			}
+			got.Status = want.Status
+			err = f.UpdatePodStatus(ctx, got)
+		}
+	} else {
+		_, err = client.NewResource[*corev1.ConfigMap](f.c, configMapsGVR).Namespace(f.Namespace).
+			Create(ctx, newConfigMap(f.Namespace, ObjectName(i)))
+	}
+	if err != nil && !client.IsAlreadyExists(err) {
+		return fmt.Errorf("bench: creating %s: %w", ObjectName(i), err)
+	}
+	return nil
+}
+
 // Count is how many bench objects the fixture holds.
 func (f *Fixture) Count() int { return f.count }
 
@@ -94,11 +148,9 @@ func (f *Fixture) Grow(ctx context.Context, n int) error {
 		prog = f.Progress(fmt.Sprintf("creating %d objects", n-from), n-from)
 	}
 	defer prog.Finish()
-	cms := client.NewResource[*corev1.ConfigMap](f.c, configMapsGVR).Namespace(f.Namespace)
 	err := parallel(ctx, max(f.Workers, 1), from, n, func(ctx context.Context, i int) error {
-		_, err := cms.Create(ctx, newConfigMap(f.Namespace, ObjectName(i)))
-		if err != nil && !client.IsAlreadyExists(err) {
-			return fmt.Errorf("bench: creating %s: %w", ObjectName(i), err)
+		if err := f.create(ctx, i); err != nil {
+			return err
 		}
 		prog.Add(1)
 		return nil
@@ -113,8 +165,8 @@ func (f *Fixture) Grow(ctx context.Context, n int) error {
 // Cleanup deletes the bench objects and, if Prepare created it, the
 // namespace.
 func (f *Fixture) Cleanup(ctx context.Context) error {
-	cms := client.NewResource[*corev1.ConfigMap](f.c, configMapsGVR).Namespace(f.Namespace)
-	err := cms.DeleteCollection(ctx, wire.ListOptions{LabelSelector: BenchLabel})
+	objs := client.NewResource[*object.Unstructured](f.c, f.gvr()).Namespace(f.Namespace)
+	err := objs.DeleteCollection(ctx, wire.ListOptions{LabelSelector: BenchLabel})
 	if err != nil && !client.IsNotFound(err) {
 		return fmt.Errorf("bench: deleting bench objects: %w", err)
 	}

@@ -13,9 +13,8 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/object"
 )
 
 // InformerOptions configure "bench informer".
@@ -36,6 +35,9 @@ type InformerOptions struct {
 	// the child's environment.
 	ChildCommand []string
 	ChildEnv     []string
+	// Relist makes each child force one relist after the burst and
+	// measure memory during it (InformerRun's Relist fields).
+	Relist bool
 	// ChildTimeout bounds each child; default 10 minutes.
 	ChildTimeout time.Duration
 	// Log receives one line per finished child; nil: none.
@@ -75,8 +77,15 @@ func RunInformer(ctx context.Context, t *Target, f *Fixture, opts InformerOption
 				return nil, err
 			}
 			if opts.Log != nil {
-				fmt.Fprintf(opts.Log, "informer %s N=%d: sync %.0f ms, heap %s, peak RSS %s, %.0f events/s\n",
-					impl, n, run.SyncMs, humanBytes(run.HeapAfterSyncBytes), humanBytes(run.PeakRSSBytes), run.EventsPerSec)
+				fmt.Fprintf(opts.Log, "informer %s %s N=%d: sync %.0f ms, heap %s, peak RSS %s, %.0f events/s\n",
+					impl, run.Fixture, n, run.SyncMs, humanBytes(run.HeapAfterSyncBytes), humanBytes(run.PeakRSSBytes), run.EventsPerSec)
+				if opts.Relist && run.RelistMs > 0 {
+					fmt.Fprintf(opts.Log, "informer %s %s N=%d: relist %.0f ms, steady heap %s, peak heap %s (%.2fx), peak live heap %s (%.2fx), peak RSS %s, %d GCs\n",
+						impl, run.Fixture, n, run.RelistMs, humanBytes(run.HeapBeforeRelistBytes),
+						humanBytes(run.RelistPeakHeapBytes), ratio(run.RelistPeakHeapBytes, run.HeapBeforeRelistBytes),
+						humanBytes(run.RelistPeakLiveHeapBytes), ratio(run.RelistPeakLiveHeapBytes, run.HeapBeforeRelistBytes),
+						humanBytes(run.RelistPeakRSSBytes), run.RelistGCs)
+				}
 			}
 			res.Runs = append(res.Runs, run)
 		}
@@ -91,6 +100,7 @@ func runChild(ctx context.Context, t *Target, f *Fixture, opts InformerOptions, 
 	co := ChildOptions{
 		Kubeconfig: t.KubeconfigPath, Context: t.Context, Namespace: f.Namespace,
 		Impl: impl, Objects: n, Updates: updates, Timeout: opts.ChildTimeout,
+		Resource: f.Resource(), Relist: opts.Relist,
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.ChildTimeout+30*time.Second)
 	defer cancel()
@@ -118,7 +128,7 @@ func runChild(ctx context.Context, t *Target, f *Fixture, opts InformerOptions, 
 	}
 
 	burstStart := time.Now()
-	if err := patchBurst(ctx, t.Client, f.Namespace, updates, opts.UpdateWorkers, burst); err != nil {
+	if err := patchBurst(ctx, t.Client, f, updates, opts.UpdateWorkers, burst); err != nil {
 		return fail(err)
 	}
 	writeTook := time.Since(burstStart)
@@ -135,6 +145,7 @@ func runChild(ctx context.Context, t *Target, f *Fixture, opts InformerOptions, 
 		return InformerRun{}, fmt.Errorf("%w: %s N=%d: %w\n%s", ErrChild, impl, n, err, stderr.String())
 	}
 	run := rep.InformerRun
+	run.Fixture = f.Resource()
 	if run.Listed != n {
 		return InformerRun{}, fmt.Errorf("%w: %s synced with %d objects, expected %d: does namespace %s hold objects other than bench's?",
 			ErrChild, impl, run.Listed, n, f.Namespace)
@@ -148,14 +159,17 @@ func runChild(ctx context.Context, t *Target, f *Fixture, opts InformerOptions, 
 	return run, nil
 }
 
-// patchBurst changes the first n bench objects with merge patches. The
-// value differs per burst: a patch that changes nothing produces no
-// event on kube-apiserver.
-func patchBurst(ctx context.Context, c *client.Client, ns string, n, workers, burst int) error {
-	cms := client.NewResource[*corev1.ConfigMap](c, configMapsGVR).Namespace(ns)
+// patchBurst changes the first n bench objects with merge patches: a
+// ConfigMap's data, a pod's annotation. The value differs per burst: a
+// patch that changes nothing produces no event on kube-apiserver.
+func patchBurst(ctx context.Context, c *client.Client, f *Fixture, n, workers, burst int) error {
+	objs := client.NewResource[*object.Unstructured](c, f.gvr()).Namespace(f.Namespace)
 	body := fmt.Appendf(nil, `{"data":{"burst":"%d"}}`, burst)
+	if f.Kind == FixturePods {
+		body = fmt.Appendf(nil, `{"metadata":{"annotations":{"listwatch.io/bench-burst":"%d"}}}`, burst)
+	}
 	return parallel(ctx, workers, 0, n, func(ctx context.Context, i int) error {
-		_, err := cms.Patch(ctx, ObjectName(i), client.MergePatch, body)
+		_, err := objs.Patch(ctx, ObjectName(i), client.MergePatch, body)
 		if err != nil {
 			return fmt.Errorf("bench: patching %s: %w", ObjectName(i), err)
 		}
@@ -196,4 +210,12 @@ func humanBytes(n uint64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// ratio is a/b, 0 when b is 0.
+func ratio(a, b uint64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }

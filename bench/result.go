@@ -106,6 +106,27 @@ type InformerRun struct {
 	Updates      int     `json:"updates"`
 	EventsPerSec float64 `json:"eventsPerSec"`
 	WriteMs      float64 `json:"writeMs"`
+	// Fixture is the kind of objects measured: "configmaps" or "pods".
+	Fixture string `json:"fixture,omitempty"`
+	// The relist measurement ("bench informer --relist"): after the
+	// update burst the child makes the informer's watch end with 410
+	// Expired, so it lists everything again, and samples memory every
+	// 2 ms from just before that until the list has arrived and as long
+	// again (at least 2 s). HeapBeforeRelistBytes is the live heap after
+	// a forced GC just before (the steady heap); RelistPeakHeapBytes the
+	// peak of heap object bytes, collected or not (it depends on GOGC as
+	// much as on the informer); RelistPeakLiveHeapBytes the peak of the
+	// live heap as marked by each GC during the relist (what the
+	// informer holds; equal to the steady heap when no GC ran);
+	// RelistPeakRSSBytes the peak VmRSS sampled; RelistMs from the
+	// trigger to the last page (or the end bookmark of a streaming
+	// list); RelistGCs how many GCs ran.
+	HeapBeforeRelistBytes   uint64  `json:"heapBeforeRelistBytes,omitempty"`
+	RelistPeakHeapBytes     uint64  `json:"relistPeakHeapBytes,omitempty"`
+	RelistPeakLiveHeapBytes uint64  `json:"relistPeakLiveHeapBytes,omitempty"`
+	RelistPeakRSSBytes      uint64  `json:"relistPeakRSSBytes,omitempty"`
+	RelistMs                float64 `json:"relistMs,omitempty"`
+	RelistGCs               int     `json:"relistGCs,omitempty"`
 	// Error is set when the child failed; the other fields are then
 	// partial.
 	Error string `json:"error,omitempty"`

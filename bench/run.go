@@ -26,6 +26,9 @@ type Options struct {
 	Objects []int
 	// CreateWorkers is how many creates run at once; default 16.
 	CreateWorkers int
+	// Fixture is the kind of objects to create: FixtureConfigMaps
+	// (default) or FixturePods.
+	Fixture string
 
 	List     *ListOptions
 	Informer *InformerOptions
@@ -70,6 +73,14 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		res.Target = t.Info
 		f := NewFixture(t.Client, o.Namespace)
 		f.Progress = progress
+		switch o.Fixture {
+		case "", FixtureConfigMaps:
+		case FixturePods:
+			f.Kind = FixturePods
+			f.UpdatePodStatus = clientGoPodStatusUpdater(t)
+		default:
+			return nil, fmt.Errorf("%w: fixture %q (want one of %v)", ErrUsage, o.Fixture, Fixtures)
+		}
 		if o.CreateWorkers > 0 {
 			f.Workers = o.CreateWorkers
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/listwatch/listwatch/object"
@@ -146,15 +147,57 @@ func (q *DeltaQueue[T]) signal() {
 // been popped. rv is the list's resourceVersion, kept for symmetry with
 // client-go and for logs.
 func (q *DeltaQueue[T]) Replace(list []T, rv string) error {
-	_ = rv
-	objs := make([]T, len(list))
-	for i, o := range list {
+	objs := slices.Clone(list)
+	if err := q.PrepareListed(objs); err != nil {
+		return err
+	}
+	return q.ReplacePrepared(objs, rv)
+}
+
+// PrepareListed turns one page of a list, in place, into what Replace
+// would store: an object unchanged from the last state the consumer will
+// have seen for its key (same UID and resourceVersion as the newest
+// queued delta, else as KnownObjects' copy) becomes that state, every
+// other object is transformed. Objects without a UID or resourceVersion
+// are never taken for unchanged.
+//
+// A relist calls it page by page, then ReplacePrepared, so that an
+// unchanged object is held once, not twice, and a changed one only in its
+// transformed form: memory during a relist stays near the steady state
+// plus one page. The kept copy equals the listed one by the API's
+// contract (an object's resourceVersion changes with every write), and
+// was transformed when it arrived; it is not transformed again.
+func (q *DeltaQueue[T]) PrepareListed(page []T) error {
+	reused := make([]bool, len(page))
+	q.mu.Lock()
+	for i, o := range page {
+		uid, rv := object.UID(o), o.GetResourceVersion()
+		if uid == "" || rv == "" {
+			continue
+		}
+		last, ok := q.lastSeenLocked(object.Key(o))
+		if ok && object.UID(last) == uid && last.GetResourceVersion() == rv {
+			page[i], reused[i] = last, true
+		}
+	}
+	q.mu.Unlock()
+	for i, o := range page {
+		if reused[i] {
+			continue
+		}
 		t, err := q.transformed(o)
 		if err != nil {
 			return err
 		}
-		objs[i] = t
+		page[i] = t
 	}
+	return nil
+}
+
+// ReplacePrepared is Replace for a list whose every page went through
+// PrepareListed.
+func (q *DeltaQueue[T]) ReplacePrepared(objs []T, rv string) error {
+	_ = rv
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	present := make(map[string]struct{}, len(objs))
@@ -200,6 +243,24 @@ func (q *DeltaQueue[T]) Replace(list []T, rv string) error {
 		q.initialCount = len(q.order)
 	}
 	return nil
+}
+
+// lastSeenLocked is the last state the consumer will have seen for key:
+// the newest queued delta's object unless that is a delete, else
+// KnownObjects' copy.
+func (q *DeltaQueue[T]) lastSeenLocked(key string) (T, bool) {
+	var zero T
+	if ds, queued := q.items[key]; queued {
+		newest, _ := ds.Newest()
+		if newest.Type == Deleted {
+			return zero, false
+		}
+		return newest.Object, true
+	}
+	if q.known == nil {
+		return zero, false
+	}
+	return q.known.GetByKey(key)
 }
 
 // recreatedLocked reports whether listed, the object a list has under key,

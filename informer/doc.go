@@ -52,6 +52,32 @@
 //     final state is unknown (deleted while the watch was down); there are
 //     no tombstones to type-assert.
 //
+// # Memory
+//
+// Handlers and the Lister see exactly the objects the server sent, apart
+// from the user's own Transform. Within that rule the informer holds less
+// than client-go's does (see README, Performance):
+//
+//   - Sharing (default; Options.DisableDedup turns it off): equal parts of
+//     stored objects are held once. Strings everywhere; for typed objects
+//     every pointed-to struct, slice and map whose value equals one seen
+//     before, children first (so the containers, env, probes, resources,
+//     tolerations, labels and managedFields entries of a ReplicaSet's
+//     replicas collapse into one copy); for Unstructured every equal
+//     subtree. Values never change; memory is shared, which is one more
+//     reason never to modify a stored object. The tables that find equal
+//     parts are bounded (DefaultDedupEntries) and start afresh past it.
+//   - Relists: a list is handed to the queue page by page as it arrives
+//     (ListPreparer); an object the list shows with the UID and
+//     resourceVersion already stored keeps the stored copy and the listed
+//     one is dropped at once, so a relist holds about one page more than
+//     the steady state instead of two copies of everything. The kept copy
+//     equals the listed one by the API's contract (every write changes
+//     resourceVersion); it is not transformed again.
+//   - managedFields are kept by default, as client-go does; Transform with
+//     DropManagedFields (Unstructured) or DropManagedFieldsOf (any type)
+//     drops them, if no handler reads them.
+//
 // # Metrics
 //
 // ReflectorOptions.Metrics takes a MetricsProvider; NewPrometheusProvider
@@ -62,7 +88,10 @@
 // # Caveats
 //
 // Objects handed to handlers and returned by the Lister are the stored
-// pointers, shared by every reader. Never mutate them; copy first.
+// pointers, shared by every reader, and share parts with each other (see
+// Memory). Never mutate them; copy first (DeepCopy copies everything).
+// A ListerWatcher must hand over objects nobody else holds: the informer
+// rewrites their parts in place.
 //
 // Handlers run on their own goroutine, one notification at a time per
 // handler. Registration.Remove drops what is buffered and does not wait

@@ -83,7 +83,7 @@ func (s *fakeServer) writeLocked(t wire.EventType, obj U) {
 	ev := wire.Event[U]{Type: t, Object: obj}
 	s.history = append(s.history, ev)
 	for w := range s.watchers {
-		w.push(ev)
+		w.push(copyEvent(ev)) // a client never shares memory with the server
 	}
 }
 

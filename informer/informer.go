@@ -18,6 +18,14 @@ type Options[T object.Object] struct {
 	// handed to handlers (see DropManagedFields). It may modify its
 	// argument in place: the object is not shared yet.
 	Transform func(T) (T, error)
+	// DisableDedup turns off the sharing of equal parts between stored
+	// objects (strings; for typed objects every equal pointed-to struct,
+	// slice and map; for Unstructured every equal subtree), which the
+	// informer does by default after Transform: values are unchanged,
+	// memory is not (see the package doc, Memory). With it on, stored
+	// objects share memory, one more reason never to modify them
+	// (DeepCopy first).
+	DisableDedup bool
 	// Reflector tunes listing and watching; its ResyncPeriod and
 	// ShouldResync are set by the informer.
 	Reflector ReflectorOptions
@@ -53,7 +61,13 @@ func New[T object.Object](lw ListerWatcher[T], opts Options[T]) (*Informer[T], e
 		return nil, err
 	}
 	i := &Informer[T]{store: store, listeners: map[*listener[T]]struct{}{}}
-	i.queue = NewDeltaQueue(DeltaQueueOptions[T]{KnownObjects: store, Transform: opts.Transform})
+	transform := opts.Transform
+	if !opts.DisableDedup {
+		d := newDeduper(DefaultDedupEntries)
+		d.objects = store.Len
+		transform = withDedup(transform, d)
+	}
+	i.queue = NewDeltaQueue(DeltaQueueOptions[T]{KnownObjects: store, Transform: transform})
 	ro := opts.Reflector
 	ro.ResyncPeriod = i.resyncPeriod
 	ro.ShouldResync = i.shouldResync

@@ -267,6 +267,9 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 		if listRV == "" {
 			listRV = page.Metadata.ResourceVersion
 		}
+		if err := r.prepare(page.Items); err != nil {
+			return err
+		}
 		items = append(items, page.Items...)
 		if page.Metadata.Continue == "" {
 			break
@@ -274,6 +277,17 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 		opts = wire.ListOptions{Limit: opts.Limit, Continue: page.Metadata.Continue}
 	}
 	return r.replace(items, listRV)
+}
+
+// prepare hands a list page to the sink as it arrives, if the sink takes
+// lists page by page (see ListPreparer).
+func (r *Reflector[T]) prepare(items []T) error {
+	if lp, ok := r.sink.(ListPreparer[T]); ok && len(items) > 0 {
+		if err := lp.PrepareListed(items); err != nil {
+			return fmt.Errorf("replace: %w", err)
+		}
+	}
+	return nil
 }
 
 // listPage is one LIST request, measured.
@@ -289,7 +303,13 @@ func (r *Reflector[T]) listPage(ctx context.Context, opts wire.ListOptions) (*wi
 }
 
 func (r *Reflector[T]) replace(items []T, rv string) error {
-	if err := r.sink.Replace(items, rv); err != nil {
+	var err error
+	if lp, ok := r.sink.(ListPreparer[T]); ok {
+		err = lp.ReplacePrepared(items, rv)
+	} else {
+		err = r.sink.Replace(items, rv)
+	}
+	if err != nil {
 		return fmt.Errorf("replace: %w", err)
 	}
 	r.mu.Lock()
@@ -485,7 +505,11 @@ func (r *Reflector[T]) consume(w *openWatch[T], ie *initialEvents[T]) error {
 func (r *Reflector[T]) collect(ie *initialEvents[T], ev wire.Event[T]) error {
 	switch ev.Type {
 	case wire.Added, wire.Modified:
-		ie.items[object.Key(ev.Object)] = ev.Object
+		one := []T{ev.Object}
+		if err := r.prepare(one); err != nil {
+			return err
+		}
+		ie.items[object.Key(ev.Object)] = one[0]
 	case wire.Deleted:
 		delete(ie.items, object.Key(ev.Object))
 	case wire.Bookmark:

@@ -40,7 +40,8 @@ DIR/index.html with charts and a PNG and SVG of each chart.`,
 	pf.StringVar(&f.opts.Target.DataDir, "data-dir", "", "data directory of the embedded server (default: a temporary directory)")
 	pf.IntVar(&f.opts.Target.ServerPID, "server-pid", 0, "pid of a local server process, to report its CPU time (watch)")
 	pf.StringVar(&f.opts.Namespace, "namespace", "listwatch-bench", "namespace for bench objects")
-	pf.IntSliceVar(&f.opts.Objects, "objects", []int{1000}, "object counts (~1 KiB ConfigMaps); list uses the largest, informer measures each")
+	pf.IntSliceVar(&f.opts.Objects, "objects", []int{1000}, "object counts (see --fixture); list uses the largest, informer measures each")
+	pf.StringVar(&f.opts.Fixture, "fixture", bench.FixtureConfigMaps, "objects to create: configmaps (~1 KiB) or pods (~6 KiB, shaped like a production cluster's)")
 	pf.IntVar(&f.opts.CreateWorkers, "create-workers", 16, "concurrent creates while building the fixture")
 	pf.BoolVar(&f.opts.Keep, "keep", false, "keep the namespace and objects created")
 	pf.BoolVar(&f.json, "json", false, "print the result as JSON instead of a table")
@@ -123,6 +124,7 @@ func addInformerFlags(cmd *cobra.Command, io *bench.InformerOptions) {
 	fl.StringSliceVar(&io.Impls, "impls", bench.Impls, "informer implementations to run")
 	fl.IntVar(&io.Updates, "updates", 1000, "update burst applied after each sync")
 	fl.DurationVar(&io.ChildTimeout, "child-timeout", 0, "bound on each child process (default 10m)")
+	fl.BoolVar(&io.Relist, "relist", false, "after the burst, force one relist (the watch ends with 410 Expired) and measure memory during it")
 }
 
 func newBenchInformerCommand(f *benchFlags) *cobra.Command {
