@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/listwatch/listwatch/internal/run"
+	"github.com/listwatch/listwatch/server/filters"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/trace"
 )
@@ -131,26 +133,26 @@ func New(cfg Config) (*Server, error) {
 // and runs the default reader, until ctx ends. It returns after its work
 // has stopped.
 func (s *Server) Run(ctx context.Context) error {
-	// Cancel before waiting, so that an early error return also stops
-	// the default reader.
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	var g run.Group
 	if s.runReader != nil {
-		wg.Go(func() { _ = s.runReader(ctx) })
-	}
-	if err := s.bootstrapNamespaces(ctx); err != nil {
-		if ctx.Err() != nil {
+		g.Go("default reader", func(ctx context.Context) error {
+			_ = s.runReader(ctx)
 			return nil
+		})
+	}
+	stop, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g.Go("crds", func(ctx context.Context) error {
+		if err := s.bootstrapNamespaces(ctx); err != nil {
+			return err
+		}
+		err := s.followCRDs(ctx, func() { s.bootOnce.Do(func() { close(s.booted) }) })
+		if err == nil {
+			cancel() // the API's work has ended: so does Run
 		}
 		return err
-	}
-	err := s.followCRDs(ctx, func() { s.bootOnce.Do(func() { close(s.booted) }) })
-	if ctx.Err() != nil {
-		return nil
-	}
-	return err
+	})
+	return g.Run(stop)
 }
 
 // Ready is closed once Run has created the default namespaces and loaded
@@ -159,7 +161,12 @@ func (s *Server) Ready() <-chan struct{} { return s.booted }
 
 // Handler returns the API without authentication, authorization or limits;
 // those are filters wrapped around it.
-func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+//
+// A panic in it is recovered (filters.WithPanicRecovery): it becomes a 500
+// Status if nothing was written yet, else the connection is aborted.
+func (s *Server) Handler() http.Handler {
+	return filters.WithPanicRecovery(http.HandlerFunc(s.serveHTTP), s.log)
+}
 
 // Serves reports whether the server now serves resource in group and
 // version: a built-in, or a resource of an established CRD.

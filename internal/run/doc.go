@@ -14,9 +14,10 @@
 //     waits for all of them, and returns the first error (wrapped with the
 //     goroutine's name), or nil if ctx ended first. A goroutine that
 //     returns nil stops alone; the others go on.
-//   - Errors returned after the group began stopping are dropped: they are
-//     most often the cancellation itself. context.Canceled is never an
-//     error of the group.
+//   - Errors returned once the goroutines' context is done (ctx ended, or
+//     another goroutine failed first) are dropped: they are most often
+//     the cancellation's echo. context.Canceled is never an error of the
+//     group.
 //   - Run runs once; a second call returns ErrRunning.
 //
 // It is errgroup with names, goroutines added while it runs, and Run's

@@ -30,7 +30,7 @@ type Group struct {
 	// state == running, so never after Run's final Wait has begun.
 	mu      sync.Mutex
 	state   state
-	ctx     context.Context // the goroutines' context; set while running
+	ctx     context.Context // the goroutines' context; set from Run on
 	cancel  context.CancelFunc
 	pending []task // queued before Run
 	err     error  // first error, wrapped with its goroutine's name
@@ -65,7 +65,8 @@ func (g *Group) startLocked(t task) {
 		}
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		if g.state == running && g.err == nil {
+		// Once ctx is done, errors are the cancellation's echo.
+		if g.state == running && g.ctx.Err() == nil && g.err == nil {
 			g.err = fmt.Errorf("%s: %w", t.name, err)
 			close(g.failed)
 		}
