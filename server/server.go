@@ -14,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/server/filters"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/trace"
+	"github.com/listwatch/listwatch/wire"
 )
 
 // ErrNoStore: Config.Store is nil.
@@ -115,7 +116,7 @@ func New(cfg Config) (*Server, error) {
 		s.slow = trace.DefaultThreshold
 	}
 	if s.maxBody <= 0 {
-		s.maxBody = 3 << 20
+		s.maxBody = wire.MaxRequestBodyBytes
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -8,8 +8,9 @@ import (
 	"github.com/listwatch/listwatch/wire"
 )
 
-// DefaultMaxBodyBytes is kube-apiserver's limit on a request body (3 MiB).
-const DefaultMaxBodyBytes = 3 << 20
+// DefaultMaxBodyBytes is kube-apiserver's limit on a request body (3 MiB),
+// wire.MaxRequestBodyBytes.
+const DefaultMaxBodyBytes = wire.MaxRequestBodyBytes
 
 // WithBodyLimit refuses bodies over limit bytes (DefaultMaxBodyBytes if
 // limit <= 0) with 413 Request Entity Too Large, before the handler runs:
