@@ -12,7 +12,7 @@ import (
 
 // serveHTTP routes one request: health and version, discovery, OpenAPI,
 // then resource requests by verb. Handler wraps it in
-// filters.WithPanicRecovery, the one recovery path: a panic becomes a 500
+// filters.Recovery, the one recovery path: a panic becomes a 500
 // Status, or, once the response has begun, a cut connection.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.serveNonResource(w, r) {

@@ -163,10 +163,10 @@ func (s *Server) Ready() <-chan struct{} { return s.booted }
 // Handler returns the API without authentication, authorization or limits;
 // those are filters wrapped around it.
 //
-// A panic in it is recovered (filters.WithPanicRecovery): it becomes a 500
+// A panic in it is recovered (filters.Recovery): it becomes a 500
 // Status if nothing was written yet, else the connection is aborted.
 func (s *Server) Handler() http.Handler {
-	return filters.WithPanicRecovery(http.HandlerFunc(s.serveHTTP), s.log)
+	return filters.Recovery(s.log)(http.HandlerFunc(s.serveHTTP))
 }
 
 // Serves reports whether the server now serves resource in group and
