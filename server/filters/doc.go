@@ -2,7 +2,8 @@
 // listener and the API. Each filter has one constructor, in its own file,
 // that takes the filter's settings and returns a Filter, a
 // func(http.Handler) http.Handler (Recovery(logger), Timeout(d), …);
-// Chain composes them. Every refusal is a Kubernetes Status document with
+// Chain composes them. A Filter may wrap any number of handlers; each
+// wrap has its own state (MaxInFlight's semaphores). Every refusal is a Kubernetes Status document with
 // the right code, written as JSON.
 //
 // # Order
@@ -19,7 +20,7 @@
 //		filters.Authorization(authz),          // 403, kube's message
 //		filters.MaxInFlight(limits),           // 429 + Retry-After; needs the user (per-user limit, masters)
 //		filters.Timeout(60*time.Second),       // 504; skips watches
-//		filters.BodyLimit(wire.MaxRequestBodyBytes), // 413; reads bodies within the timeout
+//		filters.BodyLimit(0),                  // 413 over 3 MiB (0: wire.MaxRequestBodyBytes); reads bodies within the timeout
 //	)
 //
 // Filters read the request's *request.Info (request.InfoFrom) for verb,
