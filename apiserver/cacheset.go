@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/listwatch/listwatch/internal/run"
 	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/cache"
@@ -36,12 +37,13 @@ type cacheSet struct {
 	// resource starts only after it: caches share metric series by
 	// resource name, and a stopping cache deletes them. guarded by mu
 	stopping map[string]chan struct{}
-	// runCtx is Run's context while Run runs, nil before and after; a
-	// cache is created, and its Run started in wg, only while it is set,
-	// so every started cache is waited for and none is left unstarted.
+	// running is set when Run starts; before it reads create no cache.
 	// Guarded by mu.
-	runCtx context.Context
-	wg     sync.WaitGroup
+	running bool
+	// group runs the caches. A cache is created only when the group takes
+	// its Run (get holds mu around both), so every started cache is
+	// waited for, and none is made once Run has begun stopping.
+	group run.Group
 }
 
 func newCacheSet(store storage.Interface, fallback storage.ListWatcher, log *slog.Logger, reg prometheus.Registerer) *cacheSet {
@@ -61,15 +63,9 @@ var _ server.Readers = (*cacheSet)(nil)
 // reader is closed; it returns after all of them have stopped.
 func (s *cacheSet) Run(ctx context.Context) error {
 	s.mu.Lock()
-	s.runCtx = ctx
+	s.running = true
 	s.mu.Unlock()
-	<-ctx.Done()
-	s.mu.Lock()
-	s.runCtx = nil
-	s.mu.Unlock()
-	// No cache starts after runCtx is cleared, so Wait sees every Add.
-	s.wg.Wait()
-	return nil
+	return s.group.Run(ctx)
 }
 
 // Open returns the reader of one resource; it starts nothing.
@@ -98,11 +94,31 @@ type cachedReader struct {
 
 var _ server.ResourceReader = (*cachedReader)(nil)
 
-// startLocked creates the cache and starts its Run under Run's context;
-// set.mu is held and set.runCtx set.
+// startLocked creates the cache and gives its Run to the group, unless
+// the group is stopping; set.mu is held.
 func (r *cachedReader) startLocked() {
 	s := r.set
-	c := cache.New(cache.Config{
+	// The cache is made only once the group has taken its Run: a cache
+	// registers metric series that only its Run removes.
+	made := make(chan *cache.Cache, 1)
+	closed, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	ok := s.group.Go(r.spec.Resource, func(ctx context.Context) error {
+		defer close(done)
+		c := <-made
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(closed, cancel)()
+		if err := c.Run(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("watch cache stopped", "resource", r.spec.Resource, "err", err)
+		}
+		return nil
+	})
+	if !ok {
+		stop()
+		return
+	}
+	r.c = cache.New(cache.Config{
 		Store:      s.store,
 		Prefix:     r.spec.Prefix,
 		Attrs:      r.spec.Attrs,
@@ -110,15 +126,8 @@ func (r *cachedReader) startLocked() {
 		Registerer: s.reg,
 		Resource:   r.spec.Resource,
 	})
-	ctx, stop := context.WithCancel(s.runCtx)
-	done := make(chan struct{})
-	r.c, r.stop, r.done = c, stop, done
-	s.wg.Go(func() {
-		defer close(done)
-		if err := c.Run(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error("watch cache stopped", "resource", r.spec.Resource, "err", err)
-		}
-	})
+	made <- r.c
+	r.stop, r.done = stop, done
 }
 
 // get returns the ready cache, creating it if needed; nil means "not
@@ -127,7 +136,7 @@ func (r *cachedReader) startLocked() {
 func (r *cachedReader) get() *cache.Cache {
 	s := r.set
 	s.mu.Lock()
-	if r.c == nil && !r.closed && s.runCtx != nil && s.stopping[r.spec.Resource] == nil {
+	if r.c == nil && !r.closed && s.running && s.stopping[r.spec.Resource] == nil {
 		r.startLocked()
 	}
 	c := r.c

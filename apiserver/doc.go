@@ -10,4 +10,13 @@
 //
 // New only validates; Run starts everything and, when ctx ends, stops it
 // all and returns after every goroutine it started has exited.
+//
+// Inside Run there are three steps. First what outlives serving is opened:
+// the data-dir lock (embedded etcd only), the credentials, etcd. Then
+// build constructs the server on them and starts nothing: the store, the
+// direct reader, the cache set, the API, the filter chain, the bound
+// listener, the kubeconfig. Last, serve runs the parts (API, direct
+// reader, caches, compactor, HTTPS and its shutdown) on one run group: the
+// first part to fail stops the others, and Run returns that error once
+// all have stopped.
 package apiserver

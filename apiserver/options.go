@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/listwatch/listwatch/wire"
 )
 
 // Options configure a server. The zero value (with DataDir set) is a
@@ -95,7 +97,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.Port = 0
 	}
 	if o.MaxBodyBytes == 0 {
-		o.MaxBodyBytes = 3 << 20
+		o.MaxBodyBytes = wire.MaxRequestBodyBytes
 	}
 	if o.RequestTimeout == 0 {
 		o.RequestTimeout = 60 * time.Second

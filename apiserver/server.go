@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +16,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/listwatch/listwatch/internal/pki"
+	"github.com/listwatch/listwatch/internal/run"
 	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/server/filters"
@@ -64,9 +64,11 @@ func (a *APIServer) Store() *etcd.Store { return a.store }
 // Run starts the server and blocks until ctx ends; it returns after every
 // goroutine it started has exited and etcd has stopped. An error before
 // Ready means the server could not start.
+//
+// It opens what outlives serving (the data-dir lock, the credentials,
+// etcd), builds the server on them (build), and serves it (serve).
 func (a *APIServer) Run(ctx context.Context) error {
 	o := a.opts
-	log := o.Logger
 	// One server per data dir with embedded etcd: a second one fails
 	// here, before it can rewrite the credentials the first one serves
 	// with. Replicas on an external cluster may share a data dir (and so
@@ -90,116 +92,135 @@ func (a *APIServer) Run(ctx context.Context) error {
 	}
 	defer closeEtcd()
 
-	a.store = etcd.New(cli, etcd.WithRegisterer(o.Registerer))
+	p, err := build(o, creds, cli)
+	if err != nil {
+		return err
+	}
+	a.store, a.url = p.store, p.url
+	if err := a.serve(ctx, p); err != nil {
+		o.Logger.Error("listwatch stopping", "err", err)
+		return err
+	}
+	return nil
+}
+
+// parts is a server built and not serving: the listener is bound and the
+// kubeconfig written, but no goroutine runs.
+type parts struct {
+	store     *etcd.Store
+	api       *server.Server
+	direct    *direct.Reader
+	caches    *cacheSet       // nil with DisableWatchCache
+	compactor *etcd.Compactor // nil without CompactionInterval
+	http      *http.Server
+	ln        net.Listener
+	url       string
+}
+
+// build constructs the server on an etcd client and credentials; it
+// starts nothing. On error nothing is left open.
+func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (*parts, error) {
+	p := &parts{store: etcd.New(cli, etcd.WithRegisterer(o.Registerer))}
 	// The direct reader serves everything with --disable-watch-cache, and
-	// otherwise what the caches cannot (yet); its Run (below) keeps the
-	// bookmarks of its watches timely.
-	directReader := direct.New(a.store)
+	// otherwise what the caches cannot (yet); its Run keeps the bookmarks
+	// of its watches timely.
+	p.direct = direct.New(p.store)
 	// The API's registry opens a cache per resource and closes it when
 	// the resource changes or goes.
-	var caches *cacheSet
 	var readers server.Readers
 	if !o.DisableWatchCache {
-		caches = newCacheSet(a.store, directReader, o.Logger, o.Registerer)
-		readers = caches
+		p.caches = newCacheSet(p.store, p.direct, o.Logger, o.Registerer)
+		readers = p.caches
+	}
+	if o.CompactionInterval > 0 {
+		p.compactor = &etcd.Compactor{Store: p.store, Interval: o.CompactionInterval, Logger: o.Logger}
 	}
 	api, err := server.New(server.Config{
-		Store:             a.store,
-		Reader:            directReader,
+		Store:             p.store,
+		Reader:            p.direct,
 		Readers:           readers,
-		Logger:            log,
+		Logger:            o.Logger,
 		Registerer:        o.Registerer,
 		MinRequestTimeout: o.MinRequestTimeout,
 		WatchWriteTimeout: o.WatchWriteTimeout,
 		MaxBodyBytes:      o.MaxBodyBytes,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	handler, err := a.handler(api, creds)
+	p.api = api
+	handler, err := handler(o, api, creds)
 	if err != nil {
-		return err
+		return nil, err
 	}
-
-	ln, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.Port)))
-	if err != nil {
-		return fmt.Errorf("apiserver: listen: %w", err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	a.url = "https://" + net.JoinHostPort(clientHost(o.BindAddress), strconv.Itoa(port))
-	if err := pki.WriteKubeconfig(o.KubeconfigPath, a.url, creds); err != nil {
-		ln.Close()
-		return err
-	}
-
-	// Request contexts derive from serveCtx, so that stopping the server
-	// ends watches instead of waiting out their timeouts.
-	serveCtx, stopServing := context.WithCancel(ctx)
-	defer stopServing()
 	// No ReadTimeout or WriteTimeout: they would cut watches. Bodies get a
 	// per-request read deadline instead (filters.BodyDeadline), and
 	// watches a write deadline per write (server.Config.WatchWriteTimeout).
-	httpSrv := &http.Server{
+	// serve sets BaseContext.
+	p.http = &http.Server{
 		Handler:           handler,
 		TLSConfig:         pki.TLSConfig(creds),
 		ReadHeaderTimeout: o.ReadHeaderTimeout,
 		IdleTimeout:       90 * time.Second,
 		MaxHeaderBytes:    1 << 20,
-		BaseContext:       func(net.Listener) context.Context { return serveCtx },
 		// TLS handshake failures and the like: debug, not stderr noise.
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ErrorLog: slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug),
 	}
 
-	var wg sync.WaitGroup
-	errc := make(chan error, 5)
-	run := func(name string, f func(context.Context) error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := f(serveCtx); err != nil && !errors.Is(err, context.Canceled) && serveCtx.Err() == nil {
-				errc <- fmt.Errorf("%s: %w", name, err)
-			}
-		}()
-	}
-	run("api", api.Run)
-	run("direct reader", directReader.Run)
-	if caches != nil {
-		run("watch cache", caches.Run)
-	}
-	if o.CompactionInterval > 0 {
-		c := &etcd.Compactor{Store: a.store, Interval: o.CompactionInterval, Logger: log}
-		run("compactor", c.Run)
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := httpSrv.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errc <- fmt.Errorf("https: %w", err)
-		}
-	}()
-
-	// Ready once the API has its default namespaces and CRDs, so that a
-	// client told "ready" finds a complete server.
-	select {
-	case <-api.Ready():
-		log.Info("listwatch serving", "url", a.url, "kubeconfig", o.KubeconfigPath, "dataDir", o.DataDir)
-		close(a.ready)
-		select {
-		case <-ctx.Done():
-		case err = <-errc:
-		}
-	case <-ctx.Done():
-	case err = <-errc:
-	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.Port)))
 	if err != nil {
-		log.Error("listwatch stopping", "err", err)
+		return nil, fmt.Errorf("apiserver: listen: %w", err)
 	}
-	stopServing()
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	_ = httpSrv.Shutdown(shutdownCtx)
-	wg.Wait()
-	return err
+	port := ln.Addr().(*net.TCPAddr).Port
+	p.url = "https://" + net.JoinHostPort(clientHost(o.BindAddress), strconv.Itoa(port))
+	if err := pki.WriteKubeconfig(o.KubeconfigPath, p.url, creds); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	p.ln = ln
+	return p, nil
+}
+
+// serve runs the built parts on one run.Group until ctx ends or one of
+// them fails, and returns after all have stopped. Ready is closed once the
+// API has its default namespaces and CRDs, so that a client told "ready"
+// finds a complete server.
+func (a *APIServer) serve(ctx context.Context, p *parts) error {
+	var g run.Group
+	g.Go("api", p.api.Run)
+	g.Go("direct reader", p.direct.Run)
+	if p.caches != nil {
+		g.Go("watch cache", p.caches.Run)
+	}
+	if p.compactor != nil {
+		g.Go("compactor", p.compactor.Run)
+	}
+	g.Go("https", func(ctx context.Context) error {
+		// Request contexts derive from the group's, so that stopping the
+		// server ends watches instead of waiting out their timeouts.
+		p.http.BaseContext = func(net.Listener) context.Context { return ctx }
+		if err := p.http.ServeTLS(p.ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go("https shutdown", func(ctx context.Context) error {
+		<-ctx.Done()
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = p.http.Shutdown(shutdownCtx)
+		return nil
+	})
+	g.Go("ready", func(ctx context.Context) error {
+		select {
+		case <-p.api.Ready():
+			a.opts.Logger.Info("listwatch serving", "url", p.url, "kubeconfig", a.opts.KubeconfigPath, "dataDir", a.opts.DataDir)
+			close(a.ready)
+		case <-ctx.Done():
+		}
+		return nil
+	})
+	return g.Run(ctx)
 }
 
 // startEtcd returns a client of the embedded member or of the external
@@ -227,13 +248,12 @@ func (a *APIServer) startEtcd(ctx context.Context) (*clientv3.Client, func(), er
 
 // handler wraps the API in the security and limit filters, in the order
 // the filters package documents, and adds /metrics behind them.
-func (a *APIServer) handler(api *server.Server, creds *pki.Credentials) (http.Handler, error) {
-	o := a.opts
-	authn, err := a.authenticator(creds)
+func handler(o Options, api *server.Server, creds *pki.Credentials) (http.Handler, error) {
+	authn, err := authenticator(o, creds)
 	if err != nil {
 		return nil, err
 	}
-	authz, err := a.authorizer()
+	authz, err := authorizer(o)
 	if err != nil {
 		return nil, err
 	}
@@ -269,9 +289,9 @@ func (a *APIServer) handler(api *server.Server, creds *pki.Credentials) (http.Ha
 // handshake, so a bad one does not cut the connection), then the token
 // files; a request without any credential is anonymous on the public-info
 // paths only.
-func (a *APIServer) authenticator(creds *pki.Credentials) (auth.Authenticator, error) {
+func authenticator(o Options, creds *pki.Credentials) (auth.Authenticator, error) {
 	authns := auth.Union{auth.X509{Roots: pki.ClientCAPool(creds)}}
-	for _, path := range []string{creds.Path(pki.TokenFile), a.opts.TokenAuthFile} {
+	for _, path := range []string{creds.Path(pki.TokenFile), o.TokenAuthFile} {
 		if path == "" {
 			continue
 		}
@@ -297,18 +317,18 @@ func readTokenFile(path string) (*auth.TokenFile, error) {
 	return tf, nil
 }
 
-func (a *APIServer) authorizer() (auth.Authorizer, error) {
-	if a.opts.AuthorizationPolicyFile == "" {
+func authorizer(o Options) (auth.Authorizer, error) {
+	if o.AuthorizationPolicyFile == "" {
 		return auth.NewAuthorizer(nil), nil
 	}
-	f, err := os.Open(a.opts.AuthorizationPolicyFile)
+	f, err := os.Open(o.AuthorizationPolicyFile)
 	if err != nil {
 		return nil, fmt.Errorf("apiserver: policy file: %w", err)
 	}
 	defer f.Close()
 	policy, err := auth.ParsePolicyFile(f)
 	if err != nil {
-		return nil, fmt.Errorf("apiserver: policy file %s: %w", a.opts.AuthorizationPolicyFile, err)
+		return nil, fmt.Errorf("apiserver: policy file %s: %w", o.AuthorizationPolicyFile, err)
 	}
 	return auth.NewAuthorizer(policy), nil
 }

@@ -1,8 +1,9 @@
 package informer
 
 import (
-	"math/rand/v2"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/backoff"
 )
 
 // BackoffOptions shape the reflector's retry delays: Initial, doubling up
@@ -35,18 +36,8 @@ func (o BackoffOptions) withDefaults() BackoffOptions {
 	return o
 }
 
-// backoff is not safe for concurrent use; the reflector's Run loop owns it.
-type backoff struct {
-	opts BackoffOptions
-	cur  time.Duration // the un-jittered delay of the next failure; 0 = Initial
-}
-
-// next returns the delay before retrying an attempt that ran for ran.
-func (b *backoff) next(ran time.Duration) time.Duration {
-	if ran >= b.opts.ResetAfter || b.cur == 0 {
-		b.cur = b.opts.Initial
-	}
-	d := b.cur
-	b.cur = min(b.cur*2, b.opts.Max)
-	return min(time.Duration(float64(d)*(1+rand.Float64()*b.opts.Jitter)), b.opts.Max)
+// exponential is the shared retry delay these options shape; o has its
+// defaults applied.
+func (o BackoffOptions) exponential() backoff.Exponential {
+	return backoff.Exponential{Initial: o.Initial, Max: o.Max, Jitter: o.Jitter, ResetAfter: o.ResetAfter}
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/run"
 	"github.com/listwatch/listwatch/object"
 )
 
@@ -39,15 +41,14 @@ type factoryKey struct {
 type Factory struct {
 	defaults ReflectorOptions
 
-	// mu guards informers and the run state. wg counts running informers;
-	// Add happens only with mu held while runCtx is non-nil and !stopped,
-	// so never after Run's final Wait has begun.
+	// mu guards informers and order. group runs the informers; For adds
+	// to it with mu held, so an informer is in order exactly when it was
+	// handed to the group.
 	mu        sync.Mutex
 	informers map[factoryKey]runnable
 	order     []runnable
-	runCtx    context.Context
-	stopped   bool
-	wg        sync.WaitGroup
+	group     run.Group
+	ran       atomic.Bool
 }
 
 // NewFactory returns an empty factory whose informers use defaults for
@@ -80,36 +81,21 @@ func For[T object.Object](f *Factory, key Key, newLW func() ListerWatcher[T], op
 	}
 	f.informers[fk] = inf
 	f.order = append(f.order, inf)
-	if f.runCtx != nil && !f.stopped {
-		f.startLocked(inf)
-	}
+	// Queued before Run, started during it, refused after it.
+	f.group.Go(key.String(), func(ctx context.Context) error {
+		_ = inf.Run(ctx) // only ErrStarted: the caller ran it already
+		return nil
+	})
 	return inf, nil
-}
-
-func (f *Factory) startLocked(r runnable) {
-	ctx := f.runCtx
-	f.wg.Go(func() { _ = r.Run(ctx) })
 }
 
 // Run runs every informer, including those created later by For, until
 // ctx ends, and returns after all of them have stopped.
 func (f *Factory) Run(ctx context.Context) error {
-	f.mu.Lock()
-	if f.runCtx != nil {
-		f.mu.Unlock()
+	if !f.ran.CompareAndSwap(false, true) {
 		return ErrStarted
 	}
-	f.runCtx = ctx
-	for _, r := range f.order {
-		f.startLocked(r)
-	}
-	f.mu.Unlock()
-	<-ctx.Done()
-	f.mu.Lock()
-	f.stopped = true
-	f.mu.Unlock()
-	f.wg.Wait()
-	return nil
+	return f.group.Run(ctx)
 }
 
 // WaitForCacheSync waits until every informer created so far has synced,

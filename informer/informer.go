@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/run"
 	"github.com/listwatch/listwatch/object"
 )
 
@@ -46,12 +47,11 @@ type Informer[T object.Object] struct {
 	// Lock order: DeltaQueue.mu, then mu, then Store.mu.
 	mu        sync.RWMutex
 	listeners map[*listener[T]]struct{}
-	runCtx    context.Context // non-nil while Run is running
 	started   bool
-	stopped   bool
-	// wg counts the reflector and listener goroutines. Add is only called
-	// with mu held and !stopped, before Run's final Wait.
-	wg sync.WaitGroup
+	// group runs the reflector, the pop loop and one goroutine per
+	// listener. AddEventHandler adds to it with mu held, so a listener is
+	// in listeners only if the group took (or will start) its goroutine.
+	group run.Group
 }
 
 // New returns an informer over lw. It starts nothing; call Run.
@@ -114,33 +114,40 @@ func (i *Informer[T]) Run(ctx context.Context) error {
 		i.mu.Unlock()
 		return ErrStarted
 	}
-	i.started, i.runCtx = true, ctx
-	for l := range i.listeners {
-		i.startListenerLocked(l)
-	}
-	i.wg.Go(func() { _ = i.reflector.Run(ctx) })
+	i.started = true
+	i.group.Go("reflector", func(ctx context.Context) error {
+		_ = i.reflector.Run(ctx)
+		return nil
+	})
+	i.group.Go("pop", i.popLoop)
 	i.mu.Unlock()
+	return i.group.Run(ctx)
+}
 
+// popLoop hands the queue's deltas to process until ctx ends.
+func (i *Informer[T]) popLoop(ctx context.Context) error {
 	for ctx.Err() == nil {
 		err := i.queue.Pop(ctx, i.process)
 		if err != nil && ctx.Err() == nil {
 			i.logger.Error("processing deltas", "err", err)
 		}
 	}
-
-	i.mu.Lock()
-	i.stopped, i.runCtx = true, nil
-	i.mu.Unlock()
-	i.wg.Wait()
 	return nil
 }
 
-func (i *Informer[T]) startListenerLocked(l *listener[T]) {
-	lctx, cancel := context.WithCancel(i.runCtx)
-	l.cancel = cancel
-	i.wg.Go(func() {
+// goListenerLocked gives l's delivery goroutine to the group; it ends with
+// the group or when Remove cancels l.stop. Caller holds mu.
+func (i *Informer[T]) goListenerLocked(l *listener[T]) bool {
+	stop := l.stop
+	return i.group.Go("listener", func(ctx context.Context) error {
+		if stop.Err() != nil {
+			return nil // removed before Run started it
+		}
+		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		l.run(lctx)
+		defer context.AfterFunc(stop, cancel)()
+		l.run(ctx)
+		return nil
 	})
 }
 
@@ -239,9 +246,7 @@ func (r *Registration[T]) Remove() {
 	i := r.inf
 	i.mu.Lock()
 	delete(i.listeners, r.l)
-	if r.l.cancel != nil {
-		r.l.cancel()
-	}
+	r.l.cancel()
 	i.mu.Unlock()
 	i.reflector.KickResync()
 }
@@ -255,7 +260,8 @@ func (i *Informer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (*Regis
 	}
 	l := newListener(h, opts.ResyncPeriod)
 	i.mu.Lock()
-	if i.stopped {
+	// Queued before Run, started while it runs, refused once it stops.
+	if !i.goListenerLocked(l) {
 		i.mu.Unlock()
 		return nil, ErrStopped
 	}
@@ -264,9 +270,6 @@ func (i *Informer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (*Regis
 		l.add(notification[T]{kind: notifyAdd, obj: obj, flag: true})
 	}
 	i.listeners[l] = struct{}{}
-	if i.runCtx != nil {
-		i.startListenerLocked(l)
-	}
 	i.mu.Unlock()
 	if opts.ResyncPeriod > 0 {
 		i.reflector.KickResync()

@@ -40,7 +40,10 @@ type listener[T object.Object] struct {
 	// Guarded by the informer's mu.
 	nextResync time.Time
 	resyncing  bool
-	cancel     context.CancelFunc // nil until the delivery goroutine runs
+
+	// stop ends the delivery goroutine when cancel (Remove) is called.
+	stop   context.Context
+	cancel context.CancelFunc
 
 	// mu guards pending, spare and initialPending.
 	mu      sync.Mutex
@@ -59,7 +62,8 @@ func newListener[T object.Object](h Handler[T], period time.Duration) *listener[
 	if period > 0 && period < MinResyncPeriod {
 		period = MinResyncPeriod
 	}
-	return &listener[T]{h: h, resyncPeriod: period, wake: make(chan struct{}, 1)}
+	stop, cancel := context.WithCancel(context.Background())
+	return &listener[T]{h: h, resyncPeriod: period, wake: make(chan struct{}, 1), stop: stop, cancel: cancel}
 }
 
 func (l *listener[T]) add(n notification[T]) {

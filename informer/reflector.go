@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/internal/backoff"
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -103,7 +104,7 @@ type Reflector[T object.Object] struct {
 	logger  *slog.Logger
 	metrics ReflectorMetrics
 	// backoff spaces list and watch retries; only Run's goroutine uses it.
-	backoff backoff
+	backoff backoff.Exponential
 
 	// mu guards the fields below; it is never held across a call to lw or
 	// sink.
@@ -130,7 +131,7 @@ func NewReflector[T object.Object](lw ListerWatcher[T], sink Sink[T], opts Refle
 		lw: lw, sink: sink, opts: opts,
 		kick:    make(chan struct{}, 1),
 		logger:  opts.Logger.With("reflector", opts.Name),
-		backoff: backoff{opts: opts.Backoff},
+		backoff: opts.Backoff.exponential(),
 	}
 	r.metrics = opts.Metrics.NewReflectorMetrics(opts.Name, r.snapshot)
 	return r
@@ -191,15 +192,8 @@ func (r *Reflector[T]) Run(ctx context.Context) error {
 // failed with err, or the server's Retry-After when that is longer. It
 // reports false if ctx ended first.
 func (r *Reflector[T]) waitRetry(ctx context.Context, err error, ran time.Duration) bool {
-	d := max(r.backoff.next(ran), retryAfter(err))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	d := max(r.backoff.Next(ran), retryAfter(err))
+	return backoff.Sleep(ctx, d) == nil
 }
 
 // listAndWatch returns only with an error (or when ctx ends).

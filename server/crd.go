@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/backoff"
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/wire"
@@ -341,7 +342,7 @@ func (s *Server) followCRDs(ctx context.Context, synced func()) error {
 				return nil
 			}
 			s.log.Warn("listing CRDs", slog.Any("err", err))
-			if !sleepCtx(ctx, time.Second) {
+			if backoff.Sleep(ctx, time.Second) != nil {
 				return nil
 			}
 			continue
@@ -408,16 +409,5 @@ func (s *Server) watchCRDs(ctx context.Context, prefix string, rev int64) error 
 		case storage.EventDelete:
 			_ = s.reg.setCRD(name, ev.KV.Revision, nil)
 		}
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

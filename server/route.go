@@ -1,10 +1,8 @@
 package server
 
 import (
-	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"strings"
 
 	"github.com/listwatch/listwatch/server/request"
@@ -13,18 +11,10 @@ import (
 )
 
 // serveHTTP routes one request: health and version, discovery, OpenAPI,
-// then resource requests by verb. A panic becomes a 500 Status.
+// then resource requests by verb. Handler wraps it in
+// filters.Recovery, the one recovery path: a panic becomes a 500
+// Status, or, once the response has begun, a cut connection.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	defer func() {
-		if p := recover(); p != nil {
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
-			s.log.Error("handler panic", slog.Any("panic", p), slog.String("path", r.URL.Path),
-				slog.String("stack", string(debug.Stack())))
-			writeError(w, wire.NewInternalError(fmt.Errorf("%v", p)))
-		}
-	}()
 	if s.serveNonResource(w, r) {
 		return
 	}

@@ -10,8 +10,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/listwatch/listwatch/internal/run"
+	"github.com/listwatch/listwatch/server/filters"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/trace"
+	"github.com/listwatch/listwatch/wire"
 )
 
 // ErrNoStore: Config.Store is nil.
@@ -110,7 +113,7 @@ func New(cfg Config) (*Server, error) {
 		s.slow = trace.DefaultThreshold
 	}
 	if s.maxBody <= 0 {
-		s.maxBody = 3 << 20
+		s.maxBody = wire.MaxRequestBodyBytes
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -128,19 +131,20 @@ func New(cfg Config) (*Server, error) {
 // until ctx ends. It returns after its work has stopped. It does not run
 // the readers: whoever made them does.
 func (s *Server) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
+	var g run.Group
+	stop, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if err := s.bootstrapNamespaces(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
+	g.Go("crds", func(ctx context.Context) error {
+		if err := s.bootstrapNamespaces(ctx); err != nil {
+			return err
+		}
+		err := s.followCRDs(ctx, func() { s.bootOnce.Do(func() { close(s.booted) }) })
+		if err == nil {
+			cancel() // the API's work has ended: so does Run
 		}
 		return err
-	}
-	err := s.followCRDs(ctx, func() { s.bootOnce.Do(func() { close(s.booted) }) })
-	if ctx.Err() != nil {
-		return nil
-	}
-	return err
+	})
+	return g.Run(stop)
 }
 
 // Ready is closed once Run has created the default namespaces and loaded
@@ -149,7 +153,12 @@ func (s *Server) Ready() <-chan struct{} { return s.booted }
 
 // Handler returns the API without authentication, authorization or limits;
 // those are filters wrapped around it.
-func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+//
+// A panic in it is recovered (filters.Recovery): it becomes a 500
+// Status if nothing was written yet, else the connection is aborted.
+func (s *Server) Handler() http.Handler {
+	return filters.Recovery(s.log)(http.HandlerFunc(s.serveHTTP))
+}
 
 // Serves reports whether the server now serves resource in group and
 // version: a built-in, or a resource of an established CRD.

@@ -221,13 +221,7 @@ func (ew *eventWriter) bookmark(ev storage.WatchEvent) []byte {
 }
 
 func (ew *eventWriter) line(t wire.EventType, obj []byte) bool {
-	buf := make([]byte, 0, len(obj)+40)
-	buf = append(buf, `{"type":"`...)
-	buf = append(buf, t...)
-	buf = append(buf, `","object":`...)
-	buf = append(buf, obj...)
-	buf = append(buf, "}\n"...)
-	return ew.raw(buf)
+	return ew.raw(wire.EventLine(t, obj))
 }
 
 func (ew *eventWriter) raw(b []byte) bool {

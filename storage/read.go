@@ -70,8 +70,8 @@ type WatchEvent struct {
 	Revision int64
 	// InitialEventsEnd marks the bookmark that ends the initial events.
 	InitialEventsEnd bool
-	// Frame, if set, is the whole encoded line
-	// {"type":…,"object":…}\n, shared by every watcher of the event.
+	// Frame, if set, is the whole encoded line (wire.EventLine), shared
+	// by every watcher of the event.
 	Frame []byte
 }
 

@@ -32,8 +32,9 @@ func (q *Queue[T]) AddAfter(item T, d time.Duration) {
 
 // Run delivers delayed items (AddAfter, AddRateLimited) when they become
 // ready, with one timer, until ctx ends or the queue shuts down; it returns
-// nil then. Call it once per queue, in its own goroutine, for as long as the
-// queue is used:
+// nil then. Its end leaves the queue open: ShutDown ends the queue (see
+// the package doc's Lifecycle). Call it once per queue, in its own
+// goroutine, for as long as the queue is used:
 //
 //	go func() { errc <- q.Run(ctx) }()
 //	defer func() { q.ShutDown(); <-errc }()

@@ -45,6 +45,27 @@
 // New starts no goroutine, so a test can drive a queue step by step; only
 // delayed adds need Run. The controller package does all of this for you.
 //
+// # Lifecycle
+//
+// A queue has one life, from New to ShutDown, and at most one goroutine,
+// Run's:
+//
+//   - ShutDown (or ShutDownWithDrain) ends the queue. It is kept, as in
+//     client-go, because the queue's consumers need it: Get takes no
+//     context, and ShutDown is what makes every blocked Get return
+//     shutdown=true. ShutDownWithDrain lets a stopping owner wait for
+//     in-flight items while the workers still call Done.
+//   - Run(ctx) is the delay pump, not a second way to stop the queue. It
+//     returns nil when ctx ends or the queue shuts down, whichever is
+//     first, and holds no goroutine after it returns. Its end does not
+//     shut the queue down: an owner that lets workers finish after ctx
+//     ends (a grace period) still needs Add and Done to work.
+//
+// So an owner runs Run(ctx) for as long as it uses delayed adds, and ends
+// the queue with ShutDown and then waits for Run; the controller package
+// does exactly that. Without Run, AddAfter and AddRateLimited items wait
+// and everything else works.
+//
 // Rate limiters: ExponentialBackoff (per item), TokenBucket (overall) and
 // MaxOf to combine them; DefaultControllerRateLimiter is client-go's default
 // (5ms·2ⁿ capped at 1000s, and 10 qps with bursts of 100).

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/internal/backoff"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -146,16 +147,7 @@ func (e *Elector) renewWithin(ctx context.Context, cb Callbacks) bool {
 }
 
 // sleep waits for d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
+func sleep(ctx context.Context, d time.Duration) bool { return backoff.Sleep(ctx, d) == nil }
 
 // tryAcquireOrRenew makes one attempt to take or keep the lease. On a
 // Conflict (someone wrote the lease since we read it) it reads the lease

@@ -9,25 +9,27 @@ import (
 	"github.com/listwatch/listwatch/wire"
 )
 
-// WithAuthentication puts the user authn finds into the request context
+// Authentication puts the user authn finds into the request context
 // (request.WithUser), in group system:authenticated (the anonymous user of
 // auth.AnonymousPublicInfo stays in system:unauthenticated only), and
 // removes the Authorization header so no handler can replay the credential.
 // A request that no authenticator accepts gets 401 Unauthorized. Each
 // attempt is counted in m's authentication_attempts (m may be nil): that is
 // the only metric a request without valid credentials reaches.
-func WithAuthentication(h http.Handler, authn auth.Authenticator, m *RequestMetrics) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u, ok, err := authn.Authenticate(r)
-		m.authenticated(ok, err)
-		if !ok {
-			if err != nil {
-				slog.Debug("authentication failed", "path", r.URL.Path, "err", err)
+func Authentication(authn auth.Authenticator, m *RequestMetrics) Filter {
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			u, ok, err := authn.Authenticate(r)
+			m.authenticated(ok, err)
+			if !ok {
+				if err != nil {
+					slog.Debug("authentication failed", "path", r.URL.Path, "err", err)
+				}
+				writeStatus(w, wire.NewUnauthorized())
+				return
 			}
-			writeStatus(w, wire.NewUnauthorized())
-			return
-		}
-		r.Header.Del("Authorization")
-		h.ServeHTTP(w, r.WithContext(request.WithUser(r.Context(), auth.WithAuthenticatedGroup(u))))
-	})
+			r.Header.Del("Authorization")
+			h.ServeHTTP(w, r.WithContext(request.WithUser(r.Context(), auth.WithAuthenticatedGroup(u))))
+		})
+	}
 }

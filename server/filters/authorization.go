@@ -13,7 +13,7 @@ import (
 
 var errNoRequestInfo = errors.New("filters: no request info in context")
 
-// WithAuthorization asks authz about the user and request info in the
+// Authorization asks authz about the user and request info in the
 // context. Allow passes the request on; an error without Allow is a 500;
 // anything else is 403 Forbidden with kube's message, e.g.
 //
@@ -24,32 +24,34 @@ var errNoRequestInfo = errors.New("filters: no request info in context")
 // (auth.IsPublicInfo: /healthz, /livez, /readyz, /version) is allowed to
 // everyone, as kube's system:public-info-viewer role is bound to
 // system:authenticated and system:unauthenticated.
-func WithAuthorization(h http.Handler, authz auth.Authorizer) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := r.Context()
-		info, ok := request.InfoFrom(ctx)
-		if !ok {
-			writeStatus(w, wire.NewInternalError(errNoRequestInfo))
-			return
-		}
-		if !info.IsResourceRequest && auth.IsPublicInfo(info.Verb, info.Path) {
-			// kube's system:public-info-viewer, bound to every user,
-			// authenticated or anonymous.
-			h.ServeHTTP(w, r)
-			return
-		}
-		u, _ := request.UserFrom(ctx)
-		d, reason, err := authz.Authorize(ctx, u, info)
-		if d == auth.DecisionAllow {
-			h.ServeHTTP(w, r)
-			return
-		}
-		if err != nil {
-			writeStatus(w, wire.NewInternalError(err))
-			return
-		}
-		writeStatus(w, Forbidden(u, info, reason))
-	})
+func Authorization(authz auth.Authorizer) Filter {
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := r.Context()
+			info, ok := request.InfoFrom(ctx)
+			if !ok {
+				writeStatus(w, wire.NewInternalError(errNoRequestInfo))
+				return
+			}
+			if !info.IsResourceRequest && auth.IsPublicInfo(info.Verb, info.Path) {
+				// kube's system:public-info-viewer, bound to every user,
+				// authenticated or anonymous.
+				h.ServeHTTP(w, r)
+				return
+			}
+			u, _ := request.UserFrom(ctx)
+			d, reason, err := authz.Authorize(ctx, u, info)
+			if d == auth.DecisionAllow {
+				h.ServeHTTP(w, r)
+				return
+			}
+			if err != nil {
+				writeStatus(w, wire.NewInternalError(err))
+				return
+			}
+			writeStatus(w, Forbidden(u, info, reason))
+		})
+	}
 }
 
 // Forbidden is the 403 Status kube-apiserver writes when u may not do info.

@@ -66,7 +66,7 @@ func TestForbiddenSanitizesHTML(t *testing.T) {
 }
 
 func TestAuthorizationWithoutInfoIs500(t *testing.T) {
-	h := WithAuthorization(http.NotFoundHandler(), auth.NewAuthorizer(nil))
+	h := Authorization(auth.NewAuthorizer(nil))(http.NotFoundHandler())
 	rec := newRecorder()
 	h.ServeHTTP(rec, newRequest(http.MethodGet, "/x"))
 	if rec.Code != http.StatusInternalServerError {

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// WithBodyDeadline bounds the reading of a request body: for a request
+// BodyDeadline bounds the reading of a request body: for a request
 // that is not long-running and has a body, the connection's read deadline
 // is set (http.ResponseController.SetReadDeadline) to d (DefaultRequestTimeout
 // if d <= 0) plus a grace from now, so a client that dribbles its body
@@ -18,16 +18,18 @@ import (
 // net/http before it answers, under this deadline. Timeout, further in,
 // answers 504 at d and frees the request's in-flight slot; this deadline,
 // timeoutGrace later, frees the handler goroutine still reading.
-func WithBodyDeadline(h http.Handler, d time.Duration) http.Handler {
+func BodyDeadline(d time.Duration) Filter {
 	if d <= 0 {
 		d = DefaultRequestTimeout
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil && r.Body != http.NoBody && !IsLongRunning(r) {
-			// Not every writer supports deadlines (httptest's recorder
-			// does not); Timeout still bounds the handler then.
-			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d + timeoutGrace))
-		}
-		h.ServeHTTP(w, r)
-	})
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Body != nil && r.Body != http.NoBody && !IsLongRunning(r) {
+				// Not every writer supports deadlines (httptest's recorder
+				// does not); Timeout still bounds the handler then.
+				_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d + timeoutGrace))
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
 }

@@ -8,10 +8,11 @@ import (
 	"github.com/listwatch/listwatch/wire"
 )
 
-// DefaultMaxBodyBytes is kube-apiserver's limit on a request body (3 MiB).
-const DefaultMaxBodyBytes = 3 << 20
+// DefaultMaxBodyBytes is kube-apiserver's limit on a request body (3 MiB),
+// wire.MaxRequestBodyBytes.
+const DefaultMaxBodyBytes = wire.MaxRequestBodyBytes
 
-// WithBodyLimit refuses bodies over limit bytes (DefaultMaxBodyBytes if
+// BodyLimit refuses bodies over limit bytes (DefaultMaxBodyBytes if
 // limit <= 0) with 413 Request Entity Too Large, before the handler runs:
 //
 //   - a declared Content-Length over the limit is refused without reading;
@@ -20,35 +21,37 @@ const DefaultMaxBodyBytes = 3 << 20
 //     is bounded by the limit, and handlers never see a truncated body;
 //   - a declared length within the limit is passed through behind
 //     http.MaxBytesReader, as a second guard.
-func WithBodyLimit(h http.Handler, limit int64) http.Handler {
+func BodyLimit(limit int64) Filter {
 	if limit <= 0 {
 		limit = DefaultMaxBodyBytes
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.Body == nil || r.Body == http.NoBody:
-			h.ServeHTTP(w, r)
-		case r.ContentLength > limit:
-			writeStatus(w, wire.NewRequestEntityTooLarge(limit))
-		case r.ContentLength >= 0:
-			r2 := *r
-			r2.Body = http.MaxBytesReader(w, r.Body, limit)
-			h.ServeHTTP(w, &r2)
-		default:
-			buf, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-			if err != nil {
-				writeStatus(w, wire.NewBadRequest("error reading request body: "+err.Error()))
-				return
-			}
-			if int64(len(buf)) > limit {
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.Body == nil || r.Body == http.NoBody:
+				h.ServeHTTP(w, r)
+			case r.ContentLength > limit:
 				writeStatus(w, wire.NewRequestEntityTooLarge(limit))
-				return
+			case r.ContentLength >= 0:
+				r2 := *r
+				r2.Body = http.MaxBytesReader(w, r.Body, limit)
+				h.ServeHTTP(w, &r2)
+			default:
+				buf, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+				if err != nil {
+					writeStatus(w, wire.NewBadRequest("error reading request body: "+err.Error()))
+					return
+				}
+				if int64(len(buf)) > limit {
+					writeStatus(w, wire.NewRequestEntityTooLarge(limit))
+					return
+				}
+				r2 := *r
+				r2.Body = io.NopCloser(bytes.NewReader(buf))
+				r2.ContentLength = int64(len(buf))
+				r2.TransferEncoding = nil
+				h.ServeHTTP(w, &r2)
 			}
-			r2 := *r
-			r2.Body = io.NopCloser(bytes.NewReader(buf))
-			r2.ContentLength = int64(len(buf))
-			r2.TransferEncoding = nil
-			h.ServeHTTP(w, &r2)
-		}
-	})
+		})
+	}
 }

@@ -1,14 +1,17 @@
 // Package filters is the HTTP middleware that stands between the TLS
-// listener and the API: each filter is a func(http.Handler) http.Handler
-// shaped constructor (With…) in its own file, and every refusal is a
-// Kubernetes Status document with the right code, written as JSON.
+// listener and the API. Each filter has one constructor, in its own file,
+// that takes the filter's settings and returns a Filter, a
+// func(http.Handler) http.Handler (Recovery(logger), Timeout(d), …);
+// Chain composes them. A Filter may wrap any number of handlers; each
+// wrap has its own state (MaxInFlight's semaphores). Every refusal is a Kubernetes Status document with
+// the right code, written as JSON.
 //
 // # Order
 //
 // The integrator builds the chain outermost first:
 //
 //	h := filters.Chain(api,
-//		filters.Recovery(logger),              // 500 on panic; outermost, sees every panic
+//		filters.Recovery(logger),              // 500 on panic, or a cut connection once the response began
 //		request.WithRequestInfo,               // puts *request.Info in the context
 //		filters.BodyDeadline(60*time.Second),  // read deadline for bodies, even unread ones
 //		filters.Authentication(authn, m),      // 401; anonymous only for public info
@@ -17,7 +20,7 @@
 //		filters.Authorization(authz),          // 403, kube's message
 //		filters.MaxInFlight(limits),           // 429 + Retry-After; needs the user (per-user limit, masters)
 //		filters.Timeout(60*time.Second),       // 504; skips watches
-//		filters.BodyLimit(3<<20),              // 413; reads bodies within the timeout
+//		filters.BodyLimit(0),                  // 413 over 3 MiB (0: wire.MaxRequestBodyBytes); reads bodies within the timeout
 //	)
 //
 // Filters read the request's *request.Info (request.InfoFrom) for verb,

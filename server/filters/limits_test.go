@@ -146,9 +146,9 @@ func TestBodyLimitChunkedIsBounded(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPost, "/x", body)
 	r.ContentLength = -1
 	rec := newRecorder()
-	WithBodyLimit(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+	BodyLimit(1000)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		t.Error("handler called for an oversized body")
-	}), 1000).ServeHTTP(rec, r)
+	})).ServeHTTP(rec, r)
 	if rec.Code != http.StatusRequestEntityTooLarge {
 		t.Errorf("status %d", rec.Code)
 	}

@@ -110,49 +110,51 @@ func (p *perUser) release(user string) {
 	}
 }
 
-// WithMaxInFlight refuses requests beyond the limits with 429 Too Many
+// MaxInFlight refuses requests beyond the limits with 429 Too Many
 // Requests and "Retry-After: 1". Read-only and mutating requests are limited
 // separately, so a flood of writes cannot starve reads; long-running
 // requests (watches) are exempt from both, as in kube-apiserver, and hold a
 // slot of the watch limit and of their user's watch limit for their whole
 // life instead. Like kube-apiserver, a member of system:masters that finds
 // a limit full is served anyway: no user can lock the admin out.
-func WithMaxInFlight(h http.Handler, limits InFlightLimits) http.Handler {
-	l := limits.withDefaults()
-	readOnly, mutating, watches := newSemaphore(l.ReadOnly), newSemaphore(l.Mutating), newSemaphore(l.Watches)
-	userWatches := newPerUser(l.WatchesPerUser)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		master := isMaster(r)
-		if IsLongRunning(r) {
-			if !master {
-				name := userName(r)
-				if !userWatches.tryAcquire(name) {
+func MaxInFlight(limits InFlightLimits) Filter {
+	return func(h http.Handler) http.Handler {
+		l := limits.withDefaults()
+		readOnly, mutating, watches := newSemaphore(l.ReadOnly), newSemaphore(l.Mutating), newSemaphore(l.Watches)
+		userWatches := newPerUser(l.WatchesPerUser)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			master := isMaster(r)
+			if IsLongRunning(r) {
+				if !master {
+					name := userName(r)
+					if !userWatches.tryAcquire(name) {
+						tooManyRequests(w)
+						return
+					}
+					defer userWatches.release(name)
+				}
+				if watches.tryAcquire() {
+					defer watches.release()
+				} else if !master {
 					tooManyRequests(w)
 					return
 				}
-				defer userWatches.release(name)
+				h.ServeHTTP(w, r)
+				return
 			}
-			if watches.tryAcquire() {
-				defer watches.release()
+			sem := readOnly
+			if isMutating(r) {
+				sem = mutating
+			}
+			if sem.tryAcquire() {
+				defer sem.release()
 			} else if !master {
 				tooManyRequests(w)
 				return
 			}
 			h.ServeHTTP(w, r)
-			return
-		}
-		sem := readOnly
-		if isMutating(r) {
-			sem = mutating
-		}
-		if sem.tryAcquire() {
-			defer sem.release()
-		} else if !master {
-			tooManyRequests(w)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
+		})
+	}
 }
 
 // userName is the name of the request's user, "" if none.

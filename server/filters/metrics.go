@@ -114,46 +114,48 @@ type KnownResource func(group, version, resource string) bool
 // fixed sets, as kube's metrics report unknown verbs.
 const otherLabel = "other"
 
-// WithMetrics records every request in m. It must run inside the filter
+// Metrics records every request in m. It must run inside the filter
 // that sets the request info, so that verb and resource are known, and
 // inside authentication, so that only authenticated requests make series.
 // known tells the resources the server serves; a resource it does not know
 // (or every resource, if known is nil) is labelled "other".
-func WithMetrics(h http.Handler, m *RequestMetrics, known KnownResource) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		verb, resource := reportedVerb(r), reportedResource(r, known)
-		rec := &recorder{ResponseWriter: w}
-		start := time.Now()
-		longRunning := IsLongRunning(r)
-		if longRunning {
-			g := m.longRunning.WithLabelValues(verb, resource)
-			g.Inc()
-			defer g.Dec()
-		} else {
-			kind := "readOnly"
-			if isMutating(r) {
-				kind = "mutating"
+func Metrics(m *RequestMetrics, known KnownResource) Filter {
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			verb, resource := reportedVerb(r), reportedResource(r, known)
+			rec := &recorder{ResponseWriter: w}
+			start := time.Now()
+			longRunning := IsLongRunning(r)
+			if longRunning {
+				g := m.longRunning.WithLabelValues(verb, resource)
+				g.Inc()
+				defer g.Dec()
+			} else {
+				kind := "readOnly"
+				if isMutating(r) {
+					kind = "mutating"
+				}
+				g := m.inflight.WithLabelValues(kind)
+				g.Inc()
+				defer g.Dec()
 			}
-			g := m.inflight.WithLabelValues(kind)
-			g.Inc()
-			defer g.Dec()
-		}
-		// Deferred so that a panicking request is counted too, as the 500
-		// the recovery filter above will write if nothing was sent yet.
-		returned := false
-		defer func() {
-			code := rec.status()
-			if !returned && !rec.wrote {
-				code = http.StatusInternalServerError
-			}
-			m.total.WithLabelValues(verb, resource, strconv.Itoa(code)).Inc()
-			if !longRunning {
-				m.duration.WithLabelValues(verb, resource).Observe(time.Since(start).Seconds())
-			}
-		}()
-		h.ServeHTTP(rec, r)
-		returned = true
-	})
+			// Deferred so that a panicking request is counted too, as the 500
+			// the recovery filter above will write if nothing was sent yet.
+			returned := false
+			defer func() {
+				code := rec.status()
+				if !returned && !rec.wrote {
+					code = http.StatusInternalServerError
+				}
+				m.total.WithLabelValues(verb, resource, strconv.Itoa(code)).Inc()
+				if !longRunning {
+					m.duration.WithLabelValues(verb, resource).Observe(time.Since(start).Seconds())
+				}
+			}()
+			h.ServeHTTP(rec, r)
+			returned = true
+		})
+	}
 }
 
 // reportedResource is the resource label: the resource if the server

@@ -19,7 +19,7 @@ const DefaultRequestTimeout = 60 * time.Second
 // timeoutMessage is kube's text for the 504 of a request past its deadline.
 const timeoutMessage = "Timeout: request did not complete within requested timeout - context deadline exceeded"
 
-// WithTimeout gives each request that is not long-running (IsLongRunning) d
+// Timeout gives each request that is not long-running (IsLongRunning) d
 // (DefaultRequestTimeout if d <= 0) to finish, and answers 504 Timeout when
 // the handler has not: its context is cancelled at d (and carries a
 // deadline of d plus timeoutGrace, as a backstop). Watches are passed
@@ -32,55 +32,57 @@ const timeoutMessage = "Timeout: request did not complete within requested timeo
 // status cannot be changed once sent. The handler goroutine is not killed:
 // it must return when its context ends. A panic in the handler is re-raised
 // on the serving goroutine as a *HandlerPanic carrying the original stack.
-func WithTimeout(h http.Handler, d time.Duration) http.Handler {
+func Timeout(d time.Duration) Filter {
 	if d <= 0 {
 		d = DefaultRequestTimeout
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if IsLongRunning(r) {
-			h.ServeHTTP(w, r)
-			return
-		}
-		// The filter's own timer decides; it marks the writer timed out
-		// before it cancels the handler's context, so a handler that wakes
-		// on ctx.Done() always finds its writes refused, never half-sent.
-		// The context's own deadline is only a backstop, timeoutGrace later.
-		timer := time.NewTimer(d)
-		defer timer.Stop()
-		ctx, cancel := context.WithDeadline(r.Context(), time.Now().Add(d+timeoutGrace))
-		defer cancel()
-		tw := &timeoutWriter{w: w, header: make(http.Header)}
-		done := make(chan struct{})
-		panicked := make(chan *HandlerPanic, 1)
-		go func() {
-			defer close(done)
-			defer func() {
-				if p := recover(); p != nil {
-					if p == http.ErrAbortHandler {
-						panicked <- &HandlerPanic{Value: p}
-						return
-					}
-					panicked <- newHandlerPanic(p)
-				}
-			}()
-			h.ServeHTTP(tw, r.WithContext(ctx))
-		}()
-		select {
-		case <-done:
-			select {
-			case p := <-panicked:
-				if p.Value == http.ErrAbortHandler {
-					panic(http.ErrAbortHandler)
-				}
-				panic(p)
-			default:
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if IsLongRunning(r) {
+				h.ServeHTTP(w, r)
+				return
 			}
-			tw.finish()
-		case <-timer.C:
-			go logLatePanic(done, panicked, r)
-			tw.timeout(cancel)
-		}
-	})
+			// The filter's own timer decides; it marks the writer timed out
+			// before it cancels the handler's context, so a handler that wakes
+			// on ctx.Done() always finds its writes refused, never half-sent.
+			// The context's own deadline is only a backstop, timeoutGrace later.
+			timer := time.NewTimer(d)
+			defer timer.Stop()
+			ctx, cancel := context.WithDeadline(r.Context(), time.Now().Add(d+timeoutGrace))
+			defer cancel()
+			tw := &timeoutWriter{w: w, header: make(http.Header)}
+			done := make(chan struct{})
+			panicked := make(chan *HandlerPanic, 1)
+			go func() {
+				defer close(done)
+				defer func() {
+					if p := recover(); p != nil {
+						if p == http.ErrAbortHandler {
+							panicked <- &HandlerPanic{Value: p}
+							return
+						}
+						panicked <- newHandlerPanic(p)
+					}
+				}()
+				h.ServeHTTP(tw, r.WithContext(ctx))
+			}()
+			select {
+			case <-done:
+				select {
+				case p := <-panicked:
+					if p.Value == http.ErrAbortHandler {
+						panic(http.ErrAbortHandler)
+					}
+					panic(p)
+				default:
+				}
+				tw.finish()
+			case <-timer.C:
+				go logLatePanic(done, panicked, r)
+				tw.timeout(cancel)
+			}
+		})
+	}
 }
 
 // timeoutGrace is how much later than the filter's timer the handler's

@@ -32,14 +32,14 @@ func TestTimeoutOverHTTPS(t *testing.T) {
 func TestTimeoutDiscardsLateWrites(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		late := make(chan error, 1)
-		h := WithTimeout(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := Timeout(time.Second)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			<-r.Context().Done()
 			w.Header().Set("X-Late", "1")
 			w.WriteHeader(http.StatusCreated)
 			_, err := w.Write([]byte("late"))
 			w.(http.Flusher).Flush()
 			late <- err
-		}), time.Second)
+		}))
 		rec := httptest.NewRecorder()
 		start := time.Now()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/pods", nil))
@@ -61,10 +61,10 @@ func TestTimeoutDiscardsLateWrites(t *testing.T) {
 
 func TestTimeoutAfterHeadersAborts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := WithTimeout(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := Timeout(time.Second)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusOK)
 			<-r.Context().Done()
-		}), time.Second)
+		}))
 		defer func() {
 			if p := recover(); p != http.ErrAbortHandler {
 				t.Errorf("recovered %v, want http.ErrAbortHandler", p)
@@ -76,11 +76,11 @@ func TestTimeoutAfterHeadersAborts(t *testing.T) {
 
 func TestTimeoutFastHandler(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := WithTimeout(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := Timeout(time.Second)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("X-A", "b")
 			w.WriteHeader(http.StatusAccepted)
 			_, _ = w.Write([]byte("ok"))
-		}), time.Second)
+		}))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/pods", nil))
 		if rec.Code != http.StatusAccepted || rec.Body.String() != "ok" || rec.Header().Get("X-A") != "b" {
@@ -90,9 +90,9 @@ func TestTimeoutFastHandler(t *testing.T) {
 }
 
 func TestTimeoutRepanicsWithStack(t *testing.T) {
-	h := WithTimeout(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+	h := Timeout(time.Minute)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		panic("boom")
-	}), time.Minute)
+	}))
 	defer func() {
 		hp, ok := recover().(*HandlerPanic)
 		if !ok || hp.Value != "boom" || len(hp.Stack) == 0 {
@@ -103,9 +103,9 @@ func TestTimeoutRepanicsWithStack(t *testing.T) {
 }
 
 func TestTimeoutKeepsHeadersOfSilentHandler(t *testing.T) {
-	h := WithTimeout(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := Timeout(time.Minute)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Only", "headers")
-	}), time.Minute)
+	}))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/pods", nil))
 	if rec.Code != http.StatusOK || rec.Header().Get("X-Only") != "headers" {

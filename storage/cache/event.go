@@ -62,18 +62,7 @@ func (ev *event) render(old, now bool) (typ wire.EventType, obj, line []byte, ok
 		} else {
 			f.obj = ev.cur.value
 		}
-		f.line = encodeFrame(typ, f.obj)
+		f.line = wire.EventLine(typ, f.obj)
 	})
 	return typ, f.obj, f.line, true
-}
-
-// encodeFrame builds the line {"type":…,"object":…}\n.
-func encodeFrame(typ wire.EventType, obj []byte) []byte {
-	const head, mid = `{"type":"`, `","object":`
-	b := make([]byte, 0, len(head)+len(typ)+len(mid)+len(obj)+2)
-	b = append(b, head...)
-	b = append(b, typ...)
-	b = append(b, mid...)
-	b = append(b, obj...)
-	return append(b, '}', '\n')
 }

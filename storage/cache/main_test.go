@@ -228,7 +228,7 @@ func describe(t testing.TB, evs []storage.WatchEvent) []string {
 		if m.RV != fmt.Sprint(ev.Revision) {
 			t.Fatalf("event %s: object RV %s, event revision %d", ev.Type, m.RV, ev.Revision)
 		}
-		if ev.Frame != nil && string(ev.Frame) != string(encodeFrame(ev.Type, ev.Object)) {
+		if ev.Frame != nil && string(ev.Frame) != string(wire.EventLine(ev.Type, ev.Object)) {
 			t.Fatalf("frame %q does not match object", ev.Frame)
 		}
 		out[i] = fmt.Sprintf("%s %s", ev.Type, m)

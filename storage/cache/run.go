@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/backoff"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -31,23 +32,23 @@ func (c *Cache) Run(ctx context.Context) error {
 		c.m.forget()
 	}()
 
-	backoff := newBackoff()
+	// Retries of storage: 50ms doubling to 5s; a watch that lasted 10s
+	// starts the delays over.
+	retry := backoff.Exponential{Initial: 50 * time.Millisecond, Max: 5 * time.Second, ResetAfter: 10 * time.Second}
 	needList := true
 	for ctx.Err() == nil {
 		if needList {
 			if err := c.relist(ctx); err != nil {
 				c.log.Warn("watch cache list failed", "err", err)
-				backoff.wait(ctx)
+				_ = backoff.Sleep(ctx, retry.Next(0))
 				continue
 			}
 			needList = false
-			backoff.reset()
+			retry.Reset()
 		}
 		started := time.Now()
 		err := c.follow(ctx)
-		if time.Since(started) > 10*time.Second {
-			backoff.reset()
-		}
+		ran := time.Since(started)
 		switch {
 		case ctx.Err() != nil:
 		case errors.Is(err, storage.ErrCompacted):
@@ -55,7 +56,7 @@ func (c *Cache) Run(ctx context.Context) error {
 			needList = true
 		default:
 			c.log.Warn("watch cache watch ended; resuming", "err", err)
-			backoff.wait(ctx)
+			_ = backoff.Sleep(ctx, retry.Next(ran))
 		}
 	}
 	return nil
@@ -202,23 +203,6 @@ func (c *Cache) tick(ctx context.Context) {
 			c.mu.Unlock()
 		}
 	}
-}
-
-// backoff is a capped exponential delay between retries of storage.
-type backoff struct{ d time.Duration }
-
-func newBackoff() *backoff { return &backoff{d: 50 * time.Millisecond} }
-
-func (b *backoff) reset() { b.d = 50 * time.Millisecond }
-
-func (b *backoff) wait(ctx context.Context) {
-	t := time.NewTimer(b.d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-	b.d = min(2*b.d, 5*time.Second)
 }
 
 // buildSorted builds a tree from entries in ascending key order in O(n),

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/wire"
 )
 
 // Store is a storage.Interface over an etcd v3 client. It is safe for
@@ -113,12 +114,12 @@ func toKV(kv *mvccpb.KeyValue, rev int64) (storage.KV, error) {
 	return storage.KV{Key: string(kv.Key), Value: v, Revision: rev}, nil
 }
 
-// mapError turns etcd's revision errors into storage's; rev is the
-// revision the request asked for.
 // MaxValueBytes is the largest value the embedded member and the clients
 // this package builds are set up to carry: the API server's body limit.
-const MaxValueBytes = 3 << 20
+const MaxValueBytes = wire.MaxRequestBodyBytes
 
+// mapError turns etcd's revision errors into storage's; rev is the
+// revision the request asked for.
 func mapError(err error, rev int64) error {
 	switch {
 	case errors.Is(err, rpctypes.ErrCompacted):
