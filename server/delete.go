@@ -89,6 +89,14 @@ func (c *call) writeDeleted(value []byte, cur *doc) error {
 	}
 	st := wire.NewSuccess()
 	st.Details = &wire.StatusDetails{Name: c.name, Group: c.res.group, Kind: c.res.plural, UID: cur.metaString("uid")}
+	if negotiateError(c.r.Header.Get("Accept"), c.res) {
+		b, err := protoStatus(st)
+		if err != nil {
+			return err
+		}
+		writeBody(c.w, http.StatusOK, mediaProto, b)
+		return nil
+	}
 	writeJSON(c.w, http.StatusOK, st)
 	return nil
 }
