@@ -294,4 +294,12 @@ func TestProtobufListBytes(t *testing.T) {
 			t.Fatalf("%v: protobuf list differs from apimachinery's:\n got %q\nwant %q", q, pb, buf.Bytes())
 		}
 	}
+	// DELETE of the collection answers the deleted objects' list.
+	b, err := rc.Delete().Namespace("default").Resource("configmaps").SetHeader("Accept", ctProto+", application/json").DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj, _, err = codec.Decode(b, nil, nil); err != nil || len(obj.(*corev1.ConfigMapList).Items) != 4 {
+		t.Fatalf("deletecollection: %v %+v", err, obj)
+	}
 }
