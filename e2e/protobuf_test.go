@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/pager"
@@ -301,5 +302,46 @@ func TestProtobufListBytes(t *testing.T) {
 	}
 	if obj, _, err = codec.Decode(b, nil, nil); err != nil || len(obj.(*corev1.ConfigMapList).Items) != 4 {
 		t.Fatalf("deletecollection: %v %+v", err, obj)
+	}
+}
+
+// TestProtobufMetadataClient: client-go's metadata client asks for
+// PartialObjectMetadata(List) in protobuf first; get, list and watch
+// answer it so.
+func TestProtobufMetadataClient(t *testing.T) {
+	s := startServer(t, "")
+	cfg := restConfig(t, s)
+	ct := &contentTypes{seen: map[string]int{}}
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { ct.rt = rt; return ct }
+	mc := metadata.NewForConfigOrDie(cfg)
+	cs := kubernetes.NewForConfigOrDie(restConfig(t, s))
+	ctx := t.Context()
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "m",
+		Labels: map[string]string{"a": "b"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cms := mc.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace("default")
+	got, err := cms.Get(ctx, "m", metav1.GetOptions{})
+	if err != nil || got.Name != "m" || got.Labels["a"] != "b" {
+		t.Fatalf("get: %v %+v", err, got)
+	}
+	l, err := cms.List(ctx, metav1.ListOptions{})
+	if err != nil || len(l.Items) != 1 || l.Items[0].Name != "m" || l.ResourceVersion == "" {
+		t.Fatalf("list: %v %+v", err, l)
+	}
+	w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: l.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := cs.CoreV1().ConfigMaps("default").Delete(ctx, "m", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ev := next(t, w)
+	if pm, ok := ev.Object.(*metav1.PartialObjectMetadata); !ok || ev.Type != watch.Deleted || pm.Name != "m" {
+		t.Fatalf("event %v %#v", ev.Type, ev.Object)
+	}
+	if ct.count(ctProto) != 2 || ct.count(ctProtoWatch) != 1 {
+		t.Fatalf("responses %v", ct.seen)
 	}
 }
