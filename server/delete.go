@@ -89,6 +89,14 @@ func (c *call) writeDeleted(value []byte, cur *doc) error {
 	}
 	st := wire.NewSuccess()
 	st.Details = &wire.StatusDetails{Name: c.name, Group: c.res.group, Kind: c.res.plural, UID: cur.metaString("uid")}
+	if negotiateError(c.r.Header.Get("Accept"), c.res) {
+		b, err := protoStatus(st)
+		if err != nil {
+			return err
+		}
+		writeBody(c.w, http.StatusOK, mediaProto, b)
+		return nil
+	}
 	writeJSON(c.w, http.StatusOK, st)
 	return nil
 }
@@ -179,6 +187,9 @@ func (c *call) deleteCollection() error {
 		deleted = append(deleted, last)
 	}
 	c.tr.Step("Objects deleted from database", slog.Int("count", len(deleted)))
+	if out, err := negotiate(c.r.Header.Get("Accept"), c.res); err == nil && out.proto && out.form == formJSON {
+		return c.protoList(out, wire.ListMeta{}, deleted)
+	}
 	return c.streamList(wire.ListMeta{}, c.res.listKind, c.res.apiVersion(), deleted, func(b []byte) ([]byte, error) {
 		return c.res.relabel(b), nil
 	})

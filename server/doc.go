@@ -54,6 +54,15 @@
 // resourceVersion as HTTP 200 plus an ERROR event with 410 Expired,
 // Table output for kubectl, and every error a Status.
 //
+// Responses are JSON or, for the built-in kinds when the Accept header
+// chooses it as kube-apiserver's negotiation would (client-go's typed
+// clients ask "protobuf, json"), protobuf: objects, lists, watch frames,
+// bookmarks and Status errors (proto.go). The watch cache keeps each
+// object version's protobuf message once built (storage.Memo), so list
+// pages and watch frames are cut from cached bytes; a watch frame is built
+// once per event for every watcher asking protobuf. Custom resources and
+// Tables are JSON only, as in kube.
+//
 // # Caveats
 //
 // Deletion is immediate: finalizers and graceful deletion are not
@@ -63,6 +72,6 @@
 // it): its writes change only .status, and main writes leave .status
 // alone. Server-side apply answers 415. Protobuf request bodies of the
 // built-in kinds (client-go's typed clients send them) are converted to
-// JSON; responses are always JSON. Multi-version CRDs convert by relabelling
+// JSON. Multi-version CRDs convert by relabelling
 // apiVersion only (conversion strategy None).
 package server

@@ -59,24 +59,40 @@ func FuzzDecodeDoc(f *testing.F) {
 }
 
 // FuzzNegotiate: any Accept header yields JSON, Table or partial output,
-// or a 406; and "…, application/json" at the end always succeeds.
+// or a 406, the same as kube's parsing would; protobuf only for a built-in
+// kind (or partial metadata), a Table never in protobuf; and
+// "…, application/json" at the end always succeeds.
 func FuzzNegotiate(f *testing.F) {
 	f.Add(tableAccept)
 	f.Add("application/vnd.kubernetes.protobuf")
+	f.Add("application/vnd.kubernetes.protobuf, application/json")
+	f.Add("application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1, application/json;q=0.5")
 	f.Add("application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io")
 	f.Add("*/*;q=0")
+	builtin := builtinResources()[1]
+	cr := &resource{version: "v1", plural: "foos", kind: "Foo", listKind: "FooList", group: "example.com", crd: "foos.example.com", namespaced: true}
 	f.Fuzz(func(t *testing.T, accept string) {
-		out, err := negotiate(accept)
-		if err != nil {
-			var st *wire.Status
-			if !errors.As(err, &st) || st.Code != 406 {
-				t.Fatalf("refusal is not a 406: %v", err)
+		for _, r := range []*resource{builtin, cr} {
+			out, err := negotiate(accept, r)
+			if err != nil {
+				var st *wire.Status
+				if !errors.As(err, &st) || st.Code != 406 {
+					t.Fatalf("refusal is not a 406: %v", err)
+				}
+			} else {
+				if out.form == formTable && (out.proto || out.tableVersion != "v1" && out.tableVersion != "v1beta1") {
+					t.Fatalf("table %+v", out)
+				}
+				if out.proto && r.crd != "" && out.form != formPartial {
+					t.Fatalf("protobuf for a custom resource: %q", accept)
+				}
 			}
-		} else if out.form == formTable && out.tableVersion != "v1" && out.tableVersion != "v1beta1" {
-			t.Fatalf("table version %q", out.tableVersion)
-		}
-		if _, err := negotiate(accept + ",application/json"); err != nil {
-			t.Fatalf("json fallback refused for %q: %v", accept, err)
+			if _, err := negotiate(accept+",application/json", r); err != nil {
+				t.Fatalf("json fallback refused for %q: %v", accept, err)
+			}
+			if negotiateError(accept, r) && r.crd != "" {
+				t.Fatalf("protobuf Status for a custom resource: %q", accept)
+			}
 		}
 	})
 }

@@ -15,7 +15,7 @@ import (
 // list answers a LIST: options validated as kube does, one page read from
 // the Reader, and the response streamed item by item.
 func (c *call) list() error {
-	out, err := negotiate(c.r.Header.Get("Accept"))
+	out, err := negotiate(c.r.Header.Get("Accept"), c.res)
 	if err != nil {
 		return err
 	}
@@ -41,8 +41,10 @@ func (c *call) list() error {
 		Continue:           page.Continue,
 		RemainingItemCount: page.RemainingItemCount,
 	}
-	switch out.form {
-	case formTable:
+	switch {
+	case out.proto:
+		return c.protoList(out, meta, page.Items)
+	case out.form == formTable:
 		values := make([][]byte, len(page.Items))
 		for i, kv := range page.Items {
 			values[i] = c.res.relabel(kv.Value)
@@ -52,7 +54,7 @@ func (c *call) list() error {
 			return err
 		}
 		writeJSON(c.w, http.StatusOK, t)
-	case formPartial:
+	case out.form == formPartial:
 		return c.streamList(meta, "PartialObjectMetadataList", "meta.k8s.io/v1", page.Items, partialObject)
 	default:
 		return c.streamList(meta, c.res.listKind, c.res.apiVersion(), page.Items, func(b []byte) ([]byte, error) {

@@ -133,7 +133,7 @@ func TestBadWriteInput(t *testing.T) {
 	}
 	e.expectStatus(422, "Invalid", `ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required`, "POST", cmPath, cm("", nil, nil))
 	e.expectStatus(415, "UnsupportedMediaType", "", "POST", cmPath, "a: b", "Content-Type", "text/plain")
-	e.expectStatus(406, "NotAcceptable", "", "GET", cmPath, nil, "Accept", "application/vnd.kubernetes.protobuf")
-	e.must(200, "GET", cmPath, nil, "Accept", "application/vnd.kubernetes.protobuf, application/json")
+	e.expectStatus(406, "NotAcceptable", "", "GET", cmPath, nil, "Accept", "application/cbor")
+	e.must(200, "GET", cmPath, nil, "Accept", "application/cbor, application/json")
 	e.expectStatus(422, "Invalid", "", "POST", "/api/v1/namespaces/default/services", map[string]any{"metadata": map[string]any{"name": "1svc"}})
 }

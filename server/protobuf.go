@@ -15,11 +15,11 @@ import (
 // contentProtobuf is the body type kubectl and client-go's typed clients
 // send for built-in kinds. listwatch stores JSON, so such a body is
 // decoded into the k8s.io/api type and re-encoded as JSON before anything
-// else sees it. Responses are always JSON, which those clients accept.
+// else sees it. Responses are protobuf when the client asks (proto.go).
 const contentProtobuf = "application/vnd.kubernetes.protobuf"
 
-// protobufCodec knows the built-in kinds served here.
-var protobufCodec = func() *protobuf.Serializer {
+// protobufScheme knows the built-in kinds served here.
+var protobufScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	if err := corev1.AddToScheme(s); err != nil {
 		panic(err)
@@ -27,8 +27,11 @@ var protobufCodec = func() *protobuf.Serializer {
 	if err := coordinationv1.AddToScheme(s); err != nil {
 		panic(err)
 	}
-	return protobuf.NewSerializer(s, s)
+	return s
 }()
+
+// protobufCodec decodes protobuf request bodies of those kinds.
+var protobufCodec = protobuf.NewSerializer(protobufScheme, protobufScheme)
 
 // protobufToJSON converts a protobuf-encoded built-in object to JSON.
 func protobufToJSON(b []byte) ([]byte, error) {

@@ -123,7 +123,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 		err = methodNotAllowed()
 	}
 	if err != nil {
-		writeError(w, err)
+		writeResourceError(w, r, res, err)
 	}
 }
 
@@ -144,9 +144,12 @@ type call struct {
 // writeObject writes one stored value (with its resourceVersion) as the
 // response, in the form the client accepts.
 func (c *call) writeObject(code int, value []byte) error {
-	out, err := negotiate(c.r.Header.Get("Accept"))
+	out, err := negotiate(c.r.Header.Get("Accept"), c.res)
 	if err != nil {
 		return err
+	}
+	if out.proto {
+		return c.writeProtoObject(code, out, value)
 	}
 	value = c.res.relabel(value)
 	switch out.form {

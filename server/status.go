@@ -45,6 +45,32 @@ func writeError(w http.ResponseWriter, err error) {
 	writeRaw(w, int(st.Code), mustStatusJSON(st))
 }
 
+// writeResourceError is writeError for a request on res: the Status is
+// protobuf when the client accepts protobuf for res, as kube answers it.
+func writeResourceError(w http.ResponseWriter, r *http.Request, res *resource, err error) {
+	if !negotiateError(r.Header.Get("Accept"), res) {
+		writeError(w, err)
+		return
+	}
+	st := asStatus(err)
+	b, perr := protoStatus(st)
+	if perr != nil {
+		writeError(w, err)
+		return
+	}
+	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
+	}
+	writeBody(w, int(st.Code), mediaProto, b)
+}
+
+// writeBody writes body with its content type and code.
+func writeBody(w http.ResponseWriter, code int, contentType string, body []byte) {
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
+
 func asStatus(err error) *wire.Status {
 	var st *wire.Status
 	if errors.As(err, &st) {

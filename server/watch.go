@@ -31,7 +31,7 @@ const DefaultWatchWriteTimeout = 60 * time.Second
 // timeoutSeconds if that comes first, instead of holding a goroutine, a
 // watch slot and its buffered events for ever.
 func (c *call) watch() error {
-	out, err := negotiate(c.r.Header.Get("Accept"))
+	out, err := negotiate(c.r.Header.Get("Accept"), c.res)
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,11 @@ type eventWriter struct {
 }
 
 func (ew *eventWriter) start() {
-	ew.w.Header().Set("Content-Type", "application/json")
+	ct := mediaJSON
+	if ew.out.proto {
+		ct = mediaProto + ";stream=watch"
+	}
+	ew.w.Header().Set("Content-Type", ct)
 	ew.w.Header().Set("Transfer-Encoding", "chunked")
 	ew.w.WriteHeader(http.StatusOK)
 	ew.flusher, _ = ew.w.(http.Flusher)
@@ -163,6 +167,9 @@ func (ew *eventWriter) flush() {
 
 // write sends ev and reports whether the stream is still writable.
 func (ew *eventWriter) write(ev storage.WatchEvent) bool {
+	if ew.out.proto {
+		return ew.writeProto(ev)
+	}
 	if ev.Type == wire.Bookmark {
 		// Bookmarks only go to clients that asked, and never as Table rows.
 		if !ew.allowBookmarks || ew.out.form == formTable {
@@ -240,6 +247,12 @@ func (ew *eventWriter) raw(b []byte) bool {
 }
 
 func (ew *eventWriter) writeError(st *wire.Status) {
+	if ew.out.proto {
+		if b, err := protoStatus(st); err == nil {
+			ew.raw(protoWatchFrame(wire.Error, b))
+		}
+		return
+	}
 	b, _ := json.Marshal(st)
 	ew.line(wire.Error, b)
 }

@@ -10,6 +10,9 @@ type KV struct {
 	// Revision is the revision of the last write of Key (its mod revision).
 	// For a deleted object in an Event it is the revision of the delete.
 	Revision int64
+	// Alt, set by the watch cache, memoizes another encoding of Value
+	// (the server's protobuf bytes) for as long as the cache holds it.
+	Alt *Memo
 }
 
 // ListOptions selects a page of a range read.

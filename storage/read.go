@@ -73,6 +73,10 @@ type WatchEvent struct {
 	// Frame, if set, is the whole encoded line (wire.EventLine), shared
 	// by every watcher of the event.
 	Frame []byte
+	// ObjectAlt and FrameAlt, if set, memoize other encodings of Object
+	// and of the whole frame (the server's protobuf ones), shared by
+	// every watcher of the event.
+	ObjectAlt, FrameAlt *Memo
 }
 
 // EventStream is an open watch.

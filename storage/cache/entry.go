@@ -17,6 +17,8 @@ type entry struct {
 	// not be decoded; such an entry matches only the empty predicate.
 	labels, fields map[string]string
 	attrsOK        bool
+	// alt is the value's other encoding (protobuf), built on first use.
+	alt storage.Memo
 }
 
 func newEntry(kv storage.KV, attrs storage.AttrFunc) *entry {
@@ -28,7 +30,9 @@ func newEntry(kv storage.KV, attrs storage.AttrFunc) *entry {
 	return e
 }
 
-func (e *entry) kv() storage.KV { return storage.KV{Key: e.key, Value: e.value, Revision: e.rev} }
+func (e *entry) kv() storage.KV {
+	return storage.KV{Key: e.key, Value: e.value, Revision: e.rev, Alt: &e.alt}
+}
 
 // matches tests e against p with the attrs stored in e.
 func (e *entry) matches(p storage.Predicate) bool {

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -30,6 +31,10 @@ type frame struct {
 	once sync.Once
 	obj  []byte
 	line []byte
+	// objAlt is obj's other encoding when obj is not an entry's value
+	// (a DELETED event's object at the delete's revision); lineAlt is
+	// the frame's.
+	objAlt, lineAlt storage.Memo
 }
 
 const (
@@ -43,7 +48,7 @@ const (
 // ok=false if it sends nothing. The choice follows kube-apiserver: a
 // delete or a stop-matching update sends DELETED with the previous value
 // at this event's revision; a start-matching update sends ADDED.
-func (ev *event) render(old, now bool) (typ wire.EventType, obj, line []byte, ok bool) {
+func (ev *event) render(old, now bool) (typ wire.EventType, obj, line []byte, objAlt, lineAlt *storage.Memo, ok bool) {
 	var i int
 	switch {
 	case now && old:
@@ -53,7 +58,7 @@ func (ev *event) render(old, now bool) (typ wire.EventType, obj, line []byte, ok
 	case old:
 		typ, i = wire.Deleted, frameDeleted
 	default:
-		return "", nil, nil, false
+		return "", nil, nil, nil, nil, false
 	}
 	f := &ev.frames[i]
 	f.once.Do(func() {
@@ -64,5 +69,9 @@ func (ev *event) render(old, now bool) (typ wire.EventType, obj, line []byte, ok
 		}
 		f.line = wire.EventLine(typ, f.obj)
 	})
-	return typ, f.obj, f.line, true
+	objAlt = &f.objAlt
+	if i != frameDeleted {
+		objAlt = &ev.cur.alt
+	}
+	return typ, f.obj, f.line, objAlt, &f.lineAlt, true
 }

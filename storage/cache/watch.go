@@ -160,7 +160,7 @@ func (w *watcher) nextInitial() (storage.WatchEvent, bool) {
 	}
 	w.ahead, w.aheadValid = nil, false
 	if e != nil {
-		return storage.WatchEvent{Type: wire.Added, Object: e.value, Revision: e.rev}, true
+		return storage.WatchEvent{Type: wire.Added, Object: e.value, Revision: e.rev, ObjectAlt: &e.alt}, true
 	}
 	w.initial = nil
 	if w.initialEnd {
@@ -226,11 +226,12 @@ func (w *watcher) nextFromHistory() (ev storage.WatchEvent, ok bool, wait <-chan
 		}
 		old := e.prev != nil && e.prev.matches(w.pred)
 		now := e.cur != nil && e.cur.matches(w.pred)
-		typ, obj, line, send := e.render(old, now)
+		typ, obj, line, objAlt, lineAlt, send := e.render(old, now)
 		w.lastRev = max(w.lastRev, e.rev)
 		if send {
 			c.m.dispatched.Inc()
-			return storage.WatchEvent{Type: typ, Object: obj, Revision: e.rev, Frame: line}, true, nil
+			return storage.WatchEvent{Type: typ, Object: obj, Revision: e.rev, Frame: line,
+				ObjectAlt: objAlt, FrameAlt: lineAlt}, true, nil
 		}
 	}
 	// Caught up with this ring.

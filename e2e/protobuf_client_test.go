@@ -187,9 +187,11 @@ func TestInformerOverProtobuf(t *testing.T) {
 	}
 }
 
-// TestProtobufFallbackToListwatchServe: a *corev1.Pod resource asks
-// listwatch serve for protobuf, gets JSON, and reads it; errors too.
-func TestProtobufFallbackToListwatchServe(t *testing.T) {
+// TestProtobufAgainstListwatchServe: a *corev1.Pod resource asks listwatch
+// serve for protobuf (which it now serves for built-in kinds) and reads
+// every answer, errors and the streaming initial list too; the first write,
+// sent before any protobuf answer, goes as JSON.
+func TestProtobufAgainstListwatchServe(t *testing.T) {
 	s := startServer(t, "")
 	c := ourClient(t, s)
 	ctx := t.Context()
@@ -203,7 +205,7 @@ func TestProtobufFallbackToListwatchServe(t *testing.T) {
 	if err != nil || got.UID == "" || got.Spec.Containers[0].Image != "nginx" {
 		t.Fatalf("get: %v %+v", err, got)
 	}
-	// Writes after a JSON answer stay JSON.
+	// The Get was answered in protobuf, so this write is sent in protobuf.
 	got.Labels = map[string]string{"x": "y"}
 	if _, err := pods.Update(ctx, got); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,242 @@
+package server
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/trace"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// TestNegotiateAsKube: Accept headers as kube-apiserver's negotiation
+// reads them (q order, wildcards, parameters), for a built-in kind and a
+// custom resource.
+func TestNegotiateAsKube(t *testing.T) {
+	builtin := builtinResources()[1]
+	cr := &resource{version: "v1", plural: "foos", kind: "Foo", group: "example.com", crd: "foos.example.com"}
+	const pb, js = "application/vnd.kubernetes.protobuf", "application/json"
+	cases := []struct {
+		accept string
+		r      *resource
+		want   string // "json", "proto", "table", "partial", "partial-proto" or "406"
+	}{
+		{"", builtin, "json"},
+		{pb + "," + js, builtin, "proto"},
+		{pb + ", " + js, cr, "json"},
+		{pb, cr, "406"},
+		{js + "," + pb, builtin, "json"},
+		{js + ";q=0.5," + pb, builtin, "proto"},
+		{pb + ";q=0," + js + ";q=0", builtin, "proto"}, // q=0 is no refusal in kube
+		{"*/*", builtin, "json"},
+		{"application/*", builtin, "json"},
+		{"*/*;q=0.1," + pb, builtin, "proto"},
+		{pb + ";stream=watch", builtin, "proto"},
+		{pb + ";stream=other," + js, builtin, "json"},
+		{pb + ";as=Table;v=v1;g=meta.k8s.io," + js, builtin, "json"},
+		{tableAccept, builtin, "table"},
+		{pb + ";as=PartialObjectMetadataList;v=v1;g=meta.k8s.io," + js, builtin, "partial-proto"},
+		{pb + ";as=PartialObjectMetadata;v=v1;g=meta.k8s.io," + js, cr, "partial-proto"},
+		{js + ";as=Foo;v=v1;g=meta.k8s.io", builtin, "406"},
+		{"text/plain", builtin, "406"},
+		{"application/JSON", builtin, "406"}, // case-sensitive, as kube
+		{"application", builtin, "406"},
+		{pb + ";charset=utf-8", builtin, "proto"},
+	}
+	for _, tc := range cases {
+		out, err := negotiate(tc.accept, tc.r)
+		got := "json"
+		switch {
+		case err != nil:
+			got = "406"
+		case out.form == formTable:
+			got = "table"
+		case out.form == formPartial && out.proto:
+			got = "partial-proto"
+		case out.form == formPartial:
+			got = "partial"
+		case out.proto:
+			got = "proto"
+		}
+		if got != tc.want {
+			t.Errorf("negotiate(%q, %s) = %s, want %s", tc.accept, tc.r.plural, got, tc.want)
+		}
+	}
+	if !negotiateError(pb+","+js, builtin) || negotiateError(pb+","+js, cr) ||
+		negotiateError(pb+";as=Table;v=v1;g=meta.k8s.io,"+js, builtin) || negotiateError(pb, cr) {
+		t.Error("error negotiation")
+	}
+}
+
+var testCodec = protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
+
+func encodeKube(t *testing.T, obj runtime.Object) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := testCodec.Encode(obj, &b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+const testCM = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"ns","uid":"u1","resourceVersion":"7",` +
+	`"labels":{"b":"2","a":"1"},"creationTimestamp":"2026-01-02T03:04:05Z"},"data":{"z":"1","k":"v"},"binaryData":{"b":"AAEC"}}`
+
+// TestProtoBytesAsKube: an object, a Status and a bookmark in protobuf are
+// the bytes apimachinery's serializer writes for them.
+func TestProtoBytesAsKube(t *testing.T) {
+	r := builtinResources()[1]
+	raw, err := protoItem(r, []byte(testCM))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm corev1.ConfigMap
+	if err := runtime.DecodeInto(scheme.Codecs.UniversalDecoder(corev1.SchemeGroupVersion), []byte(testCM), &cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
+	if got, want := envelope("v1", "ConfigMap", raw), encodeKube(t, &cm); !bytes.Equal(got, want) {
+		t.Fatalf("object\n got %q\nwant %q", got, want)
+	}
+
+	st := wire.NewConflict(wire.GroupResource{Resource: "configmaps"}, "a", wire.ConflictModified)
+	got, err := protoStatus(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, _, err := testCodec.Decode(got, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := obj.(*metav1.Status)
+	if ks.Code != 409 || ks.Reason != metav1.StatusReasonConflict || ks.Message != st.Message || ks.Details.Name != "a" || ks.Kind != "Status" || ks.APIVersion != "v1" {
+		t.Fatalf("status %+v", ks)
+	}
+	ks.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}
+	if want := encodeKube(t, ks); !bytes.Equal(got, want) {
+		t.Fatalf("status\n got %q\nwant %q", got, want)
+	}
+
+	bm, err := protoBookmark(r, "42", true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, _, err = testCodec.Decode(bm, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := obj.(*corev1.ConfigMap); b.ResourceVersion != "42" || b.Annotations[metav1.InitialEventsAnnotationKey] != "true" {
+		t.Fatalf("bookmark %+v", b.ObjectMeta)
+	}
+}
+
+// protoWriter is an eventWriter on a recorder, for a watch asking protobuf.
+func protoWriter(r *resource) (*eventWriter, *httptest.ResponseRecorder) {
+	rec := httptest.NewRecorder()
+	c := &call{s: &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}, w: rec,
+		r: httptest.NewRequest("GET", "/", nil), res: r, tr: trace.New("test")}
+	ew := &eventWriter{call: c, out: output{proto: true}, allowBookmarks: true,
+		writeTimeout: time.Minute, end: time.Now().Add(time.Minute)}
+	ew.flusher, ew.rc = rec, http.NewResponseController(rec)
+	return ew, rec
+}
+
+// TestProtoWatchFrames: frames decode as client-go decodes a protobuf
+// watch (length-delimited frames, WatchEvent without envelope, the object
+// in its envelope), and a change's frame is built once per event: a
+// second watcher sends the memoized bytes.
+func TestProtoWatchFrames(t *testing.T) {
+	r := builtinResources()[1]
+	ev := storage.WatchEvent{Type: wire.Modified, Object: []byte(testCM), Revision: 7,
+		ObjectAlt: &storage.Memo{}, FrameAlt: &storage.Memo{}}
+	ew1, rec1 := protoWriter(r)
+	ew1.write(ev)
+	ew1.write(storage.WatchEvent{Type: wire.Bookmark, Revision: 9, InitialEventsEnd: true})
+	ew1.writeError(wire.NewResourceExpired("too old resource version: 1 (5)"))
+
+	info, _ := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	dec := streaming.NewDecoder(info.StreamSerializer.Framer.NewFrameReader(io.NopCloser(bytes.NewReader(rec1.Body.Bytes()))),
+		info.StreamSerializer.Serializer)
+	type got struct {
+		typ string
+		obj runtime.Object
+	}
+	var events []got
+	for {
+		var we metav1.WatchEvent
+		if _, _, err := dec.Decode(nil, &we); err != nil {
+			if err != io.EOF {
+				t.Fatalf("frame %d: %v", len(events), err)
+			}
+			break
+		}
+		obj, _, err := testCodec.Decode(we.Object.Raw, nil, nil)
+		if err != nil {
+			t.Fatalf("object of frame %d: %v", len(events), err)
+		}
+		events = append(events, got{we.Type, obj})
+	}
+	if len(events) != 3 || events[0].typ != "MODIFIED" || events[1].typ != "BOOKMARK" || events[2].typ != "ERROR" {
+		t.Fatalf("events %+v", events)
+	}
+	if cm := events[0].obj.(*corev1.ConfigMap); cm.Name != "a" || cm.Data["k"] != "v" || cm.ResourceVersion != "7" {
+		t.Fatalf("object %+v", cm)
+	}
+	if bm := events[1].obj.(*corev1.ConfigMap); bm.ResourceVersion != "9" {
+		t.Fatalf("bookmark %+v", bm)
+	}
+	if st := events[2].obj.(*metav1.Status); st.Code != 410 || st.Reason != metav1.StatusReasonExpired {
+		t.Fatalf("error %+v", st)
+	}
+
+	// Another watcher of the same event: the memo's bytes, not a
+	// conversion (the object is garbage now).
+	ew2, rec2 := protoWriter(r)
+	ev.Object = []byte("not json")
+	if !ew2.write(ev) {
+		t.Fatal("second watcher's write failed")
+	}
+	first := rec1.Body.Bytes()
+	if n := len(rec2.Body.Bytes()); n == 0 || !bytes.Equal(rec2.Body.Bytes(), first[:n]) {
+		t.Fatalf("second watcher's frame differs:\n%q\n%q", rec2.Body.Bytes(), first)
+	}
+}
+
+// TestProtoListMemo: a list page's items come from their memo when the
+// page has one.
+func TestProtoListMemo(t *testing.T) {
+	r := builtinResources()[1]
+	r.listKind = "ConfigMapList"
+	items := []storage.KV{{Key: "/registry/configmaps/ns/a", Value: []byte(testCM), Revision: 7, Alt: &storage.Memo{}}}
+	list := func() []byte {
+		ew, rec := protoWriter(r)
+		if err := ew.call.protoList(output{proto: true}, wire.ListMeta{ResourceVersion: "8"}, items); err != nil {
+			t.Fatal(err)
+		}
+		return rec.Body.Bytes()
+	}
+	first := list()
+	obj, _, err := testCodec.Decode(first, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := obj.(*corev1.ConfigMapList); l.ResourceVersion != "8" || len(l.Items) != 1 || l.Items[0].Name != "a" {
+		t.Fatalf("list %+v", l)
+	}
+	items[0].Value = []byte("not json")
+	if second := list(); !bytes.Equal(first, second) {
+		t.Fatal("second page was converted again")
+	}
+}
