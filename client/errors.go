@@ -28,6 +28,16 @@ func statusError(resp *http.Response) *wire.Status {
 		if st.Status == "" {
 			st.Status = wire.StatusFailure
 		}
+		// The header counts when the body does not say: kube's 429 from
+		// its max-in-flight filter carries Retry-After in the header only.
+		if st.Details == nil || st.Details.RetryAfterSeconds == 0 {
+			if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && n > 0 {
+				if st.Details == nil {
+					st.Details = &wire.StatusDetails{}
+				}
+				st.Details.RetryAfterSeconds = int32(n)
+			}
+		}
 		return &st
 	}
 	return synthesizeStatus(resp.StatusCode, strings.TrimSpace(string(body)), resp.Header.Get("Retry-After"))

@@ -238,3 +238,33 @@ func TestStatusErrorMapping(t *testing.T) {
 		t.Fatal("predicates matched a non-Status error")
 	}
 }
+
+// TestRetryAfterHeaderWithStatusBody: a 429 whose Status body names no
+// retry delay (kube's max-in-flight answer) still carries the header's.
+func TestRetryAfterHeaderWithStatusBody(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		want       int32
+	}{
+		{"status without details", `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests","code":429}`, 7},
+		{"status with its own delay", `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests","code":429,"details":{"retryAfterSeconds":3}}`, 3},
+		{"plain body", `too many requests, please try again later`, 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := startTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Retry-After", "7")
+				w.WriteHeader(http.StatusTooManyRequests)
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			c := newTestClient(t, srv, nil)
+			_, err := c.Do(ctxT(t), http.MethodPost, "/api/v1/x", nil, []byte(`{}`))
+			st, ok := statusOf(err)
+			if !ok || !IsTooManyRequests(err) {
+				t.Fatalf("error %T %v", err, err)
+			}
+			if st.Details == nil || st.Details.RetryAfterSeconds != tc.want {
+				t.Fatalf("details %+v, want retryAfterSeconds %d", st.Details, tc.want)
+			}
+		})
+	}
+}
