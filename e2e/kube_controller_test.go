@@ -172,3 +172,12 @@ func TestKubeLeaderElectionTakeover(t *testing.T) {
 		})
 	}
 }
+
+// TestKubeLeaderElectionReleaseAfterUnseenRenewal: the release of a leader
+// cancelled while a renewal's answer is held, against kube-apiserver.
+func TestKubeLeaderElectionReleaseAfterUnseenRenewal(t *testing.T) {
+	s := kubeServer(t)
+	plain := kubeClient(t, s.AdminConfig())
+	name := fmt.Sprintf("kube-unseen-renewal-%d", time.Now().UnixNano())
+	releaseAfterUnseenRenewal(t, plain, name, s.AdminConfig)
+}

@@ -377,16 +377,26 @@ func TestLeaderElectionReleaseAfterUnseenRenewal(t *testing.T) {
 	s := startServer(t, "")
 	plain := ourClient(t, s)
 	waitReadyz(t, plain)
-	leases := leasesOf(plain)
-	const name = "unseen-renewal"
-	lc := &leaderCount{t: t}
-	hooks := map[string]*heldRenewal{}
-	cands := map[string]*candidate{}
-	for _, id := range []string{"a", "b"} {
+	releaseAfterUnseenRenewal(t, plain, "unseen-renewal", func() *client.Config {
 		cfg, err := client.LoadKubeconfig(s.KubeconfigPath(), "")
 		if err != nil {
 			t.Fatal(err)
 		}
+		return cfg
+	})
+}
+
+// releaseAfterUnseenRenewal: the leader is cancelled while the answer to a
+// renewal the server applied is held back; its release must still clear
+// the Lease, and the follower take over at its next attempt. plain reads
+// the Lease; config makes each candidate's client configuration.
+func releaseAfterUnseenRenewal(t *testing.T, plain *client.Client, name string, config func() *client.Config) {
+	leases := leasesOf(plain)
+	lc := &leaderCount{t: t}
+	hooks := map[string]*heldRenewal{}
+	cands := map[string]*candidate{}
+	for _, id := range []string{"a", "b"} {
+		cfg := config()
 		cfg.QPS = -1
 		h := &heldRenewal{held: make(chan struct{}, 1)}
 		cfg.WrapTransport = func(base http.RoundTripper) http.RoundTripper { h.base = base; return h }
