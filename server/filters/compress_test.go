@@ -1,0 +1,158 @@
+package filters
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// chunks writes n bytes in writes of 1000, as the LIST handlers stream.
+func chunks(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = "abcdefghij{}[]\":,"[i*7%17]
+	}
+	return b
+}
+
+func serveCompressed(t *testing.T, body []byte, code int, header http.Header, path string) *http.Response {
+	t.Helper()
+	srv := httptest.NewServer(Compression()(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		for b := body; len(b) > 0; {
+			n := min(1000, len(b))
+			if _, err := w.Write(b[:n]); err != nil {
+				t.Error(err)
+				return
+			}
+			b = b[n:]
+		}
+	})))
+	t.Cleanup(srv.Close)
+	req, err := http.NewRequest("GET", srv.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = header
+	// No transparent decompression: the test sees the bytes sent.
+	tr := &http.Transport{DisableCompression: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func TestCompression(t *testing.T) {
+	gz := http.Header{"Accept-Encoding": {"deflate, gzip"}}
+	cases := []struct {
+		name    string
+		size    int
+		code    int
+		header  http.Header
+		path    string
+		gzipped bool
+	}{
+		{"over threshold", CompressionThreshold + 1, 200, gz, "/", true},
+		{"error status over threshold", 3 * CompressionThreshold, 500, gz, "/", true},
+		{"at threshold", CompressionThreshold, 200, gz, "/", false},
+		{"small", 10, 201, gz, "/", false},
+		{"empty", 0, 200, gz, "/", false},
+		{"no Accept-Encoding", 2 * CompressionThreshold, 200, http.Header{}, "/", false},
+		{"other encodings only", 2 * CompressionThreshold, 200, http.Header{"Accept-Encoding": {"br, deflate"}}, "/", false},
+		{"gzip with q", 2 * CompressionThreshold, 200, http.Header{"Accept-Encoding": {"gzip;q=1"}}, "/", false},
+		{"watch", 2 * CompressionThreshold, 200, gz, "/api/v1/pods?watch=true", false},
+		{"no content", 0, 204, gz, "/", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			want := chunks(tc.size)
+			resp := serveCompressed(t, want, tc.code, tc.header, tc.path)
+			if resp.StatusCode != tc.code {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tc.code)
+			}
+			if got := resp.Header.Get("Content-Type"); got != "application/json" {
+				t.Errorf("Content-Type %q", got)
+			}
+			var body io.Reader = resp.Body
+			if tc.gzipped {
+				if ce, v := resp.Header.Get("Content-Encoding"), resp.Header.Get("Vary"); ce != "gzip" || v != "Accept-Encoding" {
+					t.Fatalf("Content-Encoding %q Vary %q, want gzip and Accept-Encoding", ce, v)
+				}
+				zr, err := gzip.NewReader(resp.Body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body = zr
+			} else if ce, v := resp.Header.Get("Content-Encoding"), resp.Header.Get("Vary"); ce != "" || v != "" {
+				t.Fatalf("Content-Encoding %q Vary %q on an uncompressed response", ce, v)
+			}
+			got, err := io.ReadAll(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.code == http.StatusNoContent {
+				want = nil
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("body: %d bytes, want %d", len(got), len(want))
+			}
+		})
+	}
+}
+
+// sentWriter records when the status reached the client's writer.
+type sentWriter struct {
+	http.ResponseWriter
+	sent bool
+}
+
+func (w *sentWriter) WriteHeader(code int) { w.sent = true; w.ResponseWriter.WriteHeader(code) }
+
+// TestCompressionHoldsAtMostThreshold: the filter decides as soon as the
+// body exceeds the threshold, so it never holds more than that.
+func TestCompressionHoldsAtMostThreshold(t *testing.T) {
+	sw := &sentWriter{ResponseWriter: httptest.NewRecorder()}
+	r := httptest.NewRequest("GET", "/api/v1/configmaps", nil)
+	r.Header.Set("Accept-Encoding", "gzip")
+	Compression()(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(chunks(CompressionThreshold))
+		if sw.sent {
+			t.Error("decided at the threshold")
+		}
+		cw := w.(*compressWriter)
+		if len(cw.buf) != CompressionThreshold {
+			t.Errorf("holds %d bytes", len(cw.buf))
+		}
+		w.Write([]byte("x"))
+		if !sw.sent {
+			t.Error("still holding past the threshold")
+		}
+		if len(cw.buf) != 0 || cw.gz == nil {
+			t.Errorf("after the threshold: holds %d bytes, gzip %v", len(cw.buf), cw.gz != nil)
+		}
+	})).ServeHTTP(sw, r)
+}
+
+// TestCompressionPanicDropsHeldResponse: a response still held when the
+// handler panics is not sent, so Recovery can answer 500.
+func TestCompressionPanicDropsHeldResponse(t *testing.T) {
+	rec := httptest.NewRecorder()
+	r := httptest.NewRequest("GET", "/api/v1/configmaps", nil)
+	r.Header.Set("Accept-Encoding", "gzip")
+	Chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(200)
+		w.Write([]byte("partial"))
+		panic("boom")
+	}), Recovery(slog.New(slog.NewTextHandler(io.Discard, nil))), Compression()).ServeHTTP(rec, r)
+	if rec.Code != http.StatusInternalServerError || bytes.Contains(rec.Body.Bytes(), []byte("partial")) {
+		t.Fatalf("got %d %q, want a 500 Status", rec.Code, rec.Body.String())
+	}
+}
