@@ -246,3 +246,44 @@ func BenchmarkCompressionList10k(b *testing.B) {
 		}
 	}
 }
+
+// FuzzCompression: whatever the Accept-Encoding and however the handler
+// splits its body, the client gets the body back, gzipped only when it
+// accepted gzip and the body exceeds the threshold.
+func FuzzCompression(f *testing.F) {
+	f.Add("gzip", uint16(0), uint16(1000))
+	f.Add("deflate, gzip", uint16(CompressionThreshold/8+1), uint16(32<<10))
+	f.Add(" gzip ,br", uint16(CompressionThreshold/8), uint16(1))
+	f.Add("gzip;q=0", uint16(40000), uint16(7))
+	f.Fuzz(func(t *testing.T, ae string, size8, chunk uint16) {
+		body := chunks(int(size8) * 8)
+		step := max(1, int(chunk))
+		rec := httptest.NewRecorder()
+		r := httptest.NewRequest("GET", "/api/v1/configmaps", nil)
+		r.Header.Set("Accept-Encoding", ae)
+		Compression()(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			for p := body; len(p) > 0; {
+				n := min(step, len(p))
+				w.Write(p[:n])
+				p = p[n:]
+			}
+		})).ServeHTTP(rec, r)
+		got := rec.Body.Bytes()
+		gzipped := rec.Header().Get("Content-Encoding") == "gzip"
+		if gzipped != (acceptsGzip(r) && len(body) > CompressionThreshold) {
+			t.Fatalf("gzipped %v for %d bytes, Accept-Encoding %q", gzipped, len(body), ae)
+		}
+		if gzipped {
+			zr, err := gzip.NewReader(bytes.NewReader(got))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err = io.ReadAll(zr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(got, body) {
+			t.Fatalf("body: %d bytes, want %d", len(got), len(body))
+		}
+	})
+}
