@@ -68,6 +68,14 @@ type Options struct {
 	// disables compaction (for another process to do it).
 	CompactionInterval time.Duration
 
+	// DisableResponseCompression turns off gzip of responses over 128 KiB
+	// to clients that accept it (kube's APIResponseCompression, on by
+	// default). Worth it when clients are near and CPU is dearer than bytes.
+	DisableResponseCompression bool
+	// Profiling serves net/http/pprof under /debug/pprof/, to system:masters
+	// or whom an ABAC policy grants the path. Off by default (kube: on).
+	Profiling bool
+
 	// KubeconfigPath to write; default DataDir/kubeconfig.
 	KubeconfigPath string
 

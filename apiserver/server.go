@@ -247,7 +247,8 @@ func (a *APIServer) startEtcd(ctx context.Context) (*clientv3.Client, func(), er
 }
 
 // handler wraps the API in the security and limit filters, in the order
-// the filters package documents, and adds /metrics behind them.
+// the filters package documents, and adds /metrics (and with Profiling
+// /debug/pprof/) behind them.
 func handler(o Options, api *server.Server, creds *pki.Credentials) (http.Handler, error) {
 	authn, err := authenticator(o, creds)
 	if err != nil {
@@ -261,10 +262,20 @@ func handler(o Options, api *server.Server, creds *pki.Credentials) (http.Handle
 	if err != nil {
 		return nil, err
 	}
+	// Responses of the API over 128 KiB are gzipped, as kube's are; not
+	// /metrics (which compresses itself) nor pprof's (gzip already). Inside
+	// Timeout, so a 504 replaces a response the filter still holds.
+	apiHandler := api.Handler()
+	if !o.DisableResponseCompression {
+		apiHandler = filters.Compression()(apiHandler)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/", api.Handler())
+	mux.Handle("/", apiHandler)
 	if g, ok := o.Registerer.(prometheus.Gatherer); ok {
 		mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	}
+	if o.Profiling {
+		handleProfiling(mux)
 	}
 	return filters.Chain(mux,
 		filters.Recovery(o.Logger),

@@ -23,6 +23,10 @@
 //		filters.BodyLimit(0),                  // 413 over 3 MiB (0: wire.MaxRequestBodyBytes); reads bodies within the timeout
 //	)
 //
+// Compression is not part of the chain: the integrator wraps the API
+// handler alone in it (kube gzips API responses, not /metrics or pprof), so
+// it runs inside every filter above and a 504 replaces what it holds.
+//
 // Filters read the request's *request.Info (request.InfoFrom) for verb,
 // resource and whether the request is long-running (IsLongRunning); without
 // one they fall back to the URL (?watch=1 is a watch). Metrics, MaxInFlight
@@ -43,6 +47,8 @@
 //     Timeout, so a client that dribbles its body gets 504 and gives back
 //     its in-flight slot at the timeout, and BodyDeadline's read deadline
 //     (the timeout plus a second) then ends the read itself.
+//   - Compression holds at most CompressionThreshold (128 KiB) of a
+//     response before it decides, and leaves watches alone.
 //   - Metric label values come from fixed sets and the resources the server
 //     serves; a request without valid credentials only counts in
 //     authentication_attempts. A client cannot grow the metrics.
