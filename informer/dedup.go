@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"sync"
+	"unsafe"
 
 	"github.com/listwatch/listwatch/object"
 )
@@ -257,11 +258,13 @@ func (d *deduper) typed(v reflect.Value, depth int) uint64 {
 		}
 		return maphash.String(d.seed, s)
 	case reflect.Struct:
-		h := uint64(v.NumField())
-		for i := range v.NumField() {
+		plan := structPlan(v.Type())
+		h := uint64(len(plan))
+		settable := v.CanSet()
+		for i, p := range plan {
 			f := v.Field(i)
 			var fh uint64
-			if f.CanSet() {
+			if p == fieldWalk && settable {
 				fh = d.typed(f, depth)
 			} else {
 				fh = d.shallowHash(f)
@@ -309,15 +312,29 @@ func (d *deduper) typed(v reflect.Value, depth int) uint64 {
 			return 0x13
 		}
 		h := saltMap + uint64(v.Len())
-		et := v.Type().Elem()
-		for it := v.MapRange(); it.Next(); {
-			val := reflect.New(et).Elem()
-			val.Set(it.Value())
-			vh := d.typed(val, depth)
-			if !shallowEqual(val, it.Value()) {
-				v.SetMapIndex(it.Key(), val)
+		if v.Type().ConvertibleTo(stringMapType) && v.Type().Key().Kind() == reflect.String && v.Type().Elem().Kind() == reflect.String {
+			// Labels, annotations, selectors: no reflection per entry. The
+			// conversion keeps the map (maps are references).
+			m := v.Convert(stringMapType).Interface().(map[string]string)
+			for k, s := range m {
+				if c := d.str(s); unsafe.StringData(c) != unsafe.StringData(s) {
+					m[k] = c
+				}
+				h += mix(maphash.String(d.seed, k)*31 ^ maphash.String(d.seed, s))
 			}
-			h += mix(d.shallowHash(it.Key())*31 ^ vh)
+		} else {
+			t := v.Type()
+			key, val, orig := reflect.New(t.Key()).Elem(), reflect.New(t.Elem()).Elem(), reflect.New(t.Elem()).Elem()
+			for it := v.MapRange(); it.Next(); {
+				key.SetIterKey(it)
+				orig.SetIterValue(it)
+				val.Set(orig)
+				vh := d.typed(val, depth)
+				if !shallowEqual(val, orig) {
+					v.SetMapIndex(key, val)
+				}
+				h += mix(d.shallowHash(key)*31 ^ vh)
+			}
 		}
 		if v.CanSet() {
 			d.share(v, h)
@@ -325,6 +342,70 @@ func (d *deduper) typed(v reflect.Value, depth int) uint64 {
 		return d.shallowHash(v)
 	}
 	return d.shallowHash(v)
+}
+
+var (
+	stringMapType = reflect.TypeFor[map[string]string]()
+	plans         sync.Map // reflect.Type (a struct) → []fieldPlan
+)
+
+// fieldPlan tells typed what to do with a struct field.
+type fieldPlan uint8
+
+const (
+	// fieldWalk: walked (its strings and containers shared).
+	fieldWalk fieldPlan = iota
+	// fieldHash: only hashed. Unexported fields (never written), fields
+	// holding nothing to share (numbers, bools, structs of them), and an
+	// object's own name, UID and resourceVersion (fields Name, UID and
+	// ResourceVersion of a struct that has all three and Namespace:
+	// they are unique to the object, so remembering them costs table
+	// space and saves nothing).
+	fieldHash
+)
+
+// structPlan returns the plan of each field of the struct type t.
+func structPlan(t reflect.Type) []fieldPlan {
+	if p, ok := plans.Load(t); ok {
+		return p.([]fieldPlan)
+	}
+	_, hasUID := t.FieldByName("UID")
+	_, hasRV := t.FieldByName("ResourceVersion")
+	_, hasNS := t.FieldByName("Namespace")
+	objectMeta := hasUID && hasRV && hasNS
+	p := make([]fieldPlan, t.NumField())
+	for i := range p {
+		f := t.Field(i)
+		switch {
+		case !f.IsExported() || !shareable(f.Type, 0):
+			p[i] = fieldHash
+		case objectMeta && f.Type.Kind() == reflect.String && (f.Name == "Name" || f.Name == "UID" || f.Name == "ResourceVersion"):
+			p[i] = fieldHash
+		}
+	}
+	plans.Store(t, p)
+	return p
+}
+
+// shareable reports whether a value of type t may hold something typed
+// shares: a string, pointer, slice, map or interface.
+func shareable(t reflect.Type, depth int) bool {
+	switch t.Kind() {
+	case reflect.String, reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+		return true
+	case reflect.Array:
+		return depth > maxDedupDepth || shareable(t.Elem(), depth+1)
+	case reflect.Struct:
+		if depth > maxDedupDepth {
+			return true
+		}
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() && shareable(f.Type, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // maxDedupDepth bounds how deep typed descends: Kubernetes types nest

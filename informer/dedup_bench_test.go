@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"runtime"
 	"testing"
 	"time"
@@ -190,5 +191,36 @@ func BenchmarkDedupPods(b *testing.B) {
 			b.ReportMetric(float64(mallocs)/float64(iters*n), "allocs/pod")
 			b.ReportMetric(float64(retained)/float64(iters*n), "retained-B/pod")
 		})
+	}
+}
+
+// TestDedupTypedPodsKeepValues: production-shaped pods keep exactly
+// their values after sharing, replicas of one ReplicaSet share their
+// containers and labels, and an object's own name and UID are not
+// remembered in the tables.
+func TestDedupTypedPodsKeepValues(t *testing.T) {
+	raw := benchPodsRaw(t, 30)
+	pods, want := decodeBenchPods(t, raw), decodeBenchPods(t, raw)
+	d := newDeduper(DefaultDedupEntries)
+	for i := range pods {
+		pods[i] = dedupObject(d, pods[i])
+	}
+	for i := range pods {
+		if !reflect.DeepEqual(pods[i], want[i]) {
+			t.Fatalf("pod %d changed", i)
+		}
+	}
+	a, b := pods[0], pods[1]
+	if &a.Spec.Containers[0] != &b.Spec.Containers[0] {
+		t.Error("replicas' containers not shared")
+	}
+	if reflect.ValueOf(a.Labels).UnsafePointer() != reflect.ValueOf(b.Labels).UnsafePointer() {
+		t.Error("replicas' labels not shared")
+	}
+	if _, ok := d.strs[string(a.UID)]; ok {
+		t.Error("an object's own UID is remembered")
+	}
+	if _, ok := d.strs[a.OwnerReferences[0].Name]; !ok {
+		t.Error("the owner's name is not shared")
 	}
 }
