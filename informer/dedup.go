@@ -54,11 +54,13 @@ type deduper struct {
 	maxEntries int
 	objects    func() int // how many objects are stored; nil: 0
 	strs       map[string]string
-	nodes      map[uint64]any // map[string]any, []any, []byte or a reflect.Value
+	nodes      map[uint64]any // map[string]any, []any or []byte
+	values     map[uint64]reflect.Value
+	plans      map[reflect.Type][]fieldPlan // of struct types; never reset
 }
 
 func newDeduper(maxEntries int) *deduper {
-	d := &deduper{seed: maphash.MakeSeed(), maxEntries: maxEntries}
+	d := &deduper{seed: maphash.MakeSeed(), maxEntries: maxEntries, plans: map[reflect.Type][]fieldPlan{}}
 	d.reset()
 	return d
 }
@@ -66,6 +68,15 @@ func newDeduper(maxEntries int) *deduper {
 func (d *deduper) reset() {
 	d.strs = map[string]string{}
 	d.nodes = map[uint64]any{}
+	d.values = map[uint64]reflect.Value{}
+}
+
+// strHash hashes a string d.str returned: equal strings it returns share
+// their bytes, so their address stands for their content. (Strings the
+// tables forgot hash apart from equal newer ones: they are then just
+// not shared.)
+func strHash(c string) uint64 {
+	return mix(uint64(uintptr(unsafe.Pointer(unsafe.StringData(c))))*31 + uint64(len(c)) + 9)
 }
 
 // dedupObject shares obj's parts with the objects deduplicated before,
@@ -75,7 +86,7 @@ func (d *deduper) reset() {
 func dedupObject[T object.Object](d *deduper, obj T) T {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if n := len(d.strs) + len(d.nodes); n > d.maxEntries {
+	if n := len(d.strs) + len(d.nodes) + len(d.values); n > d.maxEntries {
 		if d.objects == nil || n > DedupEntriesPerObject*d.objects() {
 			d.reset()
 		}
@@ -253,12 +264,20 @@ func (d *deduper) typed(v reflect.Value, depth int) uint64 {
 	case reflect.String:
 		s := v.String()
 		if s != "" && v.CanSet() {
-			s = d.str(s)
-			v.SetString(s)
+			c := d.str(s)
+			if unsafe.StringData(c) != unsafe.StringData(s) {
+				v.SetString(c)
+			}
+			return strHash(c)
 		}
 		return maphash.String(d.seed, s)
 	case reflect.Struct:
-		plan := structPlan(v.Type())
+		t := v.Type()
+		plan, ok := d.plans[t]
+		if !ok {
+			plan = structPlan(t)
+			d.plans[t] = plan
+		}
 		h := uint64(len(plan))
 		settable := v.CanSet()
 		for i, p := range plan {
@@ -317,10 +336,11 @@ func (d *deduper) typed(v reflect.Value, depth int) uint64 {
 			// conversion keeps the map (maps are references).
 			m := v.Convert(stringMapType).Interface().(map[string]string)
 			for k, s := range m {
-				if c := d.str(s); unsafe.StringData(c) != unsafe.StringData(s) {
+				c := d.str(s)
+				if unsafe.StringData(c) != unsafe.StringData(s) {
 					m[k] = c
 				}
-				h += mix(maphash.String(d.seed, k)*31 ^ maphash.String(d.seed, s))
+				h += mix(maphash.String(d.seed, k)*31 ^ strHash(c))
 			}
 		} else {
 			t := v.Type()
@@ -346,7 +366,6 @@ func (d *deduper) typed(v reflect.Value, depth int) uint64 {
 
 var (
 	stringMapType = reflect.TypeFor[map[string]string]()
-	plans         sync.Map // reflect.Type (a struct) → []fieldPlan
 )
 
 // fieldPlan tells typed what to do with a struct field.
@@ -366,9 +385,6 @@ const (
 
 // structPlan returns the plan of each field of the struct type t.
 func structPlan(t reflect.Type) []fieldPlan {
-	if p, ok := plans.Load(t); ok {
-		return p.([]fieldPlan)
-	}
 	_, hasUID := t.FieldByName("UID")
 	_, hasRV := t.FieldByName("ResourceVersion")
 	_, hasNS := t.FieldByName("Namespace")
@@ -383,7 +399,6 @@ func structPlan(t reflect.Type) []fieldPlan {
 			p[i] = fieldHash
 		}
 	}
-	plans.Store(t, p)
 	return p
 }
 
@@ -416,13 +431,13 @@ const maxDedupDepth = 64
 // shared already) by an equal one seen before, or remembers it.
 func (d *deduper) share(v reflect.Value, h uint64) {
 	h = mix(h ^ uint64(uintptr(reflect.ValueOf(v.Type()).UnsafePointer())))
-	if c, ok := d.nodes[h]; ok {
-		if cv, ok := c.(reflect.Value); ok && cv.Type() == v.Type() && sameContent(cv, v) {
+	if cv, ok := d.values[h]; ok {
+		if cv.Type() == v.Type() && sameContent(cv, v) {
 			v.Set(cv)
 		}
 		return
 	}
-	d.nodes[h] = v
+	d.values[h] = v
 }
 
 // sameContent compares what two pointers, slices or maps of one type
