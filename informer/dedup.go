@@ -445,10 +445,13 @@ func (d *deduper) share(v reflect.Value, h uint64) {
 func sameContent(a, b reflect.Value) bool {
 	switch a.Kind() {
 	case reflect.Pointer:
-		return shallowEqual(a.Elem(), b.Elem())
+		return sameMemory(a.UnsafePointer(), b.UnsafePointer(), a.Type().Elem().Size()) || shallowEqual(a.Elem(), b.Elem())
 	case reflect.Slice:
 		if a.Len() != b.Len() {
 			return false
+		}
+		if sameMemory(a.UnsafePointer(), b.UnsafePointer(), uintptr(a.Len())*a.Type().Elem().Size()) {
+			return true
 		}
 		for i := range a.Len() {
 			if !shallowEqual(a.Index(i), b.Index(i)) {
@@ -469,6 +472,21 @@ func sameContent(a, b reflect.Value) bool {
 		return true
 	}
 	return false
+}
+
+// sameMemory reports whether the n bytes at a and at b are equal. Equal
+// bytes are equal values (the same strings, pointers, slices, maps and
+// interfaces, word for word), so this is a fast path of shallowEqual,
+// which then decides what merely differs in bytes (the same text at two
+// addresses, padding).
+func sameMemory(a, b unsafe.Pointer, n uintptr) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil || n == 0 {
+		return false
+	}
+	return bytes.Equal(unsafe.Slice((*byte)(a), n), unsafe.Slice((*byte)(b), n))
 }
 
 // shallowHash hashes v without descending into pointers, slices or maps
