@@ -28,7 +28,8 @@ const (
 //
 //   - Strings (struct fields, slice elements, map values; for
 //     Unstructured also map keys and json.Number) are replaced by an
-//     equal string seen before.
+//     equal string seen before; but not an object's own name, UID and
+//     resourceVersion, which no other object repeats (see structPlan).
 //   - Typed objects: bottom-up, every pointer, slice and map (exported
 //     fields only) whose value equals one seen before, its own children
 //     shared first and compared by identity, is replaced by that one: the
