@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"sync"
+	"unsafe"
 
 	"github.com/listwatch/listwatch/object"
 )
@@ -27,7 +28,8 @@ const (
 //
 //   - Strings (struct fields, slice elements, map values; for
 //     Unstructured also map keys and json.Number) are replaced by an
-//     equal string seen before.
+//     equal string seen before; but not an object's own name, UID and
+//     resourceVersion, which no other object repeats (see structPlan).
 //   - Typed objects: bottom-up, every pointer, slice and map (exported
 //     fields only) whose value equals one seen before, its own children
 //     shared first and compared by identity, is replaced by that one: the
@@ -53,11 +55,13 @@ type deduper struct {
 	maxEntries int
 	objects    func() int // how many objects are stored; nil: 0
 	strs       map[string]string
-	nodes      map[uint64]any // map[string]any, []any, []byte or a reflect.Value
+	nodes      map[uint64]any // map[string]any, []any or []byte
+	values     map[uint64]reflect.Value
+	plans      map[reflect.Type][]fieldPlan // of struct types; never reset
 }
 
 func newDeduper(maxEntries int) *deduper {
-	d := &deduper{seed: maphash.MakeSeed(), maxEntries: maxEntries}
+	d := &deduper{seed: maphash.MakeSeed(), maxEntries: maxEntries, plans: map[reflect.Type][]fieldPlan{}}
 	d.reset()
 	return d
 }
@@ -65,6 +69,15 @@ func newDeduper(maxEntries int) *deduper {
 func (d *deduper) reset() {
 	d.strs = map[string]string{}
 	d.nodes = map[uint64]any{}
+	d.values = map[uint64]reflect.Value{}
+}
+
+// strHash hashes a string d.str returned: equal strings it returns share
+// their bytes, so their address stands for their content. (Strings the
+// tables forgot hash apart from equal newer ones: they are then just
+// not shared.)
+func strHash(c string) uint64 {
+	return mix(uint64(uintptr(unsafe.Pointer(unsafe.StringData(c))))*31 + uint64(len(c)) + 9)
 }
 
 // dedupObject shares obj's parts with the objects deduplicated before,
@@ -74,7 +87,7 @@ func (d *deduper) reset() {
 func dedupObject[T object.Object](d *deduper, obj T) T {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if n := len(d.strs) + len(d.nodes); n > d.maxEntries {
+	if n := len(d.strs) + len(d.nodes) + len(d.values); n > d.maxEntries {
 		if d.objects == nil || n > DedupEntriesPerObject*d.objects() {
 			d.reset()
 		}
@@ -252,16 +265,26 @@ func (d *deduper) typed(v reflect.Value, depth int) uint64 {
 	case reflect.String:
 		s := v.String()
 		if s != "" && v.CanSet() {
-			s = d.str(s)
-			v.SetString(s)
+			c := d.str(s)
+			if unsafe.StringData(c) != unsafe.StringData(s) {
+				v.SetString(c)
+			}
+			return strHash(c)
 		}
 		return maphash.String(d.seed, s)
 	case reflect.Struct:
-		h := uint64(v.NumField())
-		for i := range v.NumField() {
+		t := v.Type()
+		plan, ok := d.plans[t]
+		if !ok {
+			plan = structPlan(t)
+			d.plans[t] = plan
+		}
+		h := uint64(len(plan))
+		settable := v.CanSet()
+		for i, p := range plan {
 			f := v.Field(i)
 			var fh uint64
-			if f.CanSet() {
+			if p == fieldWalk && settable {
 				fh = d.typed(f, depth)
 			} else {
 				fh = d.shallowHash(f)
@@ -309,15 +332,30 @@ func (d *deduper) typed(v reflect.Value, depth int) uint64 {
 			return 0x13
 		}
 		h := saltMap + uint64(v.Len())
-		et := v.Type().Elem()
-		for it := v.MapRange(); it.Next(); {
-			val := reflect.New(et).Elem()
-			val.Set(it.Value())
-			vh := d.typed(val, depth)
-			if !shallowEqual(val, it.Value()) {
-				v.SetMapIndex(it.Key(), val)
+		if v.Type().ConvertibleTo(stringMapType) && v.Type().Key().Kind() == reflect.String && v.Type().Elem().Kind() == reflect.String {
+			// Labels, annotations, selectors: no reflection per entry. The
+			// conversion keeps the map (maps are references).
+			m := v.Convert(stringMapType).Interface().(map[string]string)
+			for k, s := range m {
+				c := d.str(s)
+				if unsafe.StringData(c) != unsafe.StringData(s) {
+					m[k] = c
+				}
+				h += mix(maphash.String(d.seed, k)*31 ^ strHash(c))
 			}
-			h += mix(d.shallowHash(it.Key())*31 ^ vh)
+		} else {
+			t := v.Type()
+			key, val, orig := reflect.New(t.Key()).Elem(), reflect.New(t.Elem()).Elem(), reflect.New(t.Elem()).Elem()
+			for it := v.MapRange(); it.Next(); {
+				key.SetIterKey(it)
+				orig.SetIterValue(it)
+				val.Set(orig)
+				vh := d.typed(val, depth)
+				if !shallowEqual(val, orig) {
+					v.SetMapIndex(key, val)
+				}
+				h += mix(d.shallowHash(key)*31 ^ vh)
+			}
 		}
 		if v.CanSet() {
 			d.share(v, h)
@@ -325,6 +363,65 @@ func (d *deduper) typed(v reflect.Value, depth int) uint64 {
 		return d.shallowHash(v)
 	}
 	return d.shallowHash(v)
+}
+
+var (
+	stringMapType = reflect.TypeFor[map[string]string]()
+)
+
+// fieldPlan tells typed what to do with a struct field.
+type fieldPlan uint8
+
+const (
+	// fieldWalk: walked (its strings and containers shared).
+	fieldWalk fieldPlan = iota
+	// fieldHash: only hashed. Unexported fields (never written), fields
+	// holding nothing to share (numbers, bools, structs of them), and an
+	// object's own name, UID and resourceVersion (fields Name, UID and
+	// ResourceVersion of a struct that has all three and Namespace:
+	// they are unique to the object, so remembering them costs table
+	// space and saves nothing).
+	fieldHash
+)
+
+// structPlan returns the plan of each field of the struct type t.
+func structPlan(t reflect.Type) []fieldPlan {
+	_, hasUID := t.FieldByName("UID")
+	_, hasRV := t.FieldByName("ResourceVersion")
+	_, hasNS := t.FieldByName("Namespace")
+	objectMeta := hasUID && hasRV && hasNS
+	p := make([]fieldPlan, t.NumField())
+	for i := range p {
+		f := t.Field(i)
+		switch {
+		case !f.IsExported() || !shareable(f.Type, 0):
+			p[i] = fieldHash
+		case objectMeta && f.Type.Kind() == reflect.String && (f.Name == "Name" || f.Name == "UID" || f.Name == "ResourceVersion"):
+			p[i] = fieldHash
+		}
+	}
+	return p
+}
+
+// shareable reports whether a value of type t may hold something typed
+// shares: a string, pointer, slice, map or interface.
+func shareable(t reflect.Type, depth int) bool {
+	switch t.Kind() {
+	case reflect.String, reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+		return true
+	case reflect.Array:
+		return depth > maxDedupDepth || shareable(t.Elem(), depth+1)
+	case reflect.Struct:
+		if depth > maxDedupDepth {
+			return true
+		}
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() && shareable(f.Type, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // maxDedupDepth bounds how deep typed descends: Kubernetes types nest
@@ -335,13 +432,13 @@ const maxDedupDepth = 64
 // shared already) by an equal one seen before, or remembers it.
 func (d *deduper) share(v reflect.Value, h uint64) {
 	h = mix(h ^ uint64(uintptr(reflect.ValueOf(v.Type()).UnsafePointer())))
-	if c, ok := d.nodes[h]; ok {
-		if cv, ok := c.(reflect.Value); ok && cv.Type() == v.Type() && sameContent(cv, v) {
+	if cv, ok := d.values[h]; ok {
+		if cv.Type() == v.Type() && sameContent(cv, v) {
 			v.Set(cv)
 		}
 		return
 	}
-	d.nodes[h] = v
+	d.values[h] = v
 }
 
 // sameContent compares what two pointers, slices or maps of one type
@@ -349,10 +446,13 @@ func (d *deduper) share(v reflect.Value, h uint64) {
 func sameContent(a, b reflect.Value) bool {
 	switch a.Kind() {
 	case reflect.Pointer:
-		return shallowEqual(a.Elem(), b.Elem())
+		return sameMemory(a.UnsafePointer(), b.UnsafePointer(), a.Type().Elem().Size()) || shallowEqual(a.Elem(), b.Elem())
 	case reflect.Slice:
 		if a.Len() != b.Len() {
 			return false
+		}
+		if sameMemory(a.UnsafePointer(), b.UnsafePointer(), uintptr(a.Len())*a.Type().Elem().Size()) {
+			return true
 		}
 		for i := range a.Len() {
 			if !shallowEqual(a.Index(i), b.Index(i)) {
@@ -373,6 +473,21 @@ func sameContent(a, b reflect.Value) bool {
 		return true
 	}
 	return false
+}
+
+// sameMemory reports whether the n bytes at a and at b are equal. Equal
+// bytes are equal values (the same strings, pointers, slices, maps and
+// interfaces, word for word), so this is a fast path of shallowEqual,
+// which then decides what merely differs in bytes (the same text at two
+// addresses, padding).
+func sameMemory(a, b unsafe.Pointer, n uintptr) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil || n == 0 {
+		return false
+	}
+	return bytes.Equal(unsafe.Slice((*byte)(a), n), unsafe.Slice((*byte)(b), n))
 }
 
 // shallowHash hashes v without descending into pointers, slices or maps
