@@ -70,6 +70,11 @@ func RunInformer(ctx context.Context, t *Target, f *Fixture, opts InformerOption
 		if err := f.Grow(ctx, n); err != nil {
 			return nil, err
 		}
+		if t.Client != nil {
+			if err := warmServer(ctx, t.Client, f); err != nil {
+				return nil, err
+			}
+		}
 		for _, impl := range opts.Impls {
 			burst++
 			run, err := runChild(ctx, t, f, opts, impl, n, burst)
