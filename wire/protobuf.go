@@ -92,6 +92,8 @@ func eachField(b []byte, fn func(field) error) error {
 			f.bytes, n = protowire.ConsumeBytes(b)
 		case protowire.VarintType:
 			f.varint, n = protowire.ConsumeVarint(b)
+		case protowire.StartGroupType:
+			n = skipGroup(b)
 		default:
 			n = protowire.ConsumeFieldValue(num, typ, b)
 		}
@@ -378,4 +380,42 @@ func decodeStatusDetails(b []byte, d *StatusDetails) error {
 		}
 		return nil
 	})
+}
+
+// skipGroup skips the rest of a group whose start tag has been read, the
+// way kube's generated decoders do: nested groups are counted, and an end
+// marker closes the innermost open group whatever field number it names.
+// It returns the bytes consumed or a negative protowire error code.
+func skipGroup(b []byte) int {
+	total, depth := 0, 1
+	for depth > 0 {
+		_, typ, n := protowire.ConsumeTag(b[total:])
+		if n < 0 {
+			return n
+		}
+		total += n
+		switch typ {
+		case protowire.StartGroupType:
+			depth++
+			continue
+		case protowire.EndGroupType:
+			depth--
+			continue
+		case protowire.VarintType:
+			_, n = protowire.ConsumeVarint(b[total:])
+		case protowire.Fixed32Type:
+			_, n = protowire.ConsumeFixed32(b[total:])
+		case protowire.Fixed64Type:
+			_, n = protowire.ConsumeFixed64(b[total:])
+		case protowire.BytesType:
+			_, n = protowire.ConsumeBytes(b[total:])
+		default:
+			return -1
+		}
+		if n < 0 {
+			return n
+		}
+		total += n
+	}
+	return total
 }

