@@ -57,19 +57,14 @@ func (c *Client) discover(ctx context.Context, keep func(gv string) bool) ([]wir
 		l, stale := agg.resourceLists(keep)
 		lists, failed = append(lists, l...), append(failed, stale...)
 	} else {
+		var gvs []string
 		for _, v := range versions.Versions {
-			if v == "" || strings.Contains(v, "/") || !keep(v) {
-				continue
+			if v != "" && !strings.Contains(v, "/") {
+				gvs = append(gvs, v)
 			}
-			l, err := c.getResourceList(ctx, "/api/"+v, v)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				failed = append(failed, err)
-				continue
-			}
-			lists = append(lists, l)
+		}
+		if lists, failed, err = c.getResourceLists(ctx, "/api/", gvs, keep, lists, failed); err != nil {
+			return nil, err
 		}
 	}
 
@@ -82,21 +77,12 @@ func (c *Client) discover(ctx context.Context, keep func(gv string) bool) ([]wir
 		l, stale := agg.resourceLists(keep)
 		lists, failed = append(lists, l...), append(failed, stale...)
 	} else {
+		var gvs []string
 		for _, g := range groups.Groups {
-			for _, gv := range preferredFirst(g) {
-				if !keep(gv) {
-					continue
-				}
-				l, err := c.getResourceList(ctx, "/apis/"+gv, gv)
-				if err != nil {
-					if ctx.Err() != nil {
-						return nil, ctx.Err()
-					}
-					failed = append(failed, err)
-					continue
-				}
-				lists = append(lists, l)
-			}
+			gvs = append(gvs, preferredFirst(g)...)
+		}
+		if lists, failed, err = c.getResourceLists(ctx, "/apis/", gvs, keep, lists, failed); err != nil {
+			return nil, err
 		}
 	}
 	if len(failed) > 0 {
@@ -171,4 +157,27 @@ func isAggregated(contentType string) bool {
 	base, params, err := mime.ParseMediaType(contentType)
 	return err == nil && base == "application/json" && params["g"] == "apidiscovery.k8s.io" &&
 		params["v"] == "v2" && params["as"] == "APIGroupDiscoveryList"
+}
+
+// getResourceLists reads the legacy document of each group version gvs
+// names (under prefix) that keep accepts, appending to lists, and the
+// failure of each that could not be read to failed. Only the end of ctx
+// stops it.
+func (c *Client) getResourceLists(ctx context.Context, prefix string, gvs []string, keep func(string) bool,
+	lists []wire.APIResourceList, failed []error) ([]wire.APIResourceList, []error, error) {
+	for _, gv := range gvs {
+		if !keep(gv) {
+			continue
+		}
+		l, err := c.getResourceList(ctx, prefix+gv, gv)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			failed = append(failed, err)
+			continue
+		}
+		lists = append(lists, l)
+	}
+	return lists, failed, nil
 }
