@@ -2,6 +2,7 @@ package informer
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -190,14 +191,7 @@ func (g *informerGauges) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (g *informerGauges) Collect(ch chan<- prometheus.Metric) {
 	g.mu.Lock()
-	refs := make(map[string]func() ReflectorSnapshot, len(g.reflectors))
-	for k, f := range g.reflectors {
-		refs[k] = f
-	}
-	infs := make(map[string]func() InformerSnapshot, len(g.informers))
-	for k, f := range g.informers {
-		infs[k] = f
-	}
+	refs, infs := maps.Clone(g.reflectors), maps.Clone(g.informers)
 	g.mu.Unlock()
 	// Snapshots take the components' locks; never hold g.mu meanwhile.
 	for name, f := range refs {
