@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/patch"
+	"github.com/listwatch/listwatch/server/internal/patch"
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )

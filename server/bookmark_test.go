@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/storage/direct"
-	"github.com/listwatch/listwatch/storage/etcd"
+	"github.com/listwatch/listwatch/server/storage/direct"
+	"github.com/listwatch/listwatch/server/storage/etcd"
 )
 
 // TestDirectReaderBookmarks: with the direct reader (--disable-watch-cache)

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/listwatch/listwatch/storage/direct"
+	"github.com/listwatch/listwatch/server/storage/direct"
 )
 
 // TestNewRequiresReader: the server makes no reader of its own; without

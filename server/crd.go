@@ -12,7 +12,7 @@ import (
 
 	"github.com/listwatch/listwatch/internal/backoff"
 	"github.com/listwatch/listwatch/object"
-	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/server/storage"
 )
 
 // crdDoc is a CRD of one served version, v9 (served by no built-in), with

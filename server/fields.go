@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/listwatch/listwatch/object"
-	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
 )
 

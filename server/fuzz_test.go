@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
 )
 

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/listwatch/listwatch/internal/patch"
+	"github.com/listwatch/listwatch/server/internal/patch"
 )
 
 // strictJSON is RFC 8259's JSON text exchanged between systems: valid

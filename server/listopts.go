@@ -3,7 +3,7 @@ package server
 import (
 	"net/url"
 
-	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/server/storage"
 )
 
 // listOptions parses and validates LIST and WATCH query parameters as

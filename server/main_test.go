@@ -16,9 +16,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/server/request"
-	"github.com/listwatch/listwatch/storage"
-	"github.com/listwatch/listwatch/storage/direct"
-	"github.com/listwatch/listwatch/storage/etcdtest"
+	"github.com/listwatch/listwatch/server/storage"
+	"github.com/listwatch/listwatch/server/storage/direct"
+	"github.com/listwatch/listwatch/server/storage/etcdtest"
 )
 
 func TestMain(m *testing.M) {

@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
 )
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/server/storage"
 
 	"github.com/listwatch/listwatch/wire"
 )

@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/listwatch/listwatch/storage"
-	"github.com/listwatch/listwatch/storage/direct"
-	"github.com/listwatch/listwatch/storage/etcdtest"
+	"github.com/listwatch/listwatch/server/storage"
+	"github.com/listwatch/listwatch/server/storage/direct"
+	"github.com/listwatch/listwatch/server/storage/etcdtest"
 )
 
 // panicReader's watches panic on their second event, after the server

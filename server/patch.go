@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/listwatch/listwatch/internal/patch"
+	"github.com/listwatch/listwatch/server/internal/patch"
 	"github.com/listwatch/listwatch/wire"
 )
 

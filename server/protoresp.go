@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
 )
 

@@ -3,7 +3,7 @@ package server
 import (
 	"strings"
 
-	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/server/storage"
 )
 
 // Readers opens the reader of one stored resource: the watch cache of its

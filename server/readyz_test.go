@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/listwatch/listwatch/storage"
-	"github.com/listwatch/listwatch/storage/etcdtest"
+	"github.com/listwatch/listwatch/server/storage"
+	"github.com/listwatch/listwatch/server/storage/etcdtest"
 )
 
 // unreachableStore answers every CurrentRevision with an error that

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/storage/etcd"
+	"github.com/listwatch/listwatch/server/storage/etcd"
 )
 
 // TestRestart stops server and etcd and starts both on the same data

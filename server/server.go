@@ -12,7 +12,7 @@ import (
 
 	"github.com/listwatch/listwatch/internal/run"
 	"github.com/listwatch/listwatch/server/filters"
-	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/trace"
 	"github.com/listwatch/listwatch/wire"
 )

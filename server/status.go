@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
 )
 

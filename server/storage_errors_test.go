@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/listwatch/listwatch/storage"
-	"github.com/listwatch/listwatch/storage/cache"
-	"github.com/listwatch/listwatch/storage/direct"
+	"github.com/listwatch/listwatch/server/storage"
+	"github.com/listwatch/listwatch/server/storage/cache"
+	"github.com/listwatch/listwatch/server/storage/direct"
 	"github.com/listwatch/listwatch/wire"
 )
 

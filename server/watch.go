@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/object"
-	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
 )
 

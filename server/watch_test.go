@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/storage"
-	"github.com/listwatch/listwatch/storage/direct"
-	"github.com/listwatch/listwatch/storage/etcdtest"
+	"github.com/listwatch/listwatch/server/storage"
+	"github.com/listwatch/listwatch/server/storage/direct"
+	"github.com/listwatch/listwatch/server/storage/etcdtest"
 	"github.com/listwatch/listwatch/wire"
 )
 

@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/listwatch/listwatch/internal/pki"
+	"github.com/listwatch/listwatch/server/internal/pki"
 )
 
 // TestKubeconfigWithRealClients: the kubeconfig pki writes (token and client

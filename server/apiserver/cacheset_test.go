@@ -1,0 +1,159 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/listwatch/listwatch/server"
+	"github.com/listwatch/listwatch/server/storage"
+	"github.com/listwatch/listwatch/server/storage/direct"
+	"github.com/listwatch/listwatch/server/storage/etcdtest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"),
+		goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
+	)
+}
+
+// TestCacheSetLifecycle: caches are created only while Run runs (none is
+// left unstarted before or after), as many resources as are asked for
+// get one (no start queue to overflow), and Run returns after every
+// cache's Run has.
+func TestCacheSetLifecycle(t *testing.T) {
+	et := etcdtest.Start(t)
+	s := newCacheSet(et.Store, direct.New(et.Store), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	ctx := context.Background()
+	early := s.Open(server.ReaderSpec{Prefix: "/registry/configmaps/"})
+	if _, err := early.GetList(ctx, "/registry/configmaps/", storage.GetListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.started(); n != 0 {
+		t.Fatalf("%d caches created before Run", n)
+	}
+
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(rctx) }()
+	const resources = 100
+	readers := make([]*cachedReader, resources)
+	for r := range resources {
+		readers[r] = s.Open(server.ReaderSpec{Prefix: fmt.Sprintf("/registry/r%d/", r)}).(*cachedReader)
+	}
+	waitReady(t, readers)
+	if n := s.started(); n != resources {
+		t.Fatalf("%d caches for %d resources", n, resources)
+	}
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	late := s.Open(server.ReaderSpec{Prefix: "/registry/late/"}).(*cachedReader)
+	if c := late.get(); c != nil || s.started() != resources {
+		t.Fatalf("a read after Run returned made a cache (%d caches)", s.started())
+	}
+	if c := readers[1].get(); c != nil {
+		t.Fatal("a stopped cache still serves")
+	}
+}
+
+// TestCacheSetClose: closing a reader stops its cache and returns after
+// the cache's goroutines and etcd watch are gone; reads then go to
+// storage, and no new cache is made for it.
+func TestCacheSetClose(t *testing.T) {
+	et := etcdtest.Start(t)
+	s := newCacheSet(et.Store, direct.New(et.Store), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	if _, err := et.Store.Create(ctx, "/registry/example.com/widgets/w1", []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	r := s.Open(server.ReaderSpec{Prefix: "/registry/example.com/widgets/"}).(*cachedReader)
+	waitReady(t, []*cachedReader{r})
+	w, err := r.WatchList(ctx, "/registry/example.com/widgets/", storage.WatchOptions{Mode: storage.ReadAny})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Next(ctx); err != nil { // the initial ADDED of w1
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	runDone := r.done
+	s.mu.Unlock()
+
+	r.Close()
+	select {
+	case <-runDone:
+	default:
+		t.Fatal("Close returned before the cache's Run")
+	}
+	if _, err := w.Next(ctx); !errors.Is(err, storage.ErrWatchClosed) {
+		t.Fatalf("watch of a closed cache: %v", err)
+	}
+	page, err := r.GetList(ctx, "/registry/example.com/widgets/", storage.GetListOptions{})
+	if err != nil || len(page.Items) != 1 {
+		t.Fatalf("read after Close: %v %v", page.Items, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r.c != nil || len(s.open) != 0 || len(s.stopping) != 0 {
+		t.Fatalf("closed reader kept: cache %v, %d open, %d stopping", r.c, len(s.open), len(s.stopping))
+	}
+}
+
+// waitReady reads through each reader until all serve from their cache.
+func waitReady(t *testing.T, readers []*cachedReader) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var ready atomic.Int64
+		var wg sync.WaitGroup
+		for _, r := range readers {
+			wg.Go(func() {
+				if r.get() != nil {
+					ready.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if int(ready.Load()) == len(readers) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d caches ready", ready.Load(), len(readers))
+		}
+		time.Sleep(10 * time.Millisecond) // polling a real condition, with a deadline
+	}
+}
+
+// started counts the open readers whose cache was made.
+func (s *cacheSet) started() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for r := range s.open {
+		if r.c != nil {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,356 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/listwatch/listwatch/server/internal/pki"
+	"github.com/listwatch/listwatch/internal/run"
+	"github.com/listwatch/listwatch/server"
+	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/server/filters"
+	"github.com/listwatch/listwatch/server/request"
+	"github.com/listwatch/listwatch/server/storage/direct"
+	"github.com/listwatch/listwatch/server/storage/etcd"
+)
+
+// APIServer is a complete listwatch server.
+type APIServer struct {
+	opts Options
+
+	ready chan struct{}
+
+	// Set by Run before ready is closed; read-only after.
+	url   string
+	creds *pki.Credentials
+	store *etcd.Store
+}
+
+// New validates opts. It starts nothing.
+func New(opts Options) (*APIServer, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &APIServer{opts: o, ready: make(chan struct{})}, nil
+}
+
+// Ready is closed once the server accepts requests.
+func (a *APIServer) Ready() <-chan struct{} { return a.ready }
+
+// URL is the server's https URL; valid after Ready.
+func (a *APIServer) URL() string { return a.url }
+
+// KubeconfigPath is where the admin kubeconfig is written.
+func (a *APIServer) KubeconfigPath() string { return a.opts.KubeconfigPath }
+
+// Credentials are the server's CA and admin credentials; valid after Ready.
+func (a *APIServer) Credentials() *pki.Credentials { return a.creds }
+
+// Store is the etcd store writes go through; valid after Ready.
+func (a *APIServer) Store() *etcd.Store { return a.store }
+
+// Run starts the server and blocks until ctx ends; it returns after every
+// goroutine it started has exited and etcd has stopped. An error before
+// Ready means the server could not start.
+//
+// It opens what outlives serving (the data-dir lock, the credentials,
+// etcd), builds the server on them (build), and serves it (serve).
+func (a *APIServer) Run(ctx context.Context) error {
+	o := a.opts
+	// One server per data dir with embedded etcd: a second one fails
+	// here, before it can rewrite the credentials the first one serves
+	// with. Replicas on an external cluster may share a data dir (and so
+	// their CA and admin credentials), as kube-apiservers share a CA.
+	if len(o.EtcdServers) == 0 {
+		unlock, err := etcd.LockDir(o.DataDir)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+	creds, err := pki.EnsureCredentials(o.DataDir, o.Hosts)
+	if err != nil {
+		return err
+	}
+	a.creds = creds
+
+	cli, closeEtcd, err := a.startEtcd(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeEtcd()
+
+	p, err := build(o, creds, cli)
+	if err != nil {
+		return err
+	}
+	a.store, a.url = p.store, p.url
+	if err := a.serve(ctx, p); err != nil {
+		o.Logger.Error("listwatch stopping", "err", err)
+		return err
+	}
+	return nil
+}
+
+// parts is a server built and not serving: the listener is bound and the
+// kubeconfig written, but no goroutine runs.
+type parts struct {
+	store     *etcd.Store
+	api       *server.Server
+	direct    *direct.Reader
+	caches    *cacheSet       // nil with DisableWatchCache
+	compactor *etcd.Compactor // nil without CompactionInterval
+	http      *http.Server
+	ln        net.Listener
+	url       string
+}
+
+// build constructs the server on an etcd client and credentials; it
+// starts nothing. On error nothing is left open.
+func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (*parts, error) {
+	p := &parts{store: etcd.New(cli, etcd.WithRegisterer(o.Registerer))}
+	// The direct reader serves everything with --disable-watch-cache, and
+	// otherwise what the caches cannot (yet); its Run keeps the bookmarks
+	// of its watches timely.
+	p.direct = direct.New(p.store)
+	// The API's registry opens a cache per resource and closes it when
+	// the resource changes or goes.
+	var readers server.Readers
+	if !o.DisableWatchCache {
+		p.caches = newCacheSet(p.store, p.direct, o.Logger, o.Registerer)
+		readers = p.caches
+	}
+	if o.CompactionInterval > 0 {
+		p.compactor = &etcd.Compactor{Store: p.store, Interval: o.CompactionInterval, Logger: o.Logger}
+	}
+	api, err := server.New(server.Config{
+		Store:             p.store,
+		Reader:            p.direct,
+		Readers:           readers,
+		Logger:            o.Logger,
+		Registerer:        o.Registerer,
+		MinRequestTimeout: o.MinRequestTimeout,
+		WatchWriteTimeout: o.WatchWriteTimeout,
+		MaxBodyBytes:      o.MaxBodyBytes,
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.api = api
+	handler, err := handler(o, api, creds)
+	if err != nil {
+		return nil, err
+	}
+	// No ReadTimeout or WriteTimeout: they would cut watches. Bodies get a
+	// per-request read deadline instead (filters.BodyDeadline), and
+	// watches a write deadline per write (server.Config.WatchWriteTimeout).
+	// serve sets BaseContext.
+	p.http = &http.Server{
+		Handler:           handler,
+		TLSConfig:         pki.TLSConfig(creds),
+		ReadHeaderTimeout: o.ReadHeaderTimeout,
+		IdleTimeout:       90 * time.Second,
+		MaxHeaderBytes:    1 << 20,
+		// TLS handshake failures and the like: debug, not stderr noise.
+		ErrorLog: slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug),
+	}
+
+	ln, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.Port)))
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: listen: %w", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	p.url = "https://" + net.JoinHostPort(clientHost(o.BindAddress), strconv.Itoa(port))
+	if err := pki.WriteKubeconfig(o.KubeconfigPath, p.url, creds); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	p.ln = ln
+	return p, nil
+}
+
+// serve runs the built parts on one run.Group until ctx ends or one of
+// them fails, and returns after all have stopped. Ready is closed once the
+// API has its default namespaces and CRDs, so that a client told "ready"
+// finds a complete server.
+func (a *APIServer) serve(ctx context.Context, p *parts) error {
+	var g run.Group
+	g.Go("api", p.api.Run)
+	g.Go("direct reader", p.direct.Run)
+	if p.caches != nil {
+		g.Go("watch cache", p.caches.Run)
+	}
+	if p.compactor != nil {
+		g.Go("compactor", p.compactor.Run)
+	}
+	g.Go("https", func(ctx context.Context) error {
+		// Request contexts derive from the group's, so that stopping the
+		// server ends watches instead of waiting out their timeouts.
+		p.http.BaseContext = func(net.Listener) context.Context { return ctx }
+		if err := p.http.ServeTLS(p.ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go("https shutdown", func(ctx context.Context) error {
+		<-ctx.Done()
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = p.http.Shutdown(shutdownCtx)
+		return nil
+	})
+	g.Go("ready", func(ctx context.Context) error {
+		select {
+		case <-p.api.Ready():
+			a.opts.Logger.Info("listwatch serving", "url", p.url, "kubeconfig", a.opts.KubeconfigPath, "dataDir", a.opts.DataDir)
+			close(a.ready)
+		case <-ctx.Done():
+		}
+		return nil
+	})
+	return g.Run(ctx)
+}
+
+// startEtcd returns a client of the embedded member or of the external
+// cluster, and how to close it.
+func (a *APIServer) startEtcd(ctx context.Context) (*clientv3.Client, func(), error) {
+	o := a.opts
+	if len(o.EtcdServers) > 0 {
+		cli, err := etcd.NewClient(etcd.Config{
+			Endpoints: o.EtcdServers,
+			CAFile:    o.EtcdCAFile,
+			CertFile:  o.EtcdCertFile,
+			KeyFile:   o.EtcdKeyFile,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		return cli, func() { cli.Close() }, nil
+	}
+	emb, err := etcd.StartEmbedded(ctx, etcd.EmbeddedConfig{Dir: o.DataDir + "/etcd"})
+	if err != nil {
+		return nil, nil, fmt.Errorf("apiserver: data dir %s: %w", o.DataDir, err)
+	}
+	return emb.Client(), func() { emb.Close() }, nil
+}
+
+// handler wraps the API in the security and limit filters, in the order
+// the filters package documents, and adds /metrics (and with Profiling
+// /debug/pprof/) behind them.
+func handler(o Options, api *server.Server, creds *pki.Credentials) (http.Handler, error) {
+	authn, err := authenticator(o, creds)
+	if err != nil {
+		return nil, err
+	}
+	authz, err := authorizer(o)
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := filters.NewRequestMetrics(o.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	// Responses of the API over 128 KiB are gzipped, as kube's are; not
+	// /metrics (which compresses itself) nor pprof's (gzip already). Inside
+	// Timeout, so a 504 replaces a response the filter still holds.
+	apiHandler := api.Handler()
+	if !o.DisableResponseCompression {
+		apiHandler = filters.Compression()(apiHandler)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", apiHandler)
+	if g, ok := o.Registerer.(prometheus.Gatherer); ok {
+		mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	}
+	if o.Profiling {
+		handleProfiling(mux)
+	}
+	return filters.Chain(mux,
+		filters.Recovery(o.Logger),
+		request.WithRequestInfo,
+		filters.BodyDeadline(o.RequestTimeout),
+		filters.Authentication(authn, metrics),
+		filters.Metrics(metrics, api.Serves),
+		request.WithScope(api), // 404 for a cluster-scoped resource under a namespace, before authz judges it there
+		filters.Authorization(authz),
+		filters.MaxInFlight(filters.InFlightLimits{
+			ReadOnly:       o.MaxRequestsInFlight,
+			Mutating:       o.MaxMutatingRequestsInFlight,
+			Watches:        o.MaxWatches,
+			WatchesPerUser: o.MaxWatchesPerUser,
+		}),
+		filters.Timeout(o.RequestTimeout),
+		filters.BodyLimit(o.MaxBodyBytes),
+	), nil
+}
+
+// authenticator is the client certificate (verified here, not in the TLS
+// handshake, so a bad one does not cut the connection), then the token
+// files; a request without any credential is anonymous on the public-info
+// paths only.
+func authenticator(o Options, creds *pki.Credentials) (auth.Authenticator, error) {
+	authns := auth.Union{auth.X509{Roots: pki.ClientCAPool(creds)}}
+	for _, path := range []string{creds.Path(pki.TokenFile), o.TokenAuthFile} {
+		if path == "" {
+			continue
+		}
+		tf, err := readTokenFile(path)
+		if err != nil {
+			return nil, err
+		}
+		authns = append(authns, tf)
+	}
+	return auth.AnonymousPublicInfo{Authenticator: authns}, nil
+}
+
+func readTokenFile(path string) (*auth.TokenFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: token file: %w", err)
+	}
+	defer f.Close()
+	tf, err := auth.ParseTokenFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: token file %s: %w", path, err)
+	}
+	return tf, nil
+}
+
+func authorizer(o Options) (auth.Authorizer, error) {
+	if o.AuthorizationPolicyFile == "" {
+		return auth.NewAuthorizer(nil), nil
+	}
+	f, err := os.Open(o.AuthorizationPolicyFile)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: policy file: %w", err)
+	}
+	defer f.Close()
+	policy, err := auth.ParsePolicyFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: policy file %s: %w", o.AuthorizationPolicyFile, err)
+	}
+	return auth.NewAuthorizer(policy), nil
+}
+
+// clientHost is the host clients should dial for a bind address.
+func clientHost(bind string) string {
+	if ip := net.ParseIP(bind); ip != nil && ip.IsUnspecified() {
+		if ip.To4() != nil {
+			return "127.0.0.1"
+		}
+		return "::1"
+	}
+	return bind
+}

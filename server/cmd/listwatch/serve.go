@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+
+	"github.com/listwatch/listwatch/server/apiserver"
+)
+
+func newServeCommand() *cobra.Command {
+	var (
+		o        apiserver.Options
+		logLevel string
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run a Kubernetes-compatible API server on etcd",
+		Long: `Run a Kubernetes-compatible API server. By default it stores data in an
+embedded etcd under --data-dir, listens on https://127.0.0.1:6443, and writes
+an admin kubeconfig to <data-dir>/kubeconfig for kubectl and client-go.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+			o.Registerer = reg
+			srv, err := apiserver.New(o)
+			if err != nil {
+				return err
+			}
+			return runServer(cmd.Context(), srv, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.DataDir, "data-dir", "listwatch-data", "directory for etcd data, credentials and the kubeconfig")
+	f.StringVar(&o.BindAddress, "bind-address", "127.0.0.1", "address to listen on")
+	f.IntVar(&o.Port, "secure-port", 6443, "HTTPS port (-1: any free port)")
+	f.StringSliceVar(&o.Hosts, "tls-san", nil, "extra host names or IPs for the serving certificate")
+	f.StringSliceVar(&o.EtcdServers, "etcd-servers", nil, "external etcd endpoints (default: embedded etcd)")
+	f.StringVar(&o.EtcdCAFile, "etcd-cafile", "", "CA file to verify external etcd servers")
+	f.StringVar(&o.EtcdCertFile, "etcd-certfile", "", "client certificate for external etcd")
+	f.StringVar(&o.EtcdKeyFile, "etcd-keyfile", "", "client key for external etcd")
+	f.StringVar(&o.TokenAuthFile, "token-auth-file", "", "extra static token file (token,user,uid,\"group1,group2\")")
+	f.StringVar(&o.AuthorizationPolicyFile, "authorization-policy-file", "", "ABAC policy file (JSON lines); without it only system:masters is allowed")
+	f.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", 400, "maximum concurrent non-mutating requests (429 beyond)")
+	f.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", 200, "maximum concurrent mutating requests (429 beyond)")
+	f.IntVar(&o.MaxWatches, "max-watches", 10000, "maximum open watches (429 beyond; system:masters exempt)")
+	f.IntVar(&o.MaxWatchesPerUser, "max-watches-per-user", 1000, "maximum open watches of one user (429 beyond; system:masters exempt)")
+	f.DurationVar(&o.WatchWriteTimeout, "watch-write-timeout", 60*time.Second, "disconnect a watcher that has not taken a write for this long")
+	f.DurationVar(&o.RequestTimeout, "request-timeout", 60*time.Second, "timeout of non-watch requests")
+	f.DurationVar(&o.MinRequestTimeout, "min-request-timeout", 30*time.Minute, "watches end after a random time between this and twice this")
+	f.BoolVar(&o.DisableWatchCache, "disable-watch-cache", false, "serve LIST and WATCH straight from etcd")
+	f.BoolVar(&o.DisableResponseCompression, "disable-response-compression", false, "never gzip responses (default: gzip those over 128 KiB to clients that accept it)")
+	f.BoolVar(&o.Profiling, "profiling", false, "serve net/http/pprof under /debug/pprof/ (system:masters, or as the ABAC policy grants)")
+	f.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", 5*time.Minute, "how often etcd history is compacted (negative: never)")
+	f.StringVar(&o.KubeconfigPath, "kubeconfig-out", "", "where to write the admin kubeconfig (default <data-dir>/kubeconfig)")
+	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}
+
+// stopGrace is how long serve waits, after SIGTERM or SIGINT, for the
+// server to stop (its HTTP shutdown takes up to 10s) before it gives up
+// and exits anyway: a signal always ends serve.
+const stopGrace = 30 * time.Second
+
+// runServer runs srv until ctx ends (a signal) and returns nil when it
+// stopped because of the signal, at any point of its start, including
+// while etcd is still starting.
+func runServer(ctx context.Context, srv *apiserver.APIServer, out io.Writer) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Run(ctx) }()
+	select {
+	case <-srv.Ready():
+		fmt.Fprintf(out, "listwatch serving at %s\nkubeconfig: %s\n  export KUBECONFIG=%s\n",
+			srv.URL(), srv.KubeconfigPath(), srv.KubeconfigPath())
+	case <-ctx.Done():
+	case err := <-errc:
+		return stopped(ctx, err)
+	}
+	select {
+	case err := <-errc:
+		return stopped(ctx, err)
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(stopGrace)
+	defer t.Stop()
+	select {
+	case err := <-errc:
+		return stopped(ctx, err)
+	case <-t.C:
+		return fmt.Errorf("still stopping %v after the signal; exiting anyway", stopGrace)
+	}
+}
+
+// stopped is the result of serve for Run's result err: an error that only
+// says ctx ended is the signal's doing, not a failure.
+func stopped(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,213 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/listwatch/listwatch/server/storage"
+	"github.com/listwatch/listwatch/server/storage/direct"
+)
+
+// Errors of the cache. The watcher errors wrap storage.ErrWatchClosed: the
+// server ends such a stream cleanly and the client resumes from the last
+// resourceVersion it saw.
+var (
+	// ErrWatcherTooSlow ends a watch that fell more than WatcherBuffer
+	// events behind, after it has delivered the events it had.
+	ErrWatcherTooSlow = fmt.Errorf("cache: watcher too slow: %w", storage.ErrWatchClosed)
+	// ErrRelisted ends the watches open when the cache had to re-list
+	// from storage (its own watch hit a compacted revision).
+	ErrRelisted = fmt.Errorf("cache: re-listed from storage: %w", storage.ErrWatchClosed)
+	// ErrStopped ends the watches open when the cache's Run returns.
+	ErrStopped = fmt.Errorf("cache: stopped: %w", storage.ErrWatchClosed)
+	// ErrNotReady: a watch arrived before the cache's first list finished
+	// (within FreshnessTimeout). Kubernetes answers 429 with Retry-After.
+	ErrNotReady = errors.New("cache: not ready")
+	// ErrOutsidePrefix: a request prefix outside the cache's Prefix.
+	ErrOutsidePrefix = errors.New("cache: prefix outside the cache")
+)
+
+// Config configures a Cache. Store and Prefix are required; zero values of
+// the rest take the defaults noted.
+type Config struct {
+	Store storage.Interface
+	// Prefix is the resource's key prefix, ending in "/".
+	Prefix string
+	// Attrs extracts labels and selectable fields; nil: storage.DefaultAttrs.
+	// They are extracted once per stored value, so selectors in requests
+	// are evaluated against these, not against Predicate.Attrs.
+	Attrs storage.AttrFunc
+	// HistorySize caps the events kept (default 102400); HistoryAge drops
+	// events older than it (default 5 min). Watches and Exact reads can
+	// start at any revision the history still holds.
+	HistorySize int
+	HistoryAge  time.Duration
+	// BookmarkInterval between bookmarks to watchers that allow them
+	// (default 1 min).
+	BookmarkInterval time.Duration
+	// WatcherBuffer is how many events a watcher may lag behind before it
+	// is closed with ErrWatcherTooSlow (default 10000, at most HistorySize).
+	WatcherBuffer int
+	// FreshnessTimeout bounds waits for the cache to reach a revision
+	// (default 3 s). A consistent LIST then reads storage directly.
+	FreshnessTimeout time.Duration
+	Logger           *slog.Logger
+	// Registerer for metrics; nil registers nothing.
+	Registerer prometheus.Registerer
+	// Resource labels the metrics, e.g. "pods" or "widgets.example.com".
+	Resource string
+}
+
+func (cfg Config) withDefaults() Config {
+	if cfg.Attrs == nil {
+		cfg.Attrs = storage.DefaultAttrs
+	}
+	if cfg.HistorySize <= 0 {
+		cfg.HistorySize = 100 * 1024
+	}
+	if cfg.HistoryAge <= 0 {
+		cfg.HistoryAge = 5 * time.Minute
+	}
+	if cfg.BookmarkInterval <= 0 {
+		cfg.BookmarkInterval = time.Minute
+	}
+	if cfg.WatcherBuffer <= 0 {
+		cfg.WatcherBuffer = 10000
+	}
+	cfg.WatcherBuffer = min(cfg.WatcherBuffer, cfg.HistorySize)
+	if cfg.FreshnessTimeout <= 0 {
+		cfg.FreshnessTimeout = 3 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Resource == "" {
+		cfg.Resource = strings.Trim(cfg.Prefix, "/")
+	}
+	return cfg
+}
+
+// Cache is the watch cache of one resource prefix. It implements
+// storage.ListWatcher.
+type Cache struct {
+	cfg Config
+	m   *metrics
+	log *slog.Logger
+	// store reads pages straight from storage when the cache cannot
+	// answer (see listStore).
+	store *direct.Reader
+
+	// mu guards the fields below. The Run goroutine is the only writer;
+	// readers hold it only to take a snapshot or move a watcher's cursor,
+	// never while copying or encoding values. It is a leaf lock.
+	mu sync.RWMutex
+	// snap is the current state; rev is the latest revision seen
+	// (>= every event's revision; progress notifications advance it).
+	snap tree
+	rev  int64
+	// ring is the history; replaced, never reset, on a re-list, so
+	// watchers of the old one can drain it.
+	ring *ring
+	// lastEventRev and keysAtLastRev let a re-watch resume inside a
+	// multi-key transaction without applying an event twice.
+	lastEventRev  int64
+	keysAtLastRev []string
+	// epoch counts bookmark ticks; watchers compare it with their own.
+	epoch uint64
+	// notify is closed and replaced whenever any of the above changes.
+	notify  chan struct{}
+	ready   bool
+	stopped bool
+	// readyCh is closed when the first list completes.
+	readyCh chan struct{}
+}
+
+var _ storage.ListWatcher = (*Cache)(nil)
+
+// New returns a cache that serves nothing until Run has listed the prefix.
+func New(cfg Config) *Cache {
+	cfg = cfg.withDefaults()
+	return &Cache{
+		cfg:     cfg,
+		store:   direct.New(cfg.Store),
+		m:       newMetrics(cfg.Registerer, cfg.Resource),
+		log:     cfg.Logger.With("resource", cfg.Resource),
+		notify:  make(chan struct{}),
+		readyCh: make(chan struct{}),
+	}
+}
+
+// Ready reports whether the cache has listed its prefix and is running.
+func (c *Cache) Ready() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.ready && !c.stopped
+}
+
+// WaitReady blocks until the first list completes or ctx ends.
+func (c *Cache) WaitReady(ctx context.Context) error {
+	select {
+	case <-c.readyCh:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// broadcastLocked wakes every waiter; c.mu must be held for writing.
+func (c *Cache) broadcastLocked() {
+	close(c.notify)
+	c.notify = make(chan struct{})
+}
+
+// state returns the current snapshot, its revision and the change channel.
+func (c *Cache) state() (tree, int64, bool, <-chan struct{}) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.snap, c.rev, c.ready && !c.stopped, c.notify
+}
+
+// waitFor blocks until the cache is ready and has seen revision rev, for
+// at most timeout. poke, if not nil, is called now and then while waiting
+// (to ask storage for a progress notification).
+func (c *Cache) waitFor(ctx context.Context, rev int64, timeout time.Duration, poke func()) bool {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var tick <-chan time.Time
+	if poke != nil {
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		tick = t.C
+		poke()
+	}
+	for {
+		_, cur, ready, ch := c.state()
+		if ready && cur >= rev {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-tick:
+			poke()
+		case <-timer.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// checkPrefix accepts the cache's prefix or a narrower one (a namespace).
+func (c *Cache) checkPrefix(prefix string) error {
+	if !strings.HasPrefix(prefix, c.cfg.Prefix) {
+		return fmt.Errorf("%w: %q is not under %q", ErrOutsidePrefix, prefix, c.cfg.Prefix)
+	}
+	return nil
+}

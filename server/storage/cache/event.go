@@ -1,0 +1,77 @@
+package cache
+
+import (
+	"sync"
+	"time"
+
+	"github.com/listwatch/listwatch/server/storage"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// event is one change in the ring. It is immutable after append except
+// for its frames, which are built at most once each.
+type event struct {
+	seq uint64 // position in the ring's history, dense and increasing
+	rev int64
+	key string
+	// cur is the new entry of a put, nil for a delete.
+	cur *entry
+	// prev is the entry before the change, nil for a create.
+	prev *entry
+	// snap is the state right after this event.
+	snap tree
+	at   time.Time
+
+	frames [3]frame // indexed by frameIndex
+}
+
+// frame is one encoded watch line, built once whatever the number of
+// watchers that send it.
+type frame struct {
+	once sync.Once
+	obj  []byte
+	line []byte
+	// objAlt is obj's other encoding when obj is not an entry's value
+	// (a DELETED event's object at the delete's revision); lineAlt is
+	// the frame's.
+	objAlt, lineAlt storage.Memo
+}
+
+const (
+	frameAdded = iota
+	frameModified
+	frameDeleted
+)
+
+// render returns what a watcher sends for this event given whether the
+// watcher's predicate matched before (old) and after (now) the change, or
+// ok=false if it sends nothing. The choice follows kube-apiserver: a
+// delete or a stop-matching update sends DELETED with the previous value
+// at this event's revision; a start-matching update sends ADDED.
+func (ev *event) render(old, now bool) (typ wire.EventType, obj, line []byte, objAlt, lineAlt *storage.Memo, ok bool) {
+	var i int
+	switch {
+	case now && old:
+		typ, i = wire.Modified, frameModified
+	case now:
+		typ, i = wire.Added, frameAdded
+	case old:
+		typ, i = wire.Deleted, frameDeleted
+	default:
+		return "", nil, nil, nil, nil, false
+	}
+	f := &ev.frames[i]
+	f.once.Do(func() {
+		if i == frameDeleted {
+			f.obj = withRevision(ev.prev.value, ev.rev)
+		} else {
+			f.obj = ev.cur.value
+		}
+		f.line = wire.EventLine(typ, f.obj)
+	})
+	objAlt = &f.objAlt
+	if i != frameDeleted {
+		objAlt = &ev.cur.alt
+	}
+	return typ, f.obj, f.line, objAlt, &f.lineAlt, true
+}

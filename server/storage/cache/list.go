@@ -1,0 +1,177 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/listwatch/listwatch/server/storage"
+	"github.com/listwatch/listwatch/trace"
+)
+
+// GetList serves one page of a LIST under prefix (the cache's prefix or a
+// narrower one). Items reference the cache's value bytes: callers must not
+// modify them.
+func (c *Cache) GetList(ctx context.Context, prefix string, opts storage.GetListOptions) (storage.ListPage, error) {
+	if err := c.checkPrefix(prefix); err != nil {
+		return storage.ListPage{}, err
+	}
+	tr := trace.FromContext(ctx)
+	pos, err := opts.Position(prefix)
+	if err != nil {
+		return storage.ListPage{}, err
+	}
+	start, rev := pos.Start, pos.Revision
+
+	switch pos.Mode {
+	case storage.ReadMostRecent:
+		cur, err := c.cfg.Store.CurrentRevision(ctx)
+		if err != nil {
+			return storage.ListPage{}, err
+		}
+		tr.Step("cache: got current revision")
+		if !c.waitFresh(ctx, cur) {
+			tr.Step("cache: not fresh in time, reading storage")
+			c.m.fallbacks.Inc()
+			return c.listStore(ctx, prefix, cur, start, opts)
+		}
+		tr.Step("cache: fresh")
+		snap, at, _, _ := c.state()
+		return c.page(snap, at, prefix, start, opts)
+	case storage.ReadAny:
+		snap, at, ready, _ := c.state()
+		if !ready {
+			tr.Step("cache: not ready, reading storage")
+			return c.listStore(ctx, prefix, 0, start, opts)
+		}
+		return c.page(snap, at, prefix, start, opts)
+	case storage.ReadNotOlderThan:
+		if !c.waitFor(ctx, rev, c.cfg.FreshnessTimeout, nil) {
+			return storage.ListPage{}, c.tooLarge(ctx, rev)
+		}
+		tr.Step("cache: reached revision")
+		snap, at, _, _ := c.state()
+		return c.page(snap, at, prefix, start, opts)
+	case storage.ReadExact:
+		return c.listExact(ctx, prefix, rev, start, opts)
+	}
+	return storage.ListPage{}, fmt.Errorf("cache: unknown read mode %v", pos.Mode)
+}
+
+// listExact serves the state at rev: from the history when it holds rev,
+// else from storage, which still has it unless compacted (then 410).
+func (c *Cache) listExact(ctx context.Context, prefix string, rev int64, start string, opts storage.GetListOptions) (storage.ListPage, error) {
+	if !c.waitFor(ctx, rev, c.cfg.FreshnessTimeout, nil) {
+		if err := ctx.Err(); err != nil {
+			return storage.ListPage{}, err
+		}
+		// The cache is behind; etcd has rev unless it is in the future
+		// (a continue token issued while the cache lagged, say).
+		trace.FromContext(ctx).Step("cache: revision not reached, reading storage")
+		page, err := c.listStore(ctx, prefix, rev, start, opts)
+		if errors.Is(err, storage.ErrFutureRevision) {
+			return storage.ListPage{}, c.tooLarge(ctx, rev)
+		}
+		return page, err
+	}
+	c.mu.RLock()
+	held := c.ready && !c.stopped && rev >= c.ring.startRev
+	var snap tree
+	if held {
+		snap = c.ring.snapshotAt(rev)
+	}
+	c.mu.RUnlock()
+	if !held {
+		trace.FromContext(ctx).Step("cache: revision older than history, reading storage")
+		return c.listStore(ctx, prefix, rev, start, opts)
+	}
+	trace.FromContext(ctx).Step("cache: snapshot found")
+	return c.page(snap, rev, prefix, start, opts)
+}
+
+// waitFresh waits until the cache has seen rev, asking storage for
+// progress notifications, and observes the wait.
+func (c *Cache) waitFresh(ctx context.Context, rev int64) bool {
+	if _, cur, ready, _ := c.state(); ready && cur >= rev {
+		c.m.readWait.Observe(0)
+		return true
+	}
+	began := time.Now()
+	ok := c.waitFor(ctx, rev, c.cfg.FreshnessTimeout, func() {
+		if err := c.cfg.Store.RequestProgress(ctx); err != nil {
+			c.log.Debug("watch cache: progress request failed", "err", err)
+		}
+	})
+	c.m.readWait.Observe(time.Since(began).Seconds())
+	return ok
+}
+
+// tooLarge is the error of a wait for a revision that did not come:
+// ctx's own error if it ended, else ErrTooLargeResourceVersion.
+func (c *Cache) tooLarge(ctx context.Context, rev int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	_, cur, _, _ := c.state()
+	return &storage.TooLargeResourceVersionError{Requested: rev, Current: cur}
+}
+
+// page cuts one page out of snap, which is the state at rev.
+func (c *Cache) page(snap tree, rev int64, prefix, start string, opts storage.GetListOptions) (storage.ListPage, error) {
+	if start == "" {
+		start = prefix
+	}
+	end := prefixEnd(prefix)
+	p := opts.Predicate
+	capacity := int64(snap.CountRange(start, end))
+	if opts.Limit > 0 {
+		capacity = min(capacity, opts.Limit)
+	}
+	if !p.Empty() {
+		capacity = min(capacity, 1024)
+	}
+	out := storage.ListPage{Items: make([]storage.KV, 0, capacity), Revision: rev}
+	it := snap.Seek(start)
+	var last string
+	for e := it.Next(); e != nil && strings.HasPrefix(e.key, prefix); e = it.Next() {
+		last = e.key
+		if !e.matches(p) {
+			continue
+		}
+		out.Items = append(out.Items, e.kv())
+		if opts.Limit > 0 && int64(len(out.Items)) == opts.Limit {
+			break
+		}
+	}
+	if opts.Limit <= 0 || int64(len(out.Items)) < opts.Limit {
+		return out, nil
+	}
+	next := it.Peek()
+	if next == nil || !strings.HasPrefix(next.key, prefix) {
+		return out, nil
+	}
+	var err error
+	if out.Continue, err = storage.EncodeContinue(prefix, last+"\x00", rev); err != nil {
+		return storage.ListPage{}, err
+	}
+	if p.Empty() {
+		n := int64(snap.CountRange(next.key, end))
+		out.RemainingItemCount = &n
+	}
+	return out, nil
+}
+
+// prefixEnd is the least key greater than every key with the prefix, ""
+// if there is none.
+func prefixEnd(prefix string) string {
+	b := []byte(prefix)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < 0xff {
+			b[i]++
+			return string(b[:i+1])
+		}
+	}
+	return ""
+}

@@ -1,0 +1,223 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch/server/storage"
+	"github.com/listwatch/listwatch/server/storage/etcdtest"
+	"github.com/listwatch/listwatch/wire"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func openWatch(t testing.TB, c *Cache, prefix string, opts storage.WatchOptions) storage.EventStream {
+	t.Helper()
+	w, err := c.WatchList(context.Background(), prefix, opts)
+	if err != nil {
+		t.Fatalf("WatchList(%+v): %v", opts, err)
+	}
+	t.Cleanup(w.Close)
+	return w
+}
+
+func TestWatchModes(t *testing.T) {
+	e := etcdtest.Start(t)
+	c := startCache(t, e.Store, Config{})
+	ra := mustCreate(t, e.Store, "ns1", "a", map[string]string{"app": "x"})
+	rb := mustCreate(t, e.Store, "ns2", "b", nil)
+	cur := waitRev(t, c.Cache, e.Store)
+
+	state := []string{
+		fmt.Sprintf("ADDED %sns1/a@%d[app]", testPrefix, ra),
+		fmt.Sprintf("ADDED %sns2/b@%d[]", testPrefix, rb),
+	}
+	cases := []struct {
+		name    string
+		prefix  string
+		opts    storage.WatchOptions
+		initial []string
+	}{
+		{"rv=unset", testPrefix, storage.WatchOptions{}, state},
+		{"rv=0", testPrefix, storage.WatchOptions{Mode: storage.ReadAny}, state},
+		{"rv=N", testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: ra}, state[1:]},
+		{"rv=current", testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: cur}, nil},
+		{"sendInitialEvents", testPrefix, storage.WatchOptions{SendInitialEvents: ptr(true), AllowBookmarks: true},
+			append(slices.Clone(state), fmt.Sprintf("BOOKMARK@%d end=true", cur))},
+		{"sendInitialEvents=false", testPrefix, storage.WatchOptions{SendInitialEvents: ptr(false)}, nil},
+		{"namespace", testPrefix + "ns1/", storage.WatchOptions{Mode: storage.ReadAny}, state[:1]},
+		{"selector", testPrefix, storage.WatchOptions{Predicate: labelPred(t, "app=x")}, state[:1]},
+	}
+	watchers := make([]storage.EventStream, len(cases))
+	for i, tc := range cases {
+		watchers[i] = openWatch(t, c.Cache, tc.prefix, tc.opts)
+		if got := describe(t, nextN(t, watchers[i], len(tc.initial))); !slices.Equal(got, tc.initial) {
+			t.Fatalf("%s: initial events\n got %q\nwant %q", tc.name, got, tc.initial)
+		}
+	}
+	// Changes: b starts matching app=x, a stops matching, a is deleted.
+	r1 := mustUpdate(t, e.Store, "ns2", "b", map[string]string{"app": "x"})
+	r2 := mustUpdate(t, e.Store, "ns1", "a", map[string]string{"app": "y"})
+	r3 := mustDelete(t, e.Store, "ns1", "a")
+	all := []string{
+		fmt.Sprintf("MODIFIED %sns2/b@%d[app]", testPrefix, r1),
+		fmt.Sprintf("MODIFIED %sns1/a@%d[app]", testPrefix, r2),
+		fmt.Sprintf("DELETED %sns1/a@%d[app]", testPrefix, r3),
+	}
+	want := map[string][]string{
+		"namespace": all[1:],
+		"selector": {
+			fmt.Sprintf("ADDED %sns2/b@%d[app]", testPrefix, r1),
+			fmt.Sprintf("DELETED %sns1/a@%d[app]", testPrefix, r2),
+		},
+	}
+	for i, tc := range cases {
+		w, ok := want[tc.name]
+		if !ok {
+			w = all
+		}
+		evs := nextN(t, watchers[i], len(w))
+		if got := describe(t, evs); !slices.Equal(got, w) {
+			t.Fatalf("%s: changes\n got %q\nwant %q", tc.name, got, w)
+		}
+		if tc.name == "selector" {
+			// Stopped matching: the previous object (old labels) at the new RV.
+			if m := metaOf(t, evs[1].Object); m.Labels["app"] != "x" {
+				t.Fatalf("DELETED on stop-matching carries labels %v, want the old ones", m.Labels)
+			}
+		}
+		noEvent(t, watchers[i])
+	}
+}
+
+// TestWatchFrameShared: one event is encoded once for all its watchers.
+func TestWatchFrameShared(t *testing.T) {
+	e := etcdtest.Start(t)
+	c := startCache(t, e.Store, Config{})
+	w1 := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{SendInitialEvents: ptr(false)})
+	w2 := openWatch(t, c.Cache, testPrefix+"ns/", storage.WatchOptions{SendInitialEvents: ptr(false)})
+	mustCreate(t, e.Store, "ns", "a", nil)
+	a, b := nextN(t, w1, 1)[0], nextN(t, w2, 1)[0]
+	if a.Frame == nil || &a.Frame[0] != &b.Frame[0] {
+		t.Fatalf("frames not shared: %p %p", a.Frame, b.Frame)
+	}
+	if want := `{"type":"ADDED","object":` + string(a.Object) + "}\n"; string(a.Frame) != want {
+		t.Fatalf("frame %q, want %q", a.Frame, want)
+	}
+}
+
+// TestWatchCompacted: a watch older than the history gets 410 on its first
+// Next; a watch from a future revision times out.
+func TestWatchCompacted(t *testing.T) {
+	e := etcdtest.Start(t)
+	old := mustCreate(t, e.Store, "ns", "a", nil)
+	c := startCache(t, e.Store, Config{HistorySize: 2, FreshnessTimeout: 100 * time.Millisecond})
+	for i := range 3 {
+		mustCreate(t, e.Store, "ns", fmt.Sprintf("b%d", i), nil)
+	}
+	waitRev(t, c.Cache, e.Store)
+	w := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: old})
+	_, err := w.Next(context.Background())
+	var ce *storage.CompactedError
+	if !errors.As(err, &ce) || ce.Requested != old {
+		t.Fatalf("Next: %v, want *CompactedError for %d", err, old)
+	}
+	if _, err := c.WatchList(context.Background(), testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: 1000000}); !errors.Is(err, storage.ErrTooLargeResourceVersion) {
+		t.Fatalf("future watch: %v", err)
+	}
+}
+
+// TestWatchBookmarks: watchers that allow bookmarks get them periodically,
+// at the cache's revision; others do not.
+func TestWatchBookmarks(t *testing.T) {
+	e := etcdtest.Start(t)
+	mustCreate(t, e.Store, "ns", "a", nil)
+	c := startCache(t, e.Store, Config{BookmarkInterval: 20 * time.Millisecond})
+	cur := waitRev(t, c.Cache, e.Store)
+	with := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: cur, AllowBookmarks: true})
+	without := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: cur})
+	for range 3 {
+		ev := nextN(t, with, 1)[0]
+		if ev.Type != wire.Bookmark || ev.Revision < cur || ev.Object != nil || ev.Frame != nil {
+			t.Fatalf("got %+v, want a bookmark at >= %d", ev, cur)
+		}
+	}
+	r := mustCreate(t, e.Store, "ns", "b", nil)
+	for {
+		ev := nextN(t, with, 1)[0]
+		if ev.Type == wire.Bookmark {
+			if ev.Revision >= r {
+				t.Fatalf("bookmark at %d before the event at %d", ev.Revision, r)
+			}
+			continue
+		}
+		if ev.Revision != r {
+			t.Fatalf("event at %d, want %d", ev.Revision, r)
+		}
+		break
+	}
+	if ev := nextN(t, without, 1)[0]; ev.Type != wire.Added || ev.Revision != r {
+		t.Fatalf("without bookmarks: %+v", ev)
+	}
+	noEvent(t, without)
+}
+
+// TestWatchSlow: a watcher that lags more than WatcherBuffer events
+// delivers its window, then ends with ErrWatcherTooSlow.
+func TestWatchSlow(t *testing.T) {
+	e := etcdtest.Start(t)
+	c := startCache(t, e.Store, Config{WatcherBuffer: 3})
+	w := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{SendInitialEvents: ptr(false)})
+	var revs []int64
+	for i := range 6 {
+		revs = append(revs, mustCreate(t, e.Store, "ns", fmt.Sprintf("o%d", i), nil))
+	}
+	waitRev(t, c.Cache, e.Store)
+	for i := range 3 {
+		ev, err := w.Next(context.Background())
+		if err != nil || ev.Revision != revs[i] {
+			t.Fatalf("event %d: %+v %v", i, ev, err)
+		}
+	}
+	_, err := w.Next(context.Background())
+	if !errors.Is(err, ErrWatcherTooSlow) || !errors.Is(err, storage.ErrWatchClosed) {
+		t.Fatalf("Next: %v, want ErrWatcherTooSlow", err)
+	}
+	// A watcher keeping up is not closed.
+	w2 := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{SendInitialEvents: ptr(false)})
+	for i := range 6 {
+		r := mustCreate(t, e.Store, "ns", fmt.Sprintf("p%d", i), nil)
+		if ev := nextN(t, w2, 1)[0]; ev.Revision != r {
+			t.Fatalf("got %d want %d", ev.Revision, r)
+		}
+	}
+}
+
+func TestWatchClose(t *testing.T) {
+	e := etcdtest.Start(t)
+	c := startCache(t, e.Store, Config{})
+	w, err := c.WatchList(context.Background(), testPrefix, storage.WatchOptions{SendInitialEvents: ptr(false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() {
+		_, err := w.Next(context.Background())
+		done <- err
+	}()
+	w.Close()
+	if err := <-done; !errors.Is(err, storage.ErrWatchClosed) {
+		t.Fatalf("Next after Close: %v", err)
+	}
+	w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w2 := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{SendInitialEvents: ptr(false)})
+	if _, err := w2.Next(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Next with ended ctx: %v", err)
+	}
+}

@@ -1,0 +1,342 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/listwatch/listwatch/server/internal/pki"
+)
+
+// EmbeddedConfig configures an etcd member run inside this process.
+type EmbeddedConfig struct {
+	// Dir holds the member's data (WAL and snapshots), its private CA and
+	// certificates (PKIDir) and its lock file (LockFile). Starting again on
+	// the same Dir keeps every key, revision and certificate. Required.
+	Dir string
+	// ClientAddr is the host:port the client listener binds; the default
+	// "127.0.0.1:0" picks a free loopback port. The generated certificate
+	// names only loopback addresses: for another address, give TLS.
+	ClientAddr string
+	// PeerAddr is the host:port of the (unused, single-member) peer
+	// listener; the default "127.0.0.1:0" picks a free loopback port.
+	PeerAddr string
+	// TLS, if its CertFile is set, replaces the generated certificates on
+	// the client listener (the peer listener keeps them). The client
+	// returned by Client uses the same files to connect.
+	TLS TLSFiles
+	// ProgressNotifyInterval is how often etcd sends progress
+	// notifications to idle progress-enabled watches; the default is 5s
+	// (etcd's own default, 10m, makes watch bookmarks useless).
+	ProgressNotifyInterval time.Duration
+	// StartTimeout bounds the wait for the member to become ready;
+	// default 60s.
+	StartTimeout time.Duration
+	// Logger receives etcd's logs; the default logs errors to stderr.
+	Logger *zap.Logger
+}
+
+// PKIDir is the directory inside EmbeddedConfig.Dir that holds the
+// member's private CA (ca.crt, ca.key), its certificate (server.crt,
+// server.key) and its client's (client.crt, client.key): the directory is
+// 0700, keys are 0600. They are made on the first start and reused.
+const PKIDir = "pki"
+
+// TLSFiles names PEM files for a TLS endpoint.
+type TLSFiles struct {
+	CertFile string
+	KeyFile  string
+	// CAFile verifies the peer's certificate. On the embedded server it
+	// also turns on client-certificate authentication.
+	CAFile string
+}
+
+// Embedded is a running single-member etcd and a client connected to it.
+type Embedded struct {
+	etcd      *embed.Etcd
+	client    *clientv3.Client
+	clientCfg Config
+	lock      *dirLock
+}
+
+// ErrEmbeddedStart: the embedded member did not start.
+var ErrEmbeddedStart = errors.New("etcd: embedded member did not start")
+
+// StartEmbedded starts a single-member etcd under cfg.Dir and returns once
+// it serves clients. Close stops it.
+//
+// The member is private to this process: it listens on loopback only, both
+// its client and its peer listener speak TLS and require a client
+// certificate from a CA generated for it in cfg.Dir, and cfg.Dir is 0700.
+// A second StartEmbedded on the same Dir, from any process, fails at once
+// with ErrDataDirInUse.
+//
+// ctx bounds only the start. When ctx ends (or StartTimeout passes) while
+// etcd is still opening its files, StartEmbedded returns at once; etcd
+// offers no way to interrupt that, so a goroutine waits for it, stops the
+// member and only then releases Dir.
+func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
+	if cfg.Dir == "" {
+		return nil, fmt.Errorf("%w: EmbeddedConfig.Dir is empty", ErrEmbeddedStart)
+	}
+	// etcd wants its directory private (it only warns otherwise); the
+	// keys in PKIDir need it.
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrEmbeddedStart, err)
+	}
+	if err := os.Chmod(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrEmbeddedStart, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrEmbeddedStart, err)
+	}
+	lock, err := lockDir(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return startLocked(ctx, cfg, lock)
+}
+
+// startLocked starts the member on a directory whose lock it owns: it
+// releases the lock on failure and hands it to the Embedded on success.
+func startLocked(ctx context.Context, cfg EmbeddedConfig, lock *dirLock) (*Embedded, error) {
+	keys, err := pki.EnsureEtcdPKI(filepath.Join(cfg.Dir, PKIDir))
+	if err != nil {
+		lock.unlock()
+		return nil, fmt.Errorf("%w: %w", ErrEmbeddedStart, err)
+	}
+	clientTLS := cfg.TLS
+	own := clientTLS.CertFile == ""
+	if own {
+		clientTLS = TLSFiles{CertFile: keys.ServerCertFile, KeyFile: keys.ServerKeyFile, CAFile: keys.CAFile}
+	}
+	ec, err := embedConfig(cfg, clientTLS, keys)
+	if err != nil {
+		lock.unlock()
+		return nil, err
+	}
+	timeout := cfg.StartTimeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+
+	e, err := startEtcd(ctx, t.C, ec, lock)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrEmbeddedStart, err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err = <-e.Err():
+	case <-t.C:
+		err = fmt.Errorf("not ready after %v", timeout)
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		closeEtcd(e)
+		lock.unlock()
+		return nil, fmt.Errorf("%w: %w", ErrEmbeddedStart, err)
+	}
+	var endpoints []string
+	for _, l := range e.Clients {
+		endpoints = append(endpoints, "https://"+l.Addr().String())
+	}
+	clientCfg := Config{Endpoints: endpoints, CAFile: clientTLS.CAFile, CertFile: clientTLS.CertFile, KeyFile: clientTLS.KeyFile}
+	if own {
+		clientCfg.CertFile, clientCfg.KeyFile = keys.ClientCertFile, keys.ClientKeyFile
+	}
+	cli, err := NewClient(clientCfg)
+	if err != nil {
+		closeEtcd(e)
+		lock.unlock()
+		return nil, err
+	}
+	return &Embedded{etcd: e, client: cli, clientCfg: clientCfg, lock: lock}, nil
+}
+
+// abandonedStarts counts the starts startEtcd has given up on and whose
+// goroutine is still cleaning up; tests wait for them.
+var abandonedStarts sync.WaitGroup
+
+// startEtcd runs embed.StartEtcd, which may block (on a database another
+// program holds locked, say) and takes no context. When ctx ends or
+// timeout fires first, it returns, and the goroutine running StartEtcd
+// stops the member once it has started and only then releases the lock,
+// so that no other member opens the files meanwhile. On error the lock is
+// released (or left to that goroutine).
+func startEtcd(ctx context.Context, timeout <-chan time.Time, ec *embed.Config, lock *dirLock) (*embed.Etcd, error) {
+	type result struct {
+		e   *embed.Etcd
+		err error
+	}
+	done := make(chan result) // unbuffered: a result is taken or abandoned
+	abandoned := make(chan struct{})
+	go func() {
+		e, err := embed.StartEtcd(ec)
+		select {
+		case done <- result{e, err}:
+		case <-abandoned:
+			defer abandonedStarts.Done()
+			if err == nil {
+				closeEtcd(e)
+			}
+			lock.unlock()
+		}
+	}()
+	var why error
+	select {
+	case r := <-done:
+		if r.err != nil {
+			lock.unlock()
+		}
+		return r.e, r.err
+	case <-ctx.Done():
+		why = ctx.Err()
+	case <-timeout:
+		why = errors.New("etcd did not open its data in time")
+	}
+	abandonedStarts.Add(1)
+	close(abandoned)
+	return nil, why
+}
+
+// closeEtcd stops a started member and waits until it has.
+func closeEtcd(e *embed.Etcd) {
+	e.Close()
+	<-e.Server.StopNotify()
+}
+
+func embedConfig(cfg EmbeddedConfig, clientTLS TLSFiles, keys *pki.EtcdPKI) (*embed.Config, error) {
+	ec := embed.NewConfig()
+	ec.Dir = cfg.Dir
+	ec.Name = "listwatch"
+	clientAddr, peerAddr := cfg.ClientAddr, cfg.PeerAddr
+	if clientAddr == "" {
+		clientAddr = "127.0.0.1:0"
+	}
+	if peerAddr == "" {
+		peerAddr = "127.0.0.1:0"
+	}
+	ec.ClientTLSInfo.CertFile = clientTLS.CertFile
+	ec.ClientTLSInfo.KeyFile = clientTLS.KeyFile
+	if clientTLS.CAFile != "" {
+		ec.ClientTLSInfo.TrustedCAFile = clientTLS.CAFile
+		ec.ClientTLSInfo.ClientCertAuth = true
+	}
+	// Nothing ever joins this single member, but the peer listener is
+	// there all the same (etcd requires one) and answers membership and
+	// lease requests: the same mutual TLS keeps it to this process.
+	ec.PeerTLSInfo.CertFile = keys.ServerCertFile
+	ec.PeerTLSInfo.KeyFile = keys.ServerKeyFile
+	ec.PeerTLSInfo.TrustedCAFile = keys.CAFile
+	ec.PeerTLSInfo.ClientCertAuth = true
+	cu, err := url.Parse("https://" + clientAddr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: client address: %w", ErrEmbeddedStart, err)
+	}
+	pu, err := url.Parse("https://" + peerAddr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: peer address: %w", ErrEmbeddedStart, err)
+	}
+	ec.ListenClientUrls = []url.URL{*cu}
+	ec.AdvertiseClientUrls = []url.URL{*cu}
+	ec.ListenPeerUrls = []url.URL{*pu}
+	ec.AdvertisePeerUrls = []url.URL{*pu}
+	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
+	// The HTTP gateway and metrics listener would only add goroutines.
+	ec.EnableGRPCGateway = false
+	// etcd refuses requests over 1.5 MiB by default; the API server
+	// accepts bodies up to 3 MiB, so the embedded member takes values as
+	// large as that.
+	ec.MaxRequestBytes = MaxValueBytes + 1<<20
+	ec.WatchProgressNotifyInterval = cfg.ProgressNotifyInterval
+	if ec.WatchProgressNotifyInterval <= 0 {
+		ec.WatchProgressNotifyInterval = 5 * time.Second
+	}
+	lg := cfg.Logger
+	if lg == nil {
+		zc := zap.NewProductionConfig()
+		zc.Level = zap.NewAtomicLevelAt(zapcore.ErrorLevel)
+		zc.Sampling = nil
+		var err error
+		if lg, err = zc.Build(zap.WrapCore(dropShutdownNoise)); err != nil {
+			return nil, fmt.Errorf("%w: logger: %w", ErrEmbeddedStart, err)
+		}
+	}
+	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
+	return ec, nil
+}
+
+// Client returns the client connected to the member; Close closes it.
+func (e *Embedded) Client() *clientv3.Client { return e.client }
+
+// Endpoints returns the member's client URLs, e.g. "https://127.0.0.1:40123".
+func (e *Embedded) Endpoints() []string { return e.clientCfg.Endpoints }
+
+// ClientConfig is how Client connects: the endpoints and the certificate
+// files, for another client of this member.
+func (e *Embedded) ClientConfig() Config { return e.clientCfg }
+
+// Close closes the client, stops the member and returns once its
+// goroutines and listeners are gone, then releases Dir. It is safe to
+// call more than once.
+func (e *Embedded) Close() error {
+	var err error
+	if e.client != nil {
+		err = e.client.Close()
+		e.client = nil
+	}
+	if e.etcd != nil {
+		closeEtcd(e.etcd)
+		e.etcd = nil
+	}
+	e.lock.unlock()
+	return err
+}
+
+// dropShutdownNoise hides the errors etcd logs on every orderly Close
+// ("setting up serving … failed: … closed"), which would otherwise
+// drown the real ones.
+func dropShutdownNoise(c zapcore.Core) zapcore.Core { return shutdownFilter{c} }
+
+type shutdownFilter struct{ zapcore.Core }
+
+func (f shutdownFilter) With(fields []zapcore.Field) zapcore.Core {
+	return shutdownFilter{f.Core.With(fields)}
+}
+
+func (f shutdownFilter) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if f.Enabled(e.Level) {
+		return ce.AddCore(e, f)
+	}
+	return ce
+}
+
+func (f shutdownFilter) Write(e zapcore.Entry, fields []zapcore.Field) error {
+	if strings.HasPrefix(e.Message, "setting up serving from embedded etcd failed") {
+		for _, fl := range fields {
+			if err, ok := fl.Interface.(error); ok && isClosedError(err) {
+				return nil
+			}
+		}
+	}
+	return f.Core.Write(e, fields)
+}
+
+func isClosedError(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "closed")
+}
