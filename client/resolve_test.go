@@ -8,7 +8,6 @@ import (
 	"github.com/listwatch/listwatch/wire"
 )
 
-
 // discoveryFixture is a small discovery result, with a subresource, a
 // short name shared by two groups, and a resource that cannot be watched.
 var discoveryFixture = []wire.APIResourceList{

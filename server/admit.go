@@ -9,8 +9,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/listwatch/listwatch/server/internal/patch"
 	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/server/internal/patch"
 	"github.com/listwatch/listwatch/wire"
 )
 

@@ -27,7 +27,9 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) bool {
 		s.readyz(w, r)
 	case p == "/openapi/v2" || p == "/openapi/v3" || strings.HasPrefix(p, "/openapi/"):
 		s.openAPI(w, r)
-	case p == "/api" || p == "/apis" || discoveryPath(p):
+	case p == "/api" || p == "/apis":
+		s.aggDiscovery.serve(s, w, r, p)
+	case discoveryPath(p):
 		s.discovery(w, r, p)
 	default:
 		return false

@@ -35,6 +35,10 @@ type registry struct {
 	// once) never undoes a newer one. forgetCRDsBefore drops the entries
 	// of deleted CRDs. guarded by mu
 	crdRevs map[string]int64
+	// gen counts changes to what is served, so that documents derived
+	// from the registry (aggregated discovery) know when to rebuild.
+	// guarded by mu
+	gen uint64
 }
 
 // crdServing is what one CRD serves: its resources (one per served
@@ -93,6 +97,7 @@ func (reg *registry) setCRD(name string, rev int64, rs []*resource) error {
 		return nil
 	}
 	reg.crdRevs[name] = rev
+	reg.gen++
 	old := reg.crds[name]
 	if old != nil {
 		for _, k := range old.keys {
@@ -192,6 +197,13 @@ func (reg *registry) hasCRD(name string) bool {
 	defer reg.mu.RUnlock()
 	_, ok := reg.crds[name]
 	return ok
+}
+
+// generation returns a number that changes whenever what is served does.
+func (reg *registry) generation() uint64 {
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	return reg.gen
 }
 
 // all returns every served resource, sorted by group, version, plural.

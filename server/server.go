@@ -68,6 +68,8 @@ type Server struct {
 	now     func() time.Time
 	reg     *registry
 	metrics *metrics
+	// aggDiscovery answers /api and /apis in the aggregated form.
+	aggDiscovery *aggregatedDiscovery
 
 	// bootOnce closes booted when Run has made the default namespaces
 	// and loaded the CRDs; /readyz fails until then.
@@ -100,6 +102,7 @@ func New(cfg Config) (*Server, error) {
 		readers = sharedReaders{cfg.Reader}
 	}
 	s.reg = newRegistry(readers)
+	s.aggDiscovery = newAggregatedDiscovery(s)
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -15,11 +15,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/listwatch/listwatch/server/internal/pki"
 	"github.com/listwatch/listwatch/internal/run"
 	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/server/filters"
+	"github.com/listwatch/listwatch/server/internal/pki"
 	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/server/storage/direct"
 	"github.com/listwatch/listwatch/server/storage/etcd"

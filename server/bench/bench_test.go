@@ -12,8 +12,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/listwatch/listwatch/server/apiserver/apiservertest"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/server/apiserver/apiservertest"
 	"github.com/listwatch/listwatch/wire"
 )
 

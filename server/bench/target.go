@@ -9,8 +9,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/listwatch/listwatch/server/apiserver"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/server/apiserver"
 )
 
 // TargetOptions say which server to measure.

@@ -11,9 +11,9 @@ import (
 
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/controller"
-	"github.com/listwatch/listwatch/server/demo"
 	"github.com/listwatch/listwatch/informer"
 	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/server/demo"
 	"github.com/listwatch/listwatch/wire"
 )
 

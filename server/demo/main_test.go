@@ -9,8 +9,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/listwatch/listwatch/server/apiserver/apiservertest"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/server/apiserver/apiservertest"
 	"github.com/listwatch/listwatch/server/demo"
 )
 

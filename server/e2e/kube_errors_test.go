@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/server/internal/testsupport/kubeapiserver"
 	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/server/internal/testsupport/kubeapiserver"
 	"github.com/listwatch/listwatch/wire"
 )
 

@@ -18,8 +18,8 @@ import (
 
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/informer"
-	"github.com/listwatch/listwatch/server/internal/testsupport/kubeapiserver"
 	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/server/internal/testsupport/kubeapiserver"
 	"github.com/listwatch/listwatch/wire"
 )
 

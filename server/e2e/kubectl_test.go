@@ -24,6 +24,22 @@ func TestKubectl(t *testing.T) {
 		}
 	})
 
+	t.Run("aggregated discovery", func(t *testing.T) {
+		// kubectl 1.30+ asks /api and /apis for aggregated discovery and
+		// reads the legacy per-group documents only when it is refused;
+		// -v=8 logs each response's headers.
+		out := kubectl(t, s, "", "api-resources", "--cache-dir", t.TempDir(), "-v=8")
+		if !strings.Contains(out, "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList") {
+			t.Fatalf("kubectl did not get aggregated discovery:\n%s", out)
+		}
+		if strings.Contains(out, "/apis/coordination.k8s.io/v1?") || strings.Contains(out, "/api/v1?") {
+			t.Errorf("kubectl fell back to the legacy documents:\n%s", out)
+		}
+		if !strings.Contains(out, "leases") || !strings.Contains(out, "customresourcedefinitions") {
+			t.Errorf("api-resources:\n%s", out)
+		}
+	})
+
 	t.Run("create apply get label delete", func(t *testing.T) {
 		cm := `apiVersion: v1
 kind: ConfigMap

@@ -12,8 +12,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/listwatch/listwatch/server/apiserver"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/server/apiserver"
 )
 
 // kubeconfig is the admin kubeconfig of the server every example talks to,

@@ -7,9 +7,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/listwatch/listwatch/server/internal/pki"
 	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/server/filters"
+	"github.com/listwatch/listwatch/server/internal/pki"
 	"github.com/listwatch/listwatch/server/request"
 )
 

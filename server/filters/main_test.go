@@ -18,8 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
-	"github.com/listwatch/listwatch/server/internal/pki"
 	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/server/internal/pki"
 	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/wire"
 )

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/server/apiserver"
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/server/apiserver"
 )
 
 // serveProc is a `listwatch serve` child process.

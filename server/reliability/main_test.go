@@ -12,10 +12,10 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/listwatch/listwatch/server/apiserver"
-	"github.com/listwatch/listwatch/server/apiserver/apiservertest"
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/server/apiserver"
+	"github.com/listwatch/listwatch/server/apiserver/apiservertest"
 	"github.com/listwatch/listwatch/wire"
 )
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/listwatch/listwatch/server/apiserver"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/server/apiserver"
 	"github.com/listwatch/listwatch/server/demo"
 )
 
