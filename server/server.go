@@ -51,6 +51,10 @@ type Config struct {
 	// SlowThreshold is the duration past which a request's trace is
 	// logged. Default trace.DefaultThreshold.
 	SlowThreshold time.Duration
+	// DisableWatchListCompression: never gzip watch-list streams (see
+	// watchgzip.go). kube-apiserver 1.37 compresses them (its
+	// WatchListCompression feature, beta and on by default).
+	DisableWatchListCompression bool
 	// MaxBodyBytes caps request bodies; default 3 MiB, as kube.
 	MaxBodyBytes int64
 	// Now is the clock for creationTimestamp and table ages; default
@@ -78,6 +82,8 @@ type Server struct {
 
 	// watchWrite bounds each write of a watch event.
 	watchWrite time.Duration
+	// watchListGzip: gzip watch-list streams for clients that accept it.
+	watchListGzip bool
 }
 
 // New validates cfg and returns a Server. It starts nothing.
@@ -96,6 +102,8 @@ func New(cfg Config) (*Server, error) {
 		maxBody: cfg.MaxBodyBytes,
 		now:     cfg.Now,
 		booted:  make(chan struct{}),
+
+		watchListGzip: !cfg.DisableWatchListCompression,
 	}
 	readers := cfg.Readers
 	if readers == nil {

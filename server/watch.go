@@ -1,6 +1,7 @@
 package server
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/server/filters"
 	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -73,9 +75,13 @@ func (c *call) watch() error {
 	c.tr.Step("Watch started")
 	ew := &eventWriter{call: c, out: out, allowBookmarks: o.AllowBookmarks,
 		rc: http.NewResponseController(c.w), writeTimeout: c.s.watchWrite, end: end}
+	ew.gzip = c.s.watchListGzip && isWatchList(o) && filters.AcceptsGzip(c.r)
 	// The last bytes (the end of the chunked stream) are written after
 	// this returns: give them a deadline of their own.
-	defer func() { _ = ew.rc.SetWriteDeadline(time.Now().Add(ew.writeTimeout)) }()
+	defer func() {
+		_ = ew.rc.SetWriteDeadline(time.Now().Add(ew.writeTimeout))
+		ew.endGzipMember()
+	}()
 	if b, ok := stream.(storage.Buffered); ok {
 		ew.buffered = b.Buffered
 	}
@@ -127,6 +133,10 @@ type eventWriter struct {
 	// buffered, if set, says the stream has the next event ready: the
 	// flush waits for the end of the burst.
 	buffered func() bool
+	// gzip: the body is a series of gzip members, one per flush (see
+	// watchgzip.go); gz is the member being written, nil between flushes.
+	gzip bool
+	gz   *gzip.Writer
 }
 
 func (ew *eventWriter) start() {
@@ -136,6 +146,10 @@ func (ew *eventWriter) start() {
 	}
 	ew.w.Header().Set("Content-Type", ct)
 	ew.w.Header().Set("Transfer-Encoding", "chunked")
+	if ew.gzip {
+		ew.w.Header().Set("Content-Encoding", "gzip")
+		ew.w.Header().Add("Vary", "Accept-Encoding")
+	}
 	ew.w.WriteHeader(http.StatusOK)
 	ew.flusher, _ = ew.w.(http.Flusher)
 	ew.setDeadline()
@@ -160,6 +174,10 @@ func (ew *eventWriter) setDeadline() {
 }
 
 func (ew *eventWriter) flush() {
+	if err := ew.endGzipMember(); err != nil {
+		ew.failed = true
+		return
+	}
 	if ew.flusher != nil {
 		ew.flusher.Flush()
 	}
@@ -236,7 +254,7 @@ func (ew *eventWriter) raw(b []byte) bool {
 		return false
 	}
 	ew.setDeadline()
-	if _, err := ew.w.Write(b); err != nil {
+	if _, err := ew.body().Write(b); err != nil {
 		ew.failed = true
 		return false
 	}

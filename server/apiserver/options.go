@@ -70,7 +70,9 @@ type Options struct {
 
 	// DisableResponseCompression turns off gzip of responses over 128 KiB
 	// to clients that accept it (kube's APIResponseCompression, on by
-	// default). Worth it when clients are near and CPU is dearer than bytes.
+	// default), and of watch-list streams (kube's WatchListCompression, on
+	// by default since 1.37). Worth it when clients are near and CPU is
+	// dearer than bytes.
 	DisableResponseCompression bool
 	// Profiling serves net/http/pprof under /debug/pprof/, to system:masters
 	// or whom an ABAC policy grants the path. Off by default (kube: on).

@@ -144,6 +144,8 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (*parts, err
 		MinRequestTimeout: o.MinRequestTimeout,
 		WatchWriteTimeout: o.WatchWriteTimeout,
 		MaxBodyBytes:      o.MaxBodyBytes,
+
+		DisableWatchListCompression: o.DisableResponseCompression,
 	})
 	if err != nil {
 		return nil, err

@@ -35,7 +35,7 @@ var gzipWriters = sync.Pool{New: func() any {
 func Compression() Filter {
 	return func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if IsLongRunning(r) || !acceptsGzip(r) {
+			if IsLongRunning(r) || !AcceptsGzip(r) {
 				h.ServeHTTP(w, r)
 				return
 			}
@@ -48,9 +48,9 @@ func Compression() Filter {
 	}
 }
 
-// acceptsGzip reads Accept-Encoding as kube does: gzip must be one of the
+// AcceptsGzip reads Accept-Encoding as kube does: gzip must be one of the
 // comma-separated tokens, exactly (a quality value disqualifies it).
-func acceptsGzip(r *http.Request) bool {
+func AcceptsGzip(r *http.Request) bool {
 	for _, v := range r.Header.Values("Accept-Encoding") {
 		for tok := range strings.SplitSeq(v, ",") {
 			if strings.TrimSpace(tok) == "gzip" {

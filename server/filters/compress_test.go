@@ -270,7 +270,7 @@ func FuzzCompression(f *testing.F) {
 		})).ServeHTTP(rec, r)
 		got := rec.Body.Bytes()
 		gzipped := rec.Header().Get("Content-Encoding") == "gzip"
-		if gzipped != (acceptsGzip(r) && len(body) > CompressionThreshold) {
+		if gzipped != (AcceptsGzip(r) && len(body) > CompressionThreshold) {
 			t.Fatalf("gzipped %v for %d bytes, Accept-Encoding %q", gzipped, len(body), ae)
 		}
 		if gzipped {

@@ -63,7 +63,7 @@ an admin kubeconfig to <data-dir>/kubeconfig for kubectl and client-go.`,
 	f.DurationVar(&o.RequestTimeout, "request-timeout", 60*time.Second, "timeout of non-watch requests")
 	f.DurationVar(&o.MinRequestTimeout, "min-request-timeout", 30*time.Minute, "watches end after a random time between this and twice this")
 	f.BoolVar(&o.DisableWatchCache, "disable-watch-cache", false, "serve LIST and WATCH straight from etcd")
-	f.BoolVar(&o.DisableResponseCompression, "disable-response-compression", false, "never gzip responses (default: gzip those over 128 KiB to clients that accept it)")
+	f.BoolVar(&o.DisableResponseCompression, "disable-response-compression", false, "never gzip responses (default: gzip those over 128 KiB, and watch-list streams, to clients that accept it)")
 	f.BoolVar(&o.Profiling, "profiling", false, "serve net/http/pprof under /debug/pprof/ (system:masters, or as the ABAC policy grants)")
 	f.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", 5*time.Minute, "how often etcd history is compacted (negative: never)")
 	f.StringVar(&o.KubeconfigPath, "kubeconfig-out", "", "where to write the admin kubeconfig (default <data-dir>/kubeconfig)")
