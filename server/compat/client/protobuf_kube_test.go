@@ -2,9 +2,9 @@ package client_test
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"reflect"
-	"net/http"
 	"sort"
 	"sync"
 	"testing"

@@ -394,4 +394,3 @@ func TestProtobufFakeIsKube(t *testing.T) {
 		t.Fatalf("client-go sent Accept %q, we send %q", a, "application/vnd.kubernetes.protobuf,application/json")
 	}
 }
-

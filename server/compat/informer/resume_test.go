@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/server/apiserver/apiservertest"
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/informer"
-	"github.com/listwatch/listwatch/server/internal/testsupport/faultproxy"
 	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/server/apiserver/apiservertest"
+	"github.com/listwatch/listwatch/server/internal/testsupport/faultproxy"
 	"github.com/listwatch/listwatch/wire"
 )
 
