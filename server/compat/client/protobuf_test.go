@@ -25,6 +25,11 @@ import (
 	"github.com/listwatch/listwatch/wire"
 )
 
+// acceptProtobuf is the Accept header the client sends for a type with
+// protobuf methods (TestProtobufGetListWatch checks it is sent, and
+// TestProtobufFakeIsKube that client-go sends the same).
+const acceptProtobuf = wire.ContentTypeProtobuf + ",application/json"
+
 // The peer of these tests is k8s.io/apimachinery's protobuf serializer, as
 // kube-apiserver configures it: enveloped objects, and watch events
 // written by the stream serializer in length-delimited frames.
@@ -277,7 +282,7 @@ func TestProtobufGetListWatch(t *testing.T) {
 	}
 
 	for _, req := range f.seen() {
-		if a := req.header.Get("Accept"); a != "application/vnd.kubernetes.protobuf,application/json" {
+		if a := req.header.Get("Accept"); a != acceptProtobuf {
 			t.Fatalf("%s %s: Accept %q, want client-go's", req.method, req.path, a)
 		}
 	}
@@ -390,7 +395,7 @@ func TestProtobufFakeIsKube(t *testing.T) {
 	if fmt.Sprint(types) != "[ADDED DELETED]" {
 		t.Fatalf("client-go watch: %v", types)
 	}
-	if a := f.seen()[0].header.Get("Accept"); a != "application/vnd.kubernetes.protobuf,application/json" {
-		t.Fatalf("client-go sent Accept %q, we send %q", a, "application/vnd.kubernetes.protobuf,application/json")
+	if a := f.seen()[0].header.Get("Accept"); a != acceptProtobuf {
+		t.Fatalf("client-go sent Accept %q, we send %q", a, acceptProtobuf)
 	}
 }
