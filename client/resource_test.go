@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -159,17 +156,17 @@ func TestResourcePaths(t *testing.T) {
 	}
 }
 
-// A typed k8s.io/api object round-trips through the client.
+// A typed object (of k8s.io/api's shape) round-trips through the client.
 func TestResourceTypedPod(t *testing.T) {
 	api := newFakeAPI()
 	srv := startTLS(t, api)
 	c := newTestClient(t, srv, nil)
 	ctx := ctxT(t)
-	pc := NewResource[*corev1.Pod](c, pods).Namespace("default")
-	pod := &corev1.Pod{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "web"}},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+	pc := NewResource[*testPod](c, pods).Namespace("default")
+	pod := &testPod{
+		TypeMeta:   wire.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: ObjectMeta{Name: "web", Labels: map[string]string{"app": "web"}},
+		Spec:       testPodSpec{Containers: []testContainer{{Name: "c", Image: "nginx"}}},
 	}
 	created, err := pc.Create(ctx, pod)
 	if err != nil {

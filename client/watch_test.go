@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -110,7 +108,7 @@ func TestWatchTypedPods(t *testing.T) {
 	pod := `{"type":"ADDED","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default","resourceVersion":"7"},"spec":{"containers":[{"name":"c","image":"busybox"}]},"status":{"phase":"Running"}}}`
 	srv := startTLS(t, streamHandler(t, nil, 7, pod, `{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"9"}}}`))
 	c := newTestClient(t, srv, nil)
-	w, err := NewResource[*corev1.Pod](c, pods).Watch(ctxT(t), wire.ListOptions{})
+	w, err := NewResource[*testPod](c, pods).Watch(ctxT(t), wire.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +117,7 @@ func TestWatchTypedPods(t *testing.T) {
 	if err != io.EOF || len(evs) != 2 {
 		t.Fatalf("%d events, %v", len(evs), err)
 	}
-	if evs[0].Object.Spec.Containers[0].Image != "busybox" || evs[0].Object.Status.Phase != corev1.PodRunning || evs[1].Object.ResourceVersion != "9" {
+	if evs[0].Object.Spec.Containers[0].Image != "busybox" || evs[0].Object.Status.Phase != "Running" || evs[1].Object.ResourceVersion != "9" {
 		t.Fatalf("typed decode lost fields: %+v", evs)
 	}
 }

@@ -2,6 +2,7 @@ package informer
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"unsafe"
@@ -183,5 +184,61 @@ func TestDedupUnstructuredForeignValues(t *testing.T) {
 	b := dedupObject(d, mk())
 	if !reflect.DeepEqual(a.Object, mk().Object) || !reflect.DeepEqual(b.Object, mk().Object) {
 		t.Fatal("dedup changed a value")
+	}
+}
+
+// DedupTestObjectMeta has what makes a struct an object's metadata to the
+// deduper (UID, ResourceVersion and Namespace), as k8s.io/api's
+// ObjectMeta does, and is embedded as ObjectMeta is (an exported type: the
+// deduper leaves unexported fields alone); dedupTestOwner, like an
+// OwnerReference, has a UID only.
+type DedupTestObjectMeta struct {
+	Name, Namespace, UID, ResourceVersion string
+	Labels                                map[string]string
+	OwnerReferences                       []dedupTestOwner
+}
+
+type dedupTestOwner struct {
+	Kind, Name, UID string
+}
+
+type dedupTestObject struct {
+	DedupTestObjectMeta
+	Image string
+}
+
+// TestDedupLeavesObjectIdentityOut: an object's own name, UID and
+// resourceVersion are not remembered in the tables (no other object
+// repeats them), while its owner's name and UID, which its siblings
+// repeat, are; values are unchanged.
+func TestDedupLeavesObjectIdentityOut(t *testing.T) {
+	mk := func(i int) *dedupTestObject {
+		return &dedupTestObject{
+			DedupTestObjectMeta: DedupTestObjectMeta{Name: fmt.Sprint("pod-", i), Namespace: "ns", UID: fmt.Sprint("uid-", i),
+				ResourceVersion: fmt.Sprint(100 + i), Labels: map[string]string{"app": "web"},
+				OwnerReferences: []dedupTestOwner{{Kind: "ReplicaSet", Name: string([]byte("rs-1")), UID: string([]byte("rs-uid"))}}},
+			Image: string([]byte("registry.example/app:v1")),
+		}
+	}
+	d := newDeduper(DefaultDedupEntries)
+	a, b := mk(0), mk(1)
+	d.typed(reflect.ValueOf(a).Elem(), 0)
+	d.typed(reflect.ValueOf(b).Elem(), 0)
+	if !reflect.DeepEqual(a, mk(0)) || !reflect.DeepEqual(b, mk(1)) {
+		t.Fatalf("dedup changed a value: %+v %+v", a, b)
+	}
+	for _, s := range []string{a.Name, a.UID, a.ResourceVersion, b.Name, b.UID, b.ResourceVersion} {
+		if _, ok := d.strs[s]; ok {
+			t.Errorf("an object's own %q is remembered", s)
+		}
+	}
+	for _, s := range []string{"rs-1", "rs-uid", "registry.example/app:v1"} {
+		if _, ok := d.strs[s]; !ok {
+			t.Errorf("%q, which siblings repeat, is not shared", s)
+		}
+	}
+	if unsafe.StringData(a.OwnerReferences[0].Name) != unsafe.StringData(b.OwnerReferences[0].Name) ||
+		unsafe.StringData(a.Image) != unsafe.StringData(b.Image) {
+		t.Error("equal strings not shared")
 	}
 }

@@ -1,10 +1,12 @@
-package client
+package client_test
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"reflect"
 	"sort"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -26,12 +29,13 @@ func TestProtobufAgainstKubeAPIServer(t *testing.T) {
 		t.Skip("LISTWATCH_KUBE_URL and LISTWATCH_KUBE_TOKEN not set")
 	}
 	ctx := ctxT(t)
-	c, err := New(&Config{Host: host, BearerToken: token, Insecure: true, QPS: -1})
+	seen := &contentTypes{}
+	c, err := client.New(&client.Config{Host: host, BearerToken: token, Insecure: true, QPS: -1, WrapTransport: seen.wrap})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.CloseIdleConnections)
-	cms := NewResource[*corev1.ConfigMap](c, configMaps).Namespace("default")
+	cms := client.NewResource[*corev1.ConfigMap](c, configMaps).Namespace("default")
 	label := fmt.Sprintf("lwproto-%d", os.Getpid())
 	prefix := label + "-"
 	cm := func(n string) *corev1.ConfigMap {
@@ -44,7 +48,7 @@ func TestProtobufAgainstKubeAPIServer(t *testing.T) {
 	if _, err := cms.Create(ctx, cm("a")); err != nil {
 		t.Fatal(err)
 	}
-	if cms.proto.serverSpeaks.Load() != true {
+	if !isProtobuf(seen.last()) {
 		t.Fatal("kube-apiserver did not answer the create in protobuf")
 	}
 	for _, n := range []string{"b", "c"} {
@@ -78,11 +82,11 @@ func TestProtobufAgainstKubeAPIServer(t *testing.T) {
 	}
 
 	// Errors arrive as protobuf Status.
-	if _, err := cms.Create(ctx, cm("a")); !IsAlreadyExists(err) {
+	if _, err := cms.Create(ctx, cm("a")); !client.IsAlreadyExists(err) {
 		t.Fatalf("create of an existing name: %v", err)
 	}
 	_, err = cms.Get(ctx, "missing")
-	if st, _ := statusOf(err); !IsNotFound(err) || st.Message != `configmaps "missing" not found` || st.Details == nil || st.Details.Kind != "configmaps" {
+	if st, _ := statusOf(err); !client.IsNotFound(err) || st.Message != `configmaps "missing" not found` || st.Details == nil || st.Details.Kind != "configmaps" {
 		t.Fatalf("get of a missing name: %#v", err)
 	}
 	stale := got.DeepCopy()
@@ -91,7 +95,7 @@ func TestProtobufAgainstKubeAPIServer(t *testing.T) {
 	if err != nil || updated.Data["k"] != "b2" {
 		t.Fatalf("protobuf update: %v", err)
 	}
-	if _, err := cms.Update(ctx, stale); !IsConflict(err) {
+	if _, err := cms.Update(ctx, stale); !client.IsConflict(err) {
 		t.Fatalf("stale update: %v", err)
 	}
 
@@ -110,8 +114,8 @@ func TestProtobufAgainstKubeAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if _, ok := w.(*streamWatcher[*corev1.ConfigMap]).dec.(*protobufWatchDecoder[*corev1.ConfigMap]); !ok {
-		t.Fatal("the watch is not read as protobuf")
+	if ct := seen.last(); !isProtobuf(ct) {
+		t.Fatalf("the watch is answered in %q, not protobuf", ct)
 	}
 	var names []string
 	for {
@@ -131,7 +135,7 @@ func TestProtobufAgainstKubeAPIServer(t *testing.T) {
 	if fmt.Sprint(names) != fmt.Sprintf("[ADDED %sa ADDED %sb ADDED %sc]", prefix, prefix, prefix) {
 		t.Fatalf("initial events %v", names)
 	}
-	if _, err := cms.Patch(ctx, prefix+"c", MergePatch, []byte(`{"data":{"k":"c2"}}`)); err != nil {
+	if _, err := cms.Patch(ctx, prefix+"c", client.MergePatch, []byte(`{"data":{"k":"c2"}}`)); err != nil {
 		t.Fatal(err)
 	}
 	for {
@@ -148,7 +152,7 @@ func TestProtobufAgainstKubeAPIServer(t *testing.T) {
 	}
 
 	// A watch the server refuses: a protobuf Status before the stream.
-	if _, err := cms.Watch(ctx, wire.ListOptions{FieldSelector: "spec.nope=1"}); !IsBadRequest(err) {
+	if _, err := cms.Watch(ctx, wire.ListOptions{FieldSelector: "spec.nope=1"}); !client.IsBadRequest(err) {
 		t.Fatalf("watch with a bad field selector: %v", err)
 	}
 }
@@ -163,16 +167,16 @@ func BenchmarkKubeListWatchPods(b *testing.B) {
 		b.Skip("LISTWATCH_KUBE_URL and LISTWATCH_KUBE_TOKEN not set")
 	}
 	ctx := ctxT(b)
-	c, err := New(&Config{Host: host, BearerToken: token, Insecure: true, QPS: -1})
+	c, err := client.New(&client.Config{Host: host, BearerToken: token, Insecure: true, QPS: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(c.CloseIdleConnections)
-	sas := NewResource[*corev1.ServiceAccount](c, GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}).Namespace("default")
-	if _, err := sas.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}); err != nil && !IsAlreadyExists(err) {
+	sas := client.NewResource[*corev1.ServiceAccount](c, client.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}).Namespace("default")
+	if _, err := sas.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}); err != nil && !client.IsAlreadyExists(err) {
 		b.Fatal(err)
 	}
-	ours := NewResource[*corev1.Pod](c, pods).Namespace("default")
+	ours := client.NewResource[*corev1.Pod](c, pods).Namespace("default")
 	sel := wire.ListOptions{LabelSelector: "app=bench"}
 	if l, err := ours.List(ctx, sel); err != nil {
 		b.Fatal(err)
@@ -180,7 +184,7 @@ func BenchmarkKubeListWatchPods(b *testing.B) {
 		for i := range benchItems {
 			p := benchPod(i)
 			p.Namespace, p.ResourceVersion, p.UID = "default", "", ""
-			if _, err := ours.Create(ctx, p); err != nil && !IsAlreadyExists(err) {
+			if _, err := ours.Create(ctx, p); err != nil && !client.IsAlreadyExists(err) {
 				b.Fatal(err)
 			}
 		}
@@ -200,7 +204,7 @@ func BenchmarkKubeListWatchPods(b *testing.B) {
 		ResourceVersionMatch: wire.MatchNotOlderThan, AllowWatchBookmarks: true}
 	for _, r := range []struct {
 		name string
-		res  *Resource[*corev1.Pod]
+		res  *client.Resource[*corev1.Pod]
 	}{{"listwatch-protobuf", ours}, {"listwatch-json", ours.JSONOnly()}} {
 		b.Run("list/"+r.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -265,3 +269,35 @@ func BenchmarkKubeListWatchPods(b *testing.B) {
 		}
 	})
 }
+
+// contentTypes records the Content-Type of each response a Client reads.
+type contentTypes struct {
+	mu  sync.Mutex
+	cts []string
+}
+
+func (c *contentTypes) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		if err == nil {
+			c.mu.Lock()
+			c.cts = append(c.cts, resp.Header.Get("Content-Type"))
+			c.mu.Unlock()
+		}
+		return resp, err
+	})
+}
+
+// last is the Content-Type of the latest response.
+func (c *contentTypes) last() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.cts) == 0 {
+		return ""
+	}
+	return c.cts[len(c.cts)-1]
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -48,7 +48,7 @@ func (clientGoLW) IsWatchListSemanticsUnSupported() bool { return true }
 // initial OnAdd delivered, for this package and client-go's
 // SharedIndexInformer, fed the same in-memory list. Compare with
 //
-//	go test -run '^$' -bench BenchmarkSync -benchmem ./informer
+//	go test -run '^$' -bench BenchmarkSync -benchmem ./server/compat/informer
 func BenchmarkSync(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		pods := smallPods(n)

@@ -1,9 +1,8 @@
-package client
+package client_test
 
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -13,26 +12,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/wire"
 )
-
-const benchItems = 500
-
-// benchPod is a pod of realistic size (labels, annotations, a container
-// with env and resources, status).
-func benchPod(i int) *corev1.Pod {
-	return &corev1.Pod{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%04d", i), Namespace: "bench", ResourceVersion: fmt.Sprint(1000 + i),
-			UID: "0b5e3c7e-6d4f-4c1a-9a0e-000000000000", Labels: map[string]string{"app": "bench", "tier": "web", "pod-template-hash": "5d8f7c9b6"},
-			Annotations: map[string]string{"kubernetes.io/config.seen": "2026-01-01T00:00:00Z"}},
-		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{
-			Name: "app", Image: "registry.example/app:v1.2.3", Args: []string{"--port=8080", "--verbose"},
-			Env: []corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "B", Value: "2"}},
-		}}},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1", HostIP: "192.168.0.1"},
-	}
-}
 
 // benchServer answers a list of benchItems pods, and a watch that sends
 // benchItems MODIFIED events and ends, identically for both clients.
@@ -58,9 +40,9 @@ func benchServer(b *testing.B) http.Handler {
 	})
 }
 
-func benchClients(b *testing.B) (*Resource[*corev1.Pod], kubernetes.Interface) {
+func benchClients(b *testing.B) (*client.Resource[*corev1.Pod], kubernetes.Interface) {
 	srv := startTLS(b, benchServer(b))
-	ours := NewResource[*corev1.Pod](newTestClient(b, srv, nil), pods).Namespace("bench")
+	ours := client.NewResource[*corev1.Pod](newTestClient(b, srv, nil), pods).Namespace("bench")
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1,
 		TLSClientConfig: rest.TLSClientConfig{CAData: caPEM(srv)}, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
 	if err != nil {
