@@ -32,7 +32,7 @@ func (c *call) delete() error {
 		return errImmortal(c.res, c.name)
 	}
 	if !isNamespace && !c.res.isCRDs() {
-		// Finalizers, graceful deletion and propagation (finalize.go).
+		// Finalizers, graceful deletion and propagation (deleteflow.go).
 		res, err := c.deleteObject(c.r.Context(), c.name, opts, isDryRun(c.r) || len(opts.DryRun) > 0)
 		if err != nil {
 			return err
@@ -193,7 +193,7 @@ func (c *call) deleteCollection() error {
 			continue
 		}
 		if !c.res.isCRDs() {
-			// Each object's own lifecycle (finalize.go), as kube's
+			// Each object's own lifecycle (deleteflow.go), as kube's
 			// DeleteCollection calls Delete for each.
 			res, err := c.deleteObject(c.r.Context(), strings.TrimPrefix(kv.Key, c.res.prefix(c.ns)), opts, isDryRun(c.r) || len(opts.DryRun) > 0)
 			if st := (*wire.Status)(nil); errors.As(err, &st) && st.Code == http.StatusNotFound {

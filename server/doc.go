@@ -65,7 +65,7 @@
 //
 // # Caveats
 //
-// Deletion follows kube's generic registry (finalize.go): an object with
+// Deletion follows kube's generic registry (deleteflow.go, finalize.go): an object with
 // finalizers, or given the orphan/foregroundDeletion finalizer by the
 // propagation policy, is marked (deletionTimestamp) and stays until a
 // write removes its last finalizer; pods bound to a node get their grace
