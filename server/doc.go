@@ -71,8 +71,9 @@
 // write removes its last finalizer; pods bound to a node get their grace
 // period (graceful.go), and no kubelet ends it. Nothing acts on the
 // garbage collector's finalizers yet. A namespace's contents are deleted
-// synchronously by the DELETE of the namespace, whose own
-// metadata.finalizers are not honoured; a CRD is deleted with its custom
+// synchronously by the DELETE of the namespace, which then stays
+// (Terminating) only while its own metadata.finalizers remain; a CRD is
+// deleted with its custom
 // resources, finalizers or not. An update or patch that would store the
 // same bytes is not written (noop.go). The only subresource is status (pods,
 // services, namespaces, CRDs, and custom resources whose CRD declares

@@ -253,3 +253,21 @@ func (s *Server) deleteFinalized(ctx context.Context, c *call, rev int64, next *
 	c.tr.Step("Object deleted from database: its last finalizer was removed")
 	return out, nil
 }
+
+// holdNamespace is the end of a namespace's deletion when its own
+// metadata.finalizers hold it: its contents are gone, so its
+// spec.finalizers are emptied (as the namespace controller's /finalize
+// does in kube) and it stays, Terminating, until a write removes its last
+// metadata finalizer (finalizedByUpdate). It returns the namespace as
+// written; ErrConflict means read it again.
+func (s *Server) holdNamespace(ctx context.Context, kv storage.KV, cur *doc) (storage.KV, error) {
+	cur.setField("spec", map[string]any{})
+	markAsDeleting(cur, s.now()) // as kube's store.Delete then does
+	value := cur.encode()
+	rev, err := s.store.Update(ctx, kv.Key, value, kv.Revision)
+	if err != nil {
+		return storage.KV{}, err
+	}
+	out, err := storage.WithResourceVersion(value, rev)
+	return storage.KV{Key: kv.Key, Value: out, Revision: rev}, err
+}

@@ -322,3 +322,22 @@ func TestPodGracefulDeletion(t *testing.T) {
 	e.must(200, "DELETE", podPath+"/fin?gracePeriodSeconds=0", nil)
 	e.expectStatus(404, "NotFound", "", "GET", podPath+"/fin", nil)
 }
+
+// TestNamespaceOwnFinalizers: a namespace whose metadata.finalizers are
+// set loses its contents on DELETE but stays, Terminating with its spec
+// finalizers done, until its last finalizer is removed.
+func TestNamespaceOwnFinalizers(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", "/api/v1/namespaces", map[string]any{"metadata": map[string]any{"name": "held", "finalizers": []any{"example.com/x"}}})
+	e.must(201, "POST", "/api/v1/namespaces/held/configmaps", cm("c1", nil, nil))
+	d := e.must(200, "DELETE", "/api/v1/namespaces/held", nil)
+	if d["kind"] != "Namespace" || path(d, "status", "phase") != "Terminating" || path(d, "metadata", "deletionTimestamp") == nil ||
+		path(d, "spec", "finalizers") != nil {
+		t.Fatalf("DELETE answered %v", d)
+	}
+	e.must(200, "GET", "/api/v1/namespaces/held", nil)
+	e.expectStatus(404, "NotFound", "", "GET", "/api/v1/namespaces/held/configmaps/c1", nil)
+	e.expectStatus(422, "Invalid", "", "PATCH", "/api/v1/namespaces/held", `{"metadata":{"finalizers":["example.com/x","example.com/y"]}}`, "Content-Type", mergePatch)
+	e.must(200, "PATCH", "/api/v1/namespaces/held", `{"metadata":{"finalizers":null}}`, "Content-Type", mergePatch)
+	e.expectStatus(404, "NotFound", "", "GET", "/api/v1/namespaces/held", nil)
+}
