@@ -31,6 +31,14 @@ func (c *call) delete() error {
 		// kube's admission refuses before anything is read, dry run too.
 		return errImmortal(c.res, c.name)
 	}
+	if !isNamespace && !c.res.isCRDs() {
+		// Finalizers, graceful deletion and propagation (deleteflow.go).
+		res, err := c.deleteObject(c.r.Context(), c.name, opts, isDryRun(c.r) || len(opts.DryRun) > 0)
+		if err != nil {
+			return err
+		}
+		return c.writeDeleteResult(res, opts)
+	}
 	ctx := c.r.Context()
 	key := c.res.key(c.ns, c.name)
 	kv, err := c.s.store.Get(ctx, key)
@@ -41,7 +49,7 @@ func (c *call) delete() error {
 	if err != nil {
 		return wire.NewInternalError(err)
 	}
-	if err := c.checkPreconditions(opts, cur, kv.Revision); err != nil {
+	if err := c.checkPreconditions(opts.DeleteOptions, cur, kv.Revision); err != nil {
 		return err
 	}
 	if isDryRun(c.r) || len(opts.DryRun) > 0 {
@@ -64,9 +72,9 @@ func (c *call) delete() error {
 			}
 		}
 		opts.Preconditions = &pre
-		return c.deleteNamespace(func(d *doc, rev int64) error { return c.checkPreconditions(opts, d, rev) })
+		return c.deleteNamespace(func(d *doc, rev int64) error { return c.checkPreconditions(opts.DeleteOptions, d, rev) })
 	case c.res.isCRDs():
-		check := func(d *doc, rev int64) error { return c.checkPreconditions(opts, d, rev) }
+		check := func(d *doc, rev int64) error { return c.checkPreconditions(opts.DeleteOptions, d, rev) }
 		if err := c.s.deleteCRDContents(ctx, c.res, kv, check); err != nil {
 			return err
 		}
@@ -83,9 +91,18 @@ func (c *call) delete() error {
 	return c.writeDeleted(last.Value, cur)
 }
 
+// returnsDeleted lists the built-ins whose DELETE answers the deleted
+// object rather than a Status, as their kube stores set
+// ReturnDeletedObject.
+var returnsDeleted = map[string]bool{"namespaces": true, "pods": true, "services": true, "serviceaccounts": true}
+
 func (c *call) writeDeleted(value []byte, cur *doc) error {
-	if c.res.crd != "" || c.res.plural == "namespaces" || c.res.plural == "customresourcedefinitions" {
-		return c.writeObject(http.StatusOK, value)
+	return c.writeDeletedCode(http.StatusOK, value, cur)
+}
+
+func (c *call) writeDeletedCode(code int, value []byte, cur *doc) error {
+	if c.res.crd != "" || c.res.group == "" && returnsDeleted[c.res.plural] || c.res.isCRDs() {
+		return c.writeObject(code, value)
 	}
 	st := wire.NewSuccess()
 	st.Details = &wire.StatusDetails{Name: c.name, Group: c.res.group, Kind: c.res.plural, UID: cur.metaString("uid")}
@@ -94,16 +111,16 @@ func (c *call) writeDeleted(value []byte, cur *doc) error {
 		if err != nil {
 			return err
 		}
-		writeBody(c.w, http.StatusOK, mediaProto, b)
+		writeBody(c.w, code, mediaProto, b)
 		return nil
 	}
-	writeJSON(c.w, http.StatusOK, st)
+	writeJSON(c.w, code, st)
 	return nil
 }
 
 // deleteOptions reads DeleteOptions from the body (if any) and the query.
-func (c *call) deleteOptions() (wire.DeleteOptions, error) {
-	var o wire.DeleteOptions
+func (c *call) deleteOptions() (deleteRequest, error) {
+	var o deleteRequest
 	b, err := c.readBody()
 	if err != nil {
 		return o, err
@@ -121,9 +138,18 @@ func (c *call) deleteOptions() (wire.DeleteOptions, error) {
 	if v := c.r.URL.Query().Get("propagationPolicy"); v != "" {
 		o.PropagationPolicy = &v
 	}
+	if err := deleteQuery(c.r.URL.Query(), &o); err != nil {
+		return o, err
+	}
+	var causes []wire.StatusCause
+	if o.OrphanDependents != nil && o.PropagationPolicy != nil {
+		causes = append(causes, fieldInvalid("propagationPolicy", *o.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set"))
+	}
 	if p := o.PropagationPolicy; p != nil && *p != "Orphan" && *p != "Background" && *p != "Foreground" {
-		return o, invalid("DeleteOptions.meta.k8s.io", "meta.k8s.io", "DeleteOptions", "",
-			fieldNotSupported("propagationPolicy", *p, "Foreground", "Background", "Orphan", "nil"))
+		causes = append(causes, fieldNotSupported("propagationPolicy", *p, "Foreground", "Background", "Orphan", "nil"))
+	}
+	if len(causes) > 0 {
+		return o, invalid("DeleteOptions.meta.k8s.io", "meta.k8s.io", "DeleteOptions", "", causes...)
 	}
 	return o, nil
 }
@@ -148,7 +174,8 @@ func (c *call) checkPreconditions(o wire.DeleteOptions, cur *doc, rev int64) err
 // the selectors is deleted, and the list of deleted objects returned.
 func (c *call) deleteCollection() error {
 	q := c.r.URL.Query()
-	if _, err := c.deleteOptions(); err != nil {
+	opts, err := c.deleteOptions()
+	if err != nil {
 		return err
 	}
 	pred, err := predicate(c.res, q.Get("labelSelector"), q.Get("fieldSelector"))
@@ -161,8 +188,21 @@ func (c *call) deleteCollection() error {
 	}
 	deleted := make([]storage.KV, 0, len(page.Items))
 	for _, kv := range page.Items {
-		if isDryRun(c.r) {
+		if isDryRun(c.r) && (c.res.isCRDs() || c.res.plural == "namespaces") {
 			deleted = append(deleted, kv)
+			continue
+		}
+		if !c.res.isCRDs() {
+			// Each object's own lifecycle (deleteflow.go), as kube's
+			// DeleteCollection calls Delete for each.
+			res, err := c.deleteObject(c.r.Context(), strings.TrimPrefix(kv.Key, c.res.prefix(c.ns)), opts, isDryRun(c.r) || len(opts.DryRun) > 0)
+			if st := (*wire.Status)(nil); errors.As(err, &st) && st.Code == http.StatusNotFound {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			deleted = append(deleted, storage.KV{Key: kv.Key, Value: res.value})
 			continue
 		}
 		if c.res.isCRDs() {

@@ -65,9 +65,17 @@
 //
 // # Caveats
 //
-// Deletion is immediate: finalizers and graceful deletion are not
-// modelled, and a namespace's contents are deleted synchronously by the
-// DELETE of the namespace. The only subresource is status (pods,
+// Deletion follows kube's generic registry (deleteflow.go, finalize.go): an object with
+// finalizers, or given the orphan/foregroundDeletion finalizer by the
+// propagation policy, is marked (deletionTimestamp) and stays until a
+// write removes its last finalizer; pods bound to a node get their grace
+// period (graceful.go), and no kubelet ends it. Nothing acts on the
+// garbage collector's finalizers yet. A namespace's contents are deleted
+// synchronously by the DELETE of the namespace, which then stays
+// (Terminating) only while its own metadata.finalizers remain; a CRD is
+// deleted with its custom
+// resources, finalizers or not. An update or patch that would store the
+// same bytes is not written (noop.go). The only subresource is status (pods,
 // services, namespaces, CRDs, and custom resources whose CRD declares
 // it): its writes change only .status, and main writes leave .status
 // alone. Server-side apply answers 415. Protobuf request bodies of the

@@ -122,6 +122,13 @@ func (s *Server) deleteNamespaceObject(ctx context.Context, name, uid string) (s
 		if cur.metaString("uid") != uid {
 			return storage.KV{}, wire.NewNotFound(r.gr(), name)
 		}
+		if len(cur.finalizers()) > 0 {
+			held, err := s.holdNamespace(ctx, kv, cur) // finalize.go
+			if errors.Is(err, storage.ErrConflict) {
+				continue
+			}
+			return held, storageError(err, r, name)
+		}
 		last, err := s.store.Delete(ctx, key, kv.Revision)
 		if errors.Is(err, storage.ErrConflict) {
 			continue

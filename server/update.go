@@ -78,6 +78,9 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 		if n := next.metaString("name"); n != c.name {
 			return nil, wire.NewBadRequest("the name of the object (" + n + ") does not match the name on the URL (" + c.name + ")")
 		}
+		if err := c.checkDeletionUpdate(next, cur); err != nil {
+			return nil, err
+		}
 		if err := c.prepareUpdate(next, cur); err != nil {
 			return nil, err
 		}
@@ -85,6 +88,16 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 			return nil, err
 		}
 		value := next.encode()
+		if c.finalizedByUpdate(next, cur) {
+			stored, err := s.deleteFinalized(ctx, c, kv.Revision, next)
+			if errors.Is(err, storage.ErrConflict) && expect == 0 && attempt < 16 {
+				continue
+			}
+			return stored, storageError(err, c.res, c.name)
+		}
+		if unchangedWrite(value, kv) {
+			return kv.Value, nil // no-op: nothing written (noop.go)
+		}
 		c.tr.Step("About to store object in database")
 		if isDryRun(c.r) {
 			return storage.WithResourceVersion(value, kv.Revision)

@@ -57,7 +57,7 @@ func TestConfigMapVerbs(t *testing.T) {
 	e.expectStatus(404, "NotFound", "", "PATCH", cmPath+"/zz", `{}`, "Content-Type", "application/merge-patch+json")
 
 	// Delete with preconditions.
-	e.expectStatus(409, "Conflict", fmt.Sprintf(`Operation cannot be fulfilled on configmaps "a": Precondition failed: UID in precondition: wrong, UID in object meta: %s`, uid),
+	e.expectStatus(409, "Conflict", fmt.Sprintf(`Operation cannot be fulfilled on ConfigMap "a": the UID in the precondition (wrong) does not match the UID in record (%s). The object might have been deleted and then recreated`, uid),
 		"DELETE", cmPath+"/a", map[string]any{"preconditions": map[string]any{"uid": "wrong"}})
 	e.expectStatus(409, "Conflict", "", "DELETE", cmPath+"/a", map[string]any{"preconditions": map[string]any{"resourceVersion": "1"}})
 	d := e.must(200, "DELETE", cmPath+"/a", map[string]any{"preconditions": map[string]any{"uid": uid}})

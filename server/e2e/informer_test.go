@@ -151,7 +151,9 @@ func TestInformerTypedPods(t *testing.T) {
 	if _, err := pods.Namespace("default").Delete(ctx, "first", wire.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	rec.expect("delete default/first")
+	// As kube-apiserver, a pod is marked (deletionTimestamp) before it
+	// is removed, even with no grace period.
+	rec.expect("update default/first", "delete default/first")
 	if n := len(inf.Lister().List()); n != 0 {
 		t.Fatalf("store has %d pods", n)
 	}

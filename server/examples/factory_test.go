@@ -37,9 +37,14 @@ func Example_factoryController() {
 	handled := make(chan string, 16) // buffered: an unexpected key shows in the output instead of blocking a worker
 	reconcile := func(ctx context.Context, key string) (controller.Result, error) {
 		pod, exists := podInformer.Lister().GetByKey(key)
-		if !exists {
+		switch {
+		case exists && pod.DeletionTimestamp != nil:
+			// Being deleted (the server marks a pod before removing
+			// it, as kube-apiserver does): wait for it to be gone.
+			return controller.Result{}, nil
+		case !exists:
 			fmt.Printf("Pod %s does not exist\n", key)
-		} else {
+		default:
 			fmt.Printf("Sync/Add/Update for Pod %s (image %s)\n", pod.Name, pod.Spec.Containers[0].Image)
 		}
 		handled <- key

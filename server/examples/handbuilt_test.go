@@ -66,6 +66,12 @@ func (c *PodController) processNextItem() bool {
 		return false
 	}
 	defer c.queue.Done(key)
+	if pod, ok := c.indexer.GetByKey(key); ok && pod.DeletionTimestamp != nil {
+		// Being deleted (the server marks a pod before removing it, as
+		// kube-apiserver does): wait for it to be gone.
+		c.queue.Forget(key)
+		return true
+	}
 	err := c.syncToStdout(key)
 	c.handleError(err, key)
 	c.handled <- key

@@ -1,0 +1,19 @@
+package server
+
+import (
+	"bytes"
+
+	"github.com/listwatch/listwatch/server/storage"
+)
+
+// unchangedWrite reports whether writing value over the stored kv would
+// store the same bytes: an update, patch or status write that changes
+// nothing. As kube's storage (GuaranteedUpdate compares the new bytes with
+// the stored ones), such a write is not made: the answer is the stored
+// object with its resourceVersion, and watchers see no event. kubectl
+// prints "(no change)" for it. The comparison is of the stored forms, so
+// it ignores resourceVersion and nothing else.
+func unchangedWrite(value []byte, kv storage.KV) bool {
+	withRV, err := storage.WithResourceVersion(value, kv.Revision)
+	return err == nil && bytes.Equal(withRV, kv.Value)
+}
