@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 
 	"github.com/listwatch/listwatch/server/apiserver"
 )
@@ -34,6 +35,9 @@ an admin kubeconfig to <data-dir>/kubeconfig for kubectl and client-go.`,
 				return fmt.Errorf("--log-level: %w", err)
 			}
 			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			// Kubernetes' libraries inside the server (discovery, …) log
+			// through klog: into the same structured log.
+			klog.SetSlogLogger(o.Logger.With("component", "k8s.io"))
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 			o.Registerer = reg
