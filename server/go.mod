@@ -122,6 +122,7 @@ require (
 
 require (
 	github.com/listwatch/listwatch v0.0.0
+	k8s.io/apiextensions-apiserver v0.37.2
 	k8s.io/apiserver v0.37.2
 	k8s.io/klog/v2 v2.140.0
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730

@@ -6,6 +6,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 
@@ -25,6 +26,12 @@ var protobufScheme = func() *runtime.Scheme {
 		panic(err)
 	}
 	if err := coordinationv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	// CustomResourceDefinitions are served in protobuf too, as kube's
+	// apiextensions server does (its clientset asks for it); custom
+	// resources are not.
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	return s
