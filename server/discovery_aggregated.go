@@ -119,7 +119,7 @@ func versionDiscovery(group, version string, list wire.APIResourceList) apidisco
 		index[r.Name] = len(vd.Resources)
 		vd.Resources = append(vd.Resources, apidiscoveryv2.APIResourceDiscovery{
 			Resource:         r.Name,
-			ResponseKind:     &metav1.GroupVersionKind{Group: group, Version: version, Kind: r.Kind},
+			ResponseKind:     &metav1.GroupVersionKind{Kind: r.Kind},
 			Scope:            scope,
 			SingularResource: r.SingularName,
 			Verbs:            r.Verbs,
@@ -136,10 +136,9 @@ func versionDiscovery(group, version string, list wire.APIResourceList) apidisco
 		if !found {
 			continue
 		}
-		kind := &metav1.GroupVersionKind{Group: group, Version: version, Kind: r.Kind}
-		if r.Group != "" || r.Version != "" {
-			kind.Group, kind.Version = r.Group, r.Version
-		}
+		// As kube's: group and version are named only when they differ
+		// from the resource's (a Scale in autoscaling/v1).
+		kind := &metav1.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
 		vd.Resources[i].Subresources = append(vd.Resources[i].Subresources, apidiscoveryv2.APISubresourceDiscovery{
 			Subresource: sub, ResponseKind: kind, Verbs: r.Verbs,
 		})

@@ -260,7 +260,36 @@ func (reg *registry) groupVersions() (groups []string, versions map[string][]str
 			versions[r.group] = append(vs, r.version)
 		}
 	}
+	slices.SortStableFunc(groups, compareGroups)
 	return groups, versions
+}
+
+// kubeGroupOrder is the order in which kube-apiserver v1.37 lists its
+// built-in groups in /apis (its APIService group priorities, highest
+// first; see testdata/kube-v1.37.2/apis.json).
+var kubeGroupOrder = []string{
+	"apiregistration.k8s.io", "apps", "events.k8s.io", "authentication.k8s.io",
+	"authorization.k8s.io", "autoscaling", "batch", "certificates.k8s.io",
+	"networking.k8s.io", "policy", "rbac.authorization.k8s.io", "storage.k8s.io",
+	"admissionregistration.k8s.io", "apiextensions.k8s.io", "scheduling.k8s.io",
+	"coordination.k8s.io", "node.k8s.io", "discovery.k8s.io", "resource.k8s.io",
+	"flowcontrol.apiserver.k8s.io", "storagemigration.k8s.io",
+}
+
+// compareGroups orders groups as kube lists them: the built-in groups in
+// kubeGroupOrder, then the groups of CRDs (whose APIServices kube gives
+// one lower priority) by name.
+func compareGroups(a, b string) int {
+	ia, ib := slices.Index(kubeGroupOrder, a), slices.Index(kubeGroupOrder, b)
+	switch {
+	case ia >= 0 && ib >= 0:
+		return ia - ib
+	case ia >= 0:
+		return -1
+	case ib >= 0:
+		return 1
+	}
+	return strings.Compare(a, b)
 }
 
 // compareVersions orders Kubernetes versions by priority: GA before beta
