@@ -176,7 +176,7 @@ func (f *ctrlFixture) reconcile(key string, spin time.Duration) {
 // 2 µs spin. Each pair of sub-benchmarks (listwatch, client-go) runs back
 // to back in one process; compare within a run:
 //
-//	go test -run '^$' -bench Controller -benchtime 200000x ./server/compat/workqueue/
+//	go test -run '^$' -bench Controller -benchtime 300000x ./server/compat/workqueue/
 func BenchmarkController(b *testing.B) {
 	for _, rc := range []struct {
 		name string

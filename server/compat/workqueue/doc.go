@@ -8,7 +8,7 @@
 // code is BenchmarkController: informer-style events, a store, a queue,
 // 1, 2 or 4 workers and a small reconcile, for both queues in one run:
 //
-//	go test -run '^$' -bench Controller ./server/compat/workqueue/
+//	go test -run '^$' -bench Controller -benchtime 300000x ./server/compat/workqueue/
 //
 // The micro-benchmarks (BenchmarkThroughput and friends) isolate single
 // queue operations; read their doc comments before comparing their ns/op
