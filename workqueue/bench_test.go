@@ -1,41 +1,14 @@
 package workqueue
 
 import (
-	"slices"
 	"strconv"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
-
-	clientgo "k8s.io/client-go/util/workqueue"
 )
 
-// benchQueue is the part of both queues the benchmarks drive.
-type benchQueue interface {
-	Add(string)
-	Get() (string, bool)
-	Done(string)
-	Len() int
-	ShutDownWithDrain()
-}
-
-type clientGoQueue struct {
-	clientgo.TypedRateLimitingInterface[string]
-}
-
-// ShutDownWithDrain of client-go's rate-limiting queue leaves its delaying
-// goroutine running; ShutDown stops it.
-func (q clientGoQueue) ShutDownWithDrain() {
-	q.TypedRateLimitingInterface.ShutDownWithDrain()
-	q.ShutDown()
-}
-
-func newClientGo() benchQueue {
-	return clientGoQueue{clientgo.NewTypedRateLimitingQueue(clientgo.DefaultTypedControllerRateLimiter[string]())}
-}
-
-func newOurs() benchQueue { return New(Config[string]{}) }
+// The side-by-side benchmarks against client-go's queue, including the
+// controller-level one that decides, live outside the library (it may not
+// import k8s.io): see server/compat/workqueue. These measure the queue
+// alone, for profiling.
 
 var benchKeys = func() []string {
 	keys := make([]string, 10000)
@@ -45,133 +18,30 @@ var benchKeys = func() []string {
 	return keys
 }()
 
-// forEachImpl runs bench as a sub-benchmark on a fresh queue of each
-// implementation, ours first, so every comparison is in one run.
-func forEachImpl(b *testing.B, bench func(b *testing.B, q benchQueue)) {
-	for _, impl := range []struct {
-		name string
-		make func() benchQueue
-	}{{"listwatch", newOurs}, {"client-go", newClientGo}} {
-		b.Run(impl.name, func(b *testing.B) { bench(b, impl.make()) })
-	}
-}
-
-// BenchmarkThroughput: 8 producers Add b.N keys drawn from 10k, 8 workers
-// Get and Done them until the queue is empty. ns/op is per Add.
-//
-// Most Adds find their key already queued (gets/add reports the share
-// that is not), so this measures the deduplicating Add under contention
-// above all. gets/add also depends on how promptly workers drain the
-// queue, which the scheduler decides: on a loaded machine compare runs
-// with similar gets/add.
-func BenchmarkThroughput(b *testing.B) { forEachImpl(b, benchThroughput) }
-
-func benchThroughput(b *testing.B, q benchQueue) {
-	const producers, workers = 8, 8
-	var wg sync.WaitGroup
-	var handled sync.Map // per worker counts are summed at the end
-	for w := range workers {
-		wg.Go(func() {
-			n := 0
-			for {
-				k, shutdown := q.Get()
-				if shutdown {
-					handled.Store(w, n)
-					return
-				}
-				n++
-				q.Done(k)
-			}
-		})
+// BenchmarkAddDuplicate: Add of an item that is already queued.
+func BenchmarkAddDuplicate(b *testing.B) {
+	q := New(Config[string]{})
+	for _, k := range benchKeys {
+		q.Add(k)
 	}
 	b.ResetTimer()
-	cpu0 := cpuTime()
-	var prod sync.WaitGroup
-	for p := range producers {
-		prod.Go(func() {
-			for i := p; i < b.N; i += producers {
-				q.Add(benchKeys[i%len(benchKeys)])
-			}
-		})
-	}
-	prod.Wait()
-	for q.Len() > 0 {
-		time.Sleep(50 * time.Microsecond) // polling the real condition
+	for i := range b.N {
+		q.Add(benchKeys[i%len(benchKeys)])
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
-	q.ShutDownWithDrain()
-	wg.Wait()
-	total := 0
-	handled.Range(func(_, v any) bool { total += v.(int); return true })
-	b.ReportMetric(float64(total)/float64(b.N), "gets/add")
-}
-
-// BenchmarkAddWith1MQueued measures Add of a new item into a queue that
-// already holds a million, reporting the mean and the tail (p99, max): a
-// queue that grows by copying stalls one Add, under its lock, now and then.
-func BenchmarkAddWith1MQueued(b *testing.B) {
-	forEachImpl(b, func(b *testing.B, q benchQueue) {
-		for i := range 1_000_000 {
-			q.Add("pre-" + strconv.Itoa(i))
-		}
-		keys := make([]string, b.N)
-		for i := range keys {
-			keys[i] = "new-" + strconv.Itoa(i)
-		}
-		lat := make([]time.Duration, b.N)
-		b.ResetTimer()
-		for i := range b.N {
-			start := time.Now()
-			q.Add(keys[i])
-			lat[i] = time.Since(start)
-		}
-		b.StopTimer()
-		slices.Sort(lat)
-		b.ReportMetric(float64(lat[len(lat)*99/100]), "p99-ns")
-		b.ReportMetric(float64(lat[len(lat)-1]), "max-ns")
-		q.ShutDownWithDrain()
-	})
-}
-
-// cpuTime is the process's user+system CPU time. The machine running the
-// benchmarks is shared, so CPU spent per op is a steadier comparison than
-// wall time per op; both are reported.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// BenchmarkAddDuplicate: Add of an item that is already queued, the most
-// common operation of a busy controller's queue (one goroutine).
-func BenchmarkAddDuplicate(b *testing.B) {
-	forEachImpl(b, func(b *testing.B, q benchQueue) {
-		for _, k := range benchKeys {
-			q.Add(k)
-		}
-		b.ResetTimer()
-		for i := range b.N {
-			q.Add(benchKeys[i%len(benchKeys)])
-		}
-		b.StopTimer()
-		q.ShutDownWithDrain()
-	})
+	q.ShutDown()
 }
 
 // BenchmarkAddGetDoneSerial: one full cycle on one goroutine.
 func BenchmarkAddGetDoneSerial(b *testing.B) {
-	forEachImpl(b, func(b *testing.B, q benchQueue) {
-		b.ResetTimer()
-		for i := range b.N {
-			k := benchKeys[i%len(benchKeys)]
-			q.Add(k)
-			q.Get()
-			q.Done(k)
-		}
-		b.StopTimer()
-		q.ShutDownWithDrain()
-	})
+	q := New(Config[string]{})
+	b.ResetTimer()
+	for i := range b.N {
+		k := benchKeys[i%len(benchKeys)]
+		q.Add(k)
+		q.Get()
+		q.Done(k)
+	}
+	b.StopTimer()
+	q.ShutDown()
 }

@@ -19,7 +19,7 @@ func (q *Queue[T]) AddAfter(item T, d time.Duration) {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.shuttingDown.Load() {
+	if q.shuttingDown {
 		return
 	}
 	if q.delayed.add(item, time.Now().Add(d)) {
@@ -67,10 +67,9 @@ func (q *Queue[T]) Run(ctx context.Context) error {
 // deliverReady moves every ready delayed item into the queue and returns
 // the next ready time, if any, and whether the queue has shut down.
 func (q *Queue[T]) deliverReady() (next time.Time, ok, stopped bool) {
-	var ready []T
 	q.mu.Lock()
-	if q.shuttingDown.Load() {
-		q.mu.Unlock()
+	defer q.mu.Unlock()
+	if q.shuttingDown {
 		return next, false, true
 	}
 	now := time.Now()
@@ -79,13 +78,8 @@ func (q *Queue[T]) deliverReady() (next time.Time, ok, stopped bool) {
 		if !ok {
 			break
 		}
-		ready = append(ready, item)
+		q.addLocked(item, false)
 	}
 	next, ok = q.delayed.peek()
-	q.mu.Unlock()
-	// Adding takes shard locks, which must not be taken under mu.
-	for _, item := range ready {
-		q.Add(item)
-	}
 	return next, ok, false
 }

@@ -2,7 +2,6 @@ package workqueue
 
 import (
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -27,43 +26,52 @@ type Config[T comparable] struct {
 // DefaultLowPriorityEvery is the default Config.LowPriorityEvery.
 const DefaultLowPriorityEvery = 10
 
+// Item state flags.
+const (
+	flagDirty      uint8 = 1 << iota // waiting to be handed out (again)
+	flagProcessing                   // handed out by Get, not yet Done
+	flagLow                          // the pending hand-out is low priority
+)
+
+// itemState is what the queue knows of an item that is dirty, processing
+// or both. seq identifies the item's entry in the low fifo while it waits
+// there, so that entry can be told from a stale one.
+type itemState struct {
+	flags uint8
+	seq   uint64
+}
+
 // Queue is a work queue of comparable items: deduplicating, fair, with
 // delayed and rate-limited adds and two priorities. See the package doc for
 // its guarantees. Create one with New; it is safe for concurrent use.
 //
-// Lock order: a shard's mu, then Queue.mu. Get pops under Queue.mu, releases
-// it, then marks the item under its shard's mu; nothing takes a shard lock
-// while holding Queue.mu.
+// One mutex guards everything; nothing else is locked while it is held
+// except the metrics' own locks (QueueMetrics are called under it).
 type Queue[T comparable] struct {
-	// shards hold the per-item state (dirty, processing, priority). An Add
-	// of an item that is already dirty touches only its shard.
-	shards shards[T]
-
-	// shuttingDown is written under mu, and read under a shard lock (or
-	// mu) by adds: see shutDown for why that is enough.
-	shuttingDown atomic.Bool
-	// processing counts items handed out and not yet Done. Incremented
-	// under mu; Done decrements it without mu and then takes mu to
-	// broadcast idle only if it reached zero during shutdown.
-	processing atomic.Int64
-
-	// mu guards every field below.
 	mu sync.Mutex
 	// ready is signalled when an item is queued, broadcast at shutdown.
 	ready sync.Cond
 	// idle is broadcast when the last processing item is Done in shutdown.
 	idle sync.Cond
+	// items holds every dirty or processing item; an item that is neither
+	// is absent. An item that is dirty and not processing has exactly one
+	// valid entry in normal or low (low if flagLow); an item that is
+	// processing has none, and Done queues it if it is dirty.
+	items map[T]itemState
 	// normal and low hold the queued items in hand-out order. Every normal
-	// entry is valid; a low entry is valid only if lowSeq still maps its
-	// item to its seq (a normal Add moves a low item to normal).
+	// entry is valid; a low entry is valid only if its item is still
+	// dirty, low, not processing, and has the entry's seq (a normal Add
+	// moves a low item to normal and leaves the low entry stale).
 	normal, low fifo[T]
-	lowSeq      map[T]uint64
 	lastSeq     uint64
 	// liveNormal and liveLow count valid entries; their sum is Len.
 	liveNormal, liveLow int
 	// normalStreak counts normal hand-outs in a row while low items wait.
 	normalStreak int
 	lowEvery     int
+	// processing counts items handed out and not yet Done.
+	processing   int
+	shuttingDown bool
 	// delayed holds AddAfter items that are not ready yet.
 	delayed delayHeap[T]
 	// wakeDelay (capacity 1) tells Run that the earliest ready time moved
@@ -71,27 +79,22 @@ type Queue[T comparable] struct {
 	wakeDelay chan struct{}
 	// started holds when each processing item was handed out, for the
 	// unfinished-work gauges; addedAt when each dirty item was added, for
-	// the queue-duration histogram. Maintained only with metrics. addedAt
-	// is guarded by addedMu, not mu, because adds write it under a shard
-	// lock (lock order: shard, then addedMu; nothing else is held with it).
-	started map[T]time.Time
-	addedMu sync.Mutex
-	addedAt map[T]time.Time
+	// the queue-duration histogram. Both nil without metrics.
+	started, addedAt map[T]time.Time
 
-	limiter RateLimiter[T]
-	metrics QueueMetrics // nil when off; safe for concurrent use
+	limiter RateLimiter[T] // safe for concurrent use; called without mu
+	metrics QueueMetrics   // nil when off; safe for concurrent use
 }
 
 // New returns an empty queue. It starts no goroutine: call Run to make
 // AddAfter and AddRateLimited deliver their items (see Run).
 func New[T comparable](cfg Config[T]) *Queue[T] {
 	q := &Queue[T]{
-		lowSeq:    make(map[T]uint64),
+		items:     make(map[T]itemState),
 		wakeDelay: make(chan struct{}, 1),
 		limiter:   cfg.RateLimiter,
 		lowEvery:  cfg.LowPriorityEvery,
 	}
-	q.shards.init()
 	q.delayed.index = make(map[T]int)
 	q.ready.L = &q.mu
 	q.idle.L = &q.mu
@@ -113,7 +116,11 @@ func New[T comparable](cfg Config[T]) *Queue[T] {
 // already queued keeps its place (and is raised to normal priority if it
 // was low); an item being processed is queued again when it is Done. Add
 // does nothing after shutdown.
-func (q *Queue[T]) Add(item T) { q.add(item, false) }
+func (q *Queue[T]) Add(item T) {
+	q.mu.Lock()
+	q.addLocked(item, false)
+	q.mu.Unlock()
+}
 
 // AddLowPriority queues item behind every normal item, for work that is
 // not caused by a change (periodic resyncs). A low-priority item is handed
@@ -121,59 +128,54 @@ func (q *Queue[T]) Add(item T) { q.add(item, false) }
 // items in a row, so it waits at most about
 // (its place among low items + 1) × (LowPriorityEvery + 1) hand-outs.
 // An item already queued at normal priority stays there.
-func (q *Queue[T]) AddLowPriority(item T) { q.add(item, true) }
+func (q *Queue[T]) AddLowPriority(item T) {
+	q.mu.Lock()
+	q.addLocked(item, true)
+	q.mu.Unlock()
+}
 
-func (q *Queue[T]) add(item T, low bool) {
-	s, tag := q.shards.of(item)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if q.shuttingDown.Load() {
+func (q *Queue[T]) addLocked(item T, low bool) {
+	if q.shuttingDown {
 		return
 	}
-	i := s.items.find(tag, item)
-	if i >= 0 && s.items.slots[i].flags&flagDirty != 0 {
-		// The fast, common path: already waiting. Only a promotion from
-		// low to normal priority has anything to do.
-		st := &s.items.slots[i]
+	st, known := q.items[item]
+	if st.flags&flagDirty != 0 {
+		// Already waiting. Only a promotion from low to normal priority
+		// has anything to do.
 		if !low && st.flags&flagLow != 0 {
 			st.flags &^= flagLow
 			if st.flags&flagProcessing == 0 {
-				q.promote(item)
+				q.liveLow-- // its low entry is stale now
+				if q.liveLow == 0 {
+					q.low.reset() // only stale entries left: drop them
+				}
+				q.enqueueLocked(item, &st)
 			}
+			q.items[item] = st
 		}
 		return
 	}
 	if q.metrics != nil {
-		q.addedMu.Lock()
 		q.addedAt[item] = time.Now()
-		q.addedMu.Unlock()
 		q.metrics.Added()
 	}
-	flags := flagDirty
+	st.flags |= flagDirty
 	if low {
-		flags |= flagLow
+		st.flags |= flagLow
 	}
-	if i < 0 {
-		s.items.insert(tag, item, flags)
-		q.enqueue(item, low)
-		return
-	}
-	// Being processed: Done queues it, as it must not be handed out
-	// twice at once.
-	s.items.slots[i].flags |= flags
+	if !known {
+		q.enqueueLocked(item, &st)
+	} // else being processed: Done queues it, so it is never handed out twice at once
+	q.items[item] = st
 }
 
-// enqueue appends item's entry. The caller holds item's shard lock.
-func (q *Queue[T]) enqueue(item T, low bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.shuttingDown.Load() {
-		return // shutDown cleans the shard's state after us
-	}
+// enqueueLocked appends an entry for item, whose state st is dirty and not
+// processing, to the fifo of its priority, and wakes one Get.
+func (q *Queue[T]) enqueueLocked(item T, st *itemState) {
 	q.lastSeq++
-	e := entry[T]{item: item, seq: q.lastSeq}
-	if low {
-		q.lowSeq[item] = e.seq
+	st.seq = q.lastSeq
+	e := entry[T]{item: item, seq: st.seq}
+	if st.flags&flagLow != 0 {
 		q.low.push(e)
 		q.liveLow++
 	} else {
@@ -183,21 +185,6 @@ func (q *Queue[T]) enqueue(item T, low bool) {
 	q.ready.Signal()
 }
 
-// promote moves a queued low item to the back of the normal fifo; its low
-// entry goes stale. The caller holds item's shard lock.
-func (q *Queue[T]) promote(item T) {
-	q.mu.Lock()
-	if _, queued := q.lowSeq[item]; !queued {
-		// A Get has popped it and is about to mark it processing.
-		q.mu.Unlock()
-		return
-	}
-	delete(q.lowSeq, item)
-	q.liveLow--
-	q.mu.Unlock()
-	q.enqueue(item, false)
-}
-
 // Get blocks until an item is ready and hands it out; the caller must call
 // Done with it when finished. Several goroutines may Get at once; an item is
 // never handed to two of them at the same time. Get returns shutdown=true,
@@ -205,41 +192,22 @@ func (q *Queue[T]) promote(item T) {
 // a queue that stops does not work through its backlog.
 func (q *Queue[T]) Get() (item T, shutdown bool) {
 	q.mu.Lock()
-	for q.liveNormal+q.liveLow == 0 && !q.shuttingDown.Load() {
+	defer q.mu.Unlock()
+	for q.liveNormal+q.liveLow == 0 && !q.shuttingDown {
 		q.ready.Wait()
 	}
-	if q.shuttingDown.Load() {
-		q.mu.Unlock()
+	if q.shuttingDown {
 		return item, true
 	}
 	item = q.popLocked()
-	q.processing.Add(1)
-	var now time.Time
+	q.items[item] = itemState{flags: flagProcessing}
+	q.processing++
 	if q.metrics != nil {
-		now = time.Now()
+		now := time.Now()
 		q.started[item] = now
-	}
-	q.mu.Unlock()
-
-	// Between the pop and here the item is still dirty in its shard, so a
-	// concurrent Add of it is (rightly) a no-op: this hand-out is after it.
-	s, tag := q.shards.of(item)
-	s.mu.Lock()
-	if q.metrics != nil {
-		q.addedMu.Lock()
 		q.metrics.Started(now.Sub(q.addedAt[item]))
 		delete(q.addedAt, item)
-		q.addedMu.Unlock()
 	}
-	// The item was dirty when popped; a shutDown since then may have
-	// dropped it from the table. Either way it is processing now, so that
-	// its Done counts for ShutDownWithDrain.
-	if i := s.items.find(tag, item); i >= 0 {
-		s.items.slots[i].flags = flagProcessing
-	} else {
-		s.items.insert(tag, item, flagProcessing)
-	}
-	s.mu.Unlock()
 	return item, false
 }
 
@@ -251,8 +219,7 @@ func (q *Queue[T]) popLocked() T {
 		q.liveLow--
 		for {
 			e := q.low.pop()
-			if seq, ok := q.lowSeq[e.item]; ok && seq == e.seq {
-				delete(q.lowSeq, e.item)
+			if st := q.items[e.item]; st.flags == flagDirty|flagLow && st.seq == e.seq {
 				return e.item
 			}
 		}
@@ -270,31 +237,26 @@ func (q *Queue[T]) popLocked() T {
 // processed, it is queued now, so it is processed again exactly once.
 // Done of an item that is not being processed does nothing.
 func (q *Queue[T]) Done(item T) {
-	s, tag := q.shards.of(item)
-	s.mu.Lock()
-	i := s.items.find(tag, item)
-	if i < 0 || s.items.slots[i].flags&flagProcessing == 0 {
-		s.mu.Unlock()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	st, ok := q.items[item]
+	if !ok || st.flags&flagProcessing == 0 {
 		return
 	}
-	st := &s.items.slots[i]
 	if q.metrics != nil {
-		q.mu.Lock()
 		q.metrics.Finished(time.Since(q.started[item]))
 		delete(q.started, item)
-		q.mu.Unlock()
 	}
+	q.processing--
 	st.flags &^= flagProcessing
-	if st.flags&flagDirty != 0 && !q.shuttingDown.Load() {
-		q.enqueue(item, st.flags&flagLow != 0)
+	if st.flags&flagDirty != 0 && !q.shuttingDown {
+		q.enqueueLocked(item, &st)
+		q.items[item] = st
 	} else {
-		s.items.remove(i)
+		delete(q.items, item)
 	}
-	s.mu.Unlock()
-	if q.processing.Add(-1) == 0 && q.shuttingDown.Load() {
-		q.mu.Lock()
+	if q.processing == 0 && q.shuttingDown {
 		q.idle.Broadcast()
-		q.mu.Unlock()
 	}
 }
 
@@ -309,54 +271,52 @@ func (q *Queue[T]) Len() int {
 // ShutDown stops the queue: adds are ignored from now on, queued and
 // delayed items are dropped, every blocked and future Get returns
 // shutdown=true, and Run returns. Items being processed may still be Done.
-func (q *Queue[T]) ShutDown() { q.shutDown() }
+func (q *Queue[T]) ShutDown() {
+	q.mu.Lock()
+	q.shutDownLocked()
+	q.mu.Unlock()
+}
 
 // ShutDownWithDrain is ShutDown, then waits until every item being
 // processed is Done. It blocks forever if a worker never calls Done.
 func (q *Queue[T]) ShutDownWithDrain() {
-	q.shutDown()
 	q.mu.Lock()
-	for q.processing.Load() > 0 {
+	defer q.mu.Unlock()
+	q.shutDownLocked()
+	for q.processing > 0 {
 		q.idle.Wait()
 	}
-	q.mu.Unlock()
 }
 
-// shutDown sets the flag under mu, then cleans each shard. An add racing
-// with it either ran its shard section before the cleaning of that shard
-// (and is cleaned, its enqueue refused under mu) or after (and sees the
-// flag, which was set before any cleaning began).
-func (q *Queue[T]) shutDown() {
-	q.mu.Lock()
-	if q.shuttingDown.Load() {
-		q.mu.Unlock()
+func (q *Queue[T]) shutDownLocked() {
+	if q.shuttingDown {
 		return
 	}
-	q.shuttingDown.Store(true)
+	q.shuttingDown = true
 	q.normal.reset()
 	q.low.reset()
-	clear(q.lowSeq)
 	q.liveNormal, q.liveLow = 0, 0
 	q.delayed.reset()
+	for item, st := range q.items {
+		if st.flags&flagProcessing == 0 {
+			delete(q.items, item)
+		} else {
+			q.items[item] = itemState{flags: flagProcessing} // Done drops it
+		}
+	}
+	if q.metrics != nil {
+		clear(q.addedAt)
+	}
 	q.ready.Broadcast()
 	select {
 	case q.wakeDelay <- struct{}{}:
 	default:
 	}
-	q.mu.Unlock()
-
-	if q.metrics != nil {
-		q.addedMu.Lock()
-		clear(q.addedAt)
-		q.addedMu.Unlock()
-	}
-	for i := range q.shards.s {
-		s := &q.shards.s[i]
-		s.mu.Lock()
-		s.items.keepProcessing()
-		s.mu.Unlock()
-	}
 }
 
 // ShuttingDown reports whether ShutDown or ShutDownWithDrain was called.
-func (q *Queue[T]) ShuttingDown() bool { return q.shuttingDown.Load() }
+func (q *Queue[T]) ShuttingDown() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.shuttingDown
+}

@@ -284,3 +284,21 @@ func TestQueueLenExcludesProcessing(t *testing.T) {
 		t.Fatalf("Len = %d, want 1", got)
 	}
 }
+
+// TestQueuePromotionsLeaveNoStaleEntries: resyncs (low) promoted by events
+// (normal) must not pile up stale low entries while no low item waits.
+func TestQueuePromotionsLeaveNoStaleEntries(t *testing.T) {
+	q := New(Config[int]{})
+	for i := range 1000 {
+		q.AddLowPriority(i)
+		q.Add(i) // promoted: the low entry is stale
+	}
+	if n := q.low.len(); n != 0 {
+		t.Fatalf("low fifo holds %d stale entries, want 0", n)
+	}
+	for want := range 1000 {
+		if got := mustGet(t, q); got != want {
+			t.Fatalf("Get = %d, want %d", got, want)
+		}
+	}
+}
