@@ -43,7 +43,6 @@ require (
 	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
 	github.com/felixge/httpsnoop v1.0.4 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
-	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-openapi/jsonpointer v1.0.0 // indirect
 	github.com/go-openapi/jsonreference v1.0.0 // indirect
@@ -121,6 +120,7 @@ require (
 )
 
 require (
+	github.com/go-logr/logr v1.4.4
 	github.com/listwatch/listwatch v0.0.0
 	k8s.io/apiextensions-apiserver v0.37.2
 	k8s.io/apiserver v0.37.2

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/go-logr/logr"
 	"io"
+	"k8s.io/klog/v2"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +24,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// Kubernetes' libraries inside the server log through klog; serve
+	// sends it to its slog log, tests nowhere.
+	klog.SetLogger(logr.Discard())
 	goleak.VerifyTestMain(m,
 		// etcd's and grpc's long-lived helpers outlive a single test's
 		// cleanup by design.
