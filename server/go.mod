@@ -121,6 +121,7 @@ require (
 
 require (
 	github.com/go-logr/logr v1.4.4
+	github.com/klauspost/compress v1.20.1
 	github.com/listwatch/listwatch v0.0.0
 	k8s.io/apiextensions-apiserver v0.37.2
 	k8s.io/apiserver v0.37.2

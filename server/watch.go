@@ -1,10 +1,10 @@
 package server
 
 import (
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/klauspost/compress/gzip"
 	"math/rand/v2"
 	"net/http"
 	"strconv"

@@ -1,7 +1,7 @@
 package server
 
 import (
-	"compress/gzip"
+	"github.com/klauspost/compress/gzip"
 	"io"
 	"sync"
 

@@ -1,7 +1,7 @@
 package filters
 
 import (
-	"compress/gzip"
+	"github.com/klauspost/compress/gzip"
 	"net/http"
 	"strings"
 	"sync"
