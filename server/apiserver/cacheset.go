@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -15,12 +16,15 @@ import (
 )
 
 // cacheSet opens the server's per-resource readers (server.Readers): one
-// watch cache per resource the server's registry opens, created on the
-// resource's first read while Run is running, and stopped when the
+// watch cache per resource the server's registry opens, started when Run
+// starts (or, for a resource registered later, when it is opened), as
+// kube-apiserver starts its caches with the server, and stopped when the
 // registry closes the resource's reader (its definition changed, or it
 // went away) or when Run returns. Reads that arrive while a cache is
 // still filling, after it was closed, or when Run is not running, go to
-// the direct reader, so a cold resource costs no extra latency.
+// the direct reader, so a cache still filling costs no extra latency, and
+// the first LIST of a large resource no longer waits for nor pays the
+// cache's build.
 //
 // Lock order: cacheSet.mu, then nothing (caches are called unlocked).
 type cacheSet struct {
@@ -28,6 +32,8 @@ type cacheSet struct {
 	fallback storage.ListWatcher
 	log      *slog.Logger
 	reg      prometheus.Registerer
+	// freshness is the caches' FreshnessTimeout; zero for their default.
+	freshness time.Duration
 
 	mu sync.Mutex
 	// open holds every reader opened and not yet closed. guarded by mu
@@ -64,17 +70,49 @@ var _ server.Readers = (*cacheSet)(nil)
 func (s *cacheSet) Run(ctx context.Context) error {
 	s.mu.Lock()
 	s.running = true
+	for r := range s.open {
+		r.startIfIdleLocked()
+	}
 	s.mu.Unlock()
 	return s.group.Run(ctx)
 }
 
-// Open returns the reader of one resource; it starts nothing.
+// Open returns the reader of one resource, and starts its cache if Run
+// runs.
 func (s *cacheSet) Open(spec server.ReaderSpec) server.ResourceReader {
 	r := &cachedReader{set: s, spec: spec}
 	s.mu.Lock()
 	s.open[r] = struct{}{}
+	r.startIfIdleLocked()
 	s.mu.Unlock()
 	return r
+}
+
+// name identifies the resource whose cache r has: its resource name, or
+// its prefix for a reader opened without one (tests).
+func (r *cachedReader) name() string {
+	if r.spec.Resource != "" {
+		return r.spec.Resource
+	}
+	return r.spec.Prefix
+}
+
+// startIfIdleLocked starts r's cache unless it has one, is closed, Run is
+// not running, or the resource's previous definition still has a cache
+// (running, or stopping): caches of one resource share metric series, so
+// they never overlap. Close starts the successor once the old cache has
+// stopped. set.mu is held.
+func (r *cachedReader) startIfIdleLocked() {
+	s := r.set
+	if r.c != nil || r.closed || !s.running || s.stopping[r.name()] != nil {
+		return
+	}
+	for o := range s.open {
+		if o != r && o.c != nil && o.name() == r.name() {
+			return
+		}
+	}
+	r.startLocked()
 }
 
 // cachedReader is one resource's reader: its watch cache once started,
@@ -125,6 +163,8 @@ func (r *cachedReader) startLocked() {
 		Logger:     s.log,
 		Registerer: s.reg,
 		Resource:   r.spec.Resource,
+
+		FreshnessTimeout: s.freshness,
 	})
 	made <- r.c
 	r.stop, r.done = stop, done
@@ -136,9 +176,7 @@ func (r *cachedReader) startLocked() {
 func (r *cachedReader) get() *cache.Cache {
 	s := r.set
 	s.mu.Lock()
-	if r.c == nil && !r.closed && s.running && s.stopping[r.spec.Resource] == nil {
-		r.startLocked()
-	}
+	r.startIfIdleLocked()
 	c := r.c
 	s.mu.Unlock()
 	if c == nil || !c.Ready() {
@@ -158,7 +196,7 @@ func (r *cachedReader) Close() {
 	stop, done := r.stop, r.done
 	r.c, r.stop, r.done = nil, nil, nil
 	if stop != nil {
-		s.stopping[r.spec.Resource] = done
+		s.stopping[r.name()] = done
 	}
 	s.mu.Unlock()
 	if stop == nil {
@@ -167,8 +205,14 @@ func (r *cachedReader) Close() {
 	stop()
 	<-done
 	s.mu.Lock()
-	if s.stopping[r.spec.Resource] == done {
-		delete(s.stopping, r.spec.Resource)
+	if s.stopping[r.name()] == done {
+		delete(s.stopping, r.name())
+		// The resource's new definition, if any, gets its cache now.
+		for o := range s.open {
+			if o.name() == r.name() {
+				o.startIfIdleLocked()
+			}
+		}
 	}
 	s.mu.Unlock()
 }

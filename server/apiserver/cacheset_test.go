@@ -34,7 +34,7 @@ func TestCacheSetLifecycle(t *testing.T) {
 	et := etcdtest.Start(t)
 	s := newCacheSet(et.Store, direct.New(et.Store), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	ctx := context.Background()
-	early := s.Open(server.ReaderSpec{Prefix: "/registry/configmaps/"})
+	early := s.Open(server.ReaderSpec{Prefix: "/registry/configmaps/"}).(*cachedReader)
 	if _, err := early.GetList(ctx, "/registry/configmaps/", storage.GetListOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -50,17 +50,19 @@ func TestCacheSetLifecycle(t *testing.T) {
 	for r := range resources {
 		readers[r] = s.Open(server.ReaderSpec{Prefix: fmt.Sprintf("/registry/r%d/", r)}).(*cachedReader)
 	}
-	waitReady(t, readers)
-	if n := s.started(); n != resources {
-		t.Fatalf("%d caches for %d resources", n, resources)
+	// Every cache starts with Run or at Open, as kube's: no read needed.
+	waitBuilt(t, append(readers, early))
+	if n := s.started(); n != resources+1 {
+		t.Fatalf("%d caches for %d resources", n, resources+1)
 	}
+	waitReady(t, readers)
 
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	late := s.Open(server.ReaderSpec{Prefix: "/registry/late/"}).(*cachedReader)
-	if c := late.get(); c != nil || s.started() != resources {
+	if c := late.get(); c != nil || s.started() != resources+1 {
 		t.Fatalf("a read after Run returned made a cache (%d caches)", s.started())
 	}
 	if c := readers[1].get(); c != nil {
@@ -120,6 +122,29 @@ func TestCacheSetClose(t *testing.T) {
 	}
 }
 
+// waitBuilt waits, without reading, until each reader's cache is ready.
+func waitBuilt(t *testing.T, readers []*cachedReader) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ready := 0
+		for _, r := range readers {
+			r.set.mu.Lock()
+			if r.c != nil && r.c.Ready() {
+				ready++
+			}
+			r.set.mu.Unlock()
+		}
+		if ready == len(readers) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d caches ready without reads", ready, len(readers))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // waitReady reads through each reader until all serve from their cache.
 func waitReady(t *testing.T, readers []*cachedReader) {
 	t.Helper()
@@ -156,4 +181,38 @@ func (s *cacheSet) started() int {
 		}
 	}
 	return n
+}
+
+// TestCacheSetConsistentListFallsBack: a consistent LIST (no
+// resourceVersion) that the cache cannot serve fresh in time is answered
+// from etcd (the cache's own fallback, as kube's ConsistentListFromCache
+// falls back), not refused — also for caches started with the server.
+func TestCacheSetConsistentListFallsBack(t *testing.T) {
+	et := etcdtest.Start(t)
+	s := newCacheSet(et.Store, direct.New(et.Store), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	s.freshness = time.Nanosecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	const prefix = "/registry/example.com/widgets/"
+	if _, err := et.Store.Create(ctx, prefix+"w1", []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	r := s.Open(server.ReaderSpec{Prefix: prefix}).(*cachedReader)
+	waitBuilt(t, []*cachedReader{r})
+	// A write elsewhere moves etcd's revision past the cache's, which
+	// only a progress notification could bring level: not in 1ns.
+	if _, err := et.Store.Create(ctx, "/registry/elsewhere/x", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	page, err := r.GetList(ctx, prefix, storage.GetListOptions{Mode: storage.ReadMostRecent})
+	if err != nil || len(page.Items) != 1 {
+		t.Fatalf("consistent list: %v items, %v", len(page.Items), err)
+	}
 }

@@ -38,12 +38,19 @@ func (c *Cache) WatchList(ctx context.Context, prefix string, opts storage.Watch
 	rev := opts.Revision // the revision the watch must at least start at
 	switch opts.Mode {
 	case storage.ReadMostRecent:
-		cur, err := c.cfg.Store.CurrentRevision(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if !c.waitFresh(ctx, cur) {
-			return nil, c.tooLarge(ctx, cur)
+		// As kube's cacher: only a watch that asked for initial events
+		// (sendInitialEvents=true) waits for the cache to reach etcd's
+		// current revision; the legacy watch without a resourceVersion
+		// starts from the cache's state at once, so it never times out
+		// (504) on a cache that cannot yet prove it is fresh.
+		if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+			cur, err := c.cfg.Store.CurrentRevision(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if !c.waitFresh(ctx, cur) {
+				return nil, c.tooLarge(ctx, cur)
+			}
 		}
 		rev = 0
 	case storage.ReadAny:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -219,5 +220,29 @@ func TestWatchClose(t *testing.T) {
 	w2 := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{SendInitialEvents: ptr(false)})
 	if _, err := w2.Next(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Next with ended ctx: %v", err)
+	}
+}
+
+// TestWatchLegacyDoesNotWaitForFreshness: as kube's cacher, a watch with
+// no resourceVersion and no sendInitialEvents starts from the cache's state
+// even when the cache cannot show it has reached etcd's current revision
+// (here: a write elsewhere in etcd, and no time to learn of it); only a
+// watch that asked for initial events waits, and times out.
+func TestWatchLegacyDoesNotWaitForFreshness(t *testing.T) {
+	e := etcdtest.Start(t)
+	c := startCache(t, e.Store, Config{FreshnessTimeout: time.Nanosecond})
+	mustCreate(t, e.Store, "ns1", "a", nil)
+	waitRev(t, c.Cache, e.Store)
+	if _, err := e.Store.Create(testCtx(t), "/registry/elsewhere/x", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	w := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadMostRecent})
+	if got := describe(t, nextN(t, w, 1)); len(got) != 1 || !strings.HasPrefix(got[0], "ADDED "+testPrefix+"ns1/a@") {
+		t.Fatalf("legacy watch: %q", got)
+	}
+	_, err := c.WatchList(testCtx(t), testPrefix, storage.WatchOptions{Mode: storage.ReadMostRecent, SendInitialEvents: ptr(true), AllowBookmarks: true})
+	var tooLarge *storage.TooLargeResourceVersionError
+	if err != nil && !errors.As(err, &tooLarge) {
+		t.Fatalf("watch-list on a cache not known fresh: %v", err)
 	}
 }
