@@ -166,9 +166,10 @@ func (c *call) prepareUpdate(d, old *doc) error {
 		}
 		return nil
 	}
-	if c.res.hasStatus && c.res.plural != "customresourcedefinitions" {
-		// With a status subresource, the main resource's writes leave
-		// .status as stored, as kube's strategies do.
+	if c.res.hasStatus && c.res.typed() == nil {
+		// With a status subresource, a custom resource's main writes leave
+		// .status as stored, as kube's strategy does (the built-ins' own
+		// strategies do it for them: admitTyped).
 		if st, ok := old.rest["status"]; ok {
 			d.rest["status"] = st
 		} else {
@@ -189,8 +190,9 @@ func (c *call) prepareUpdate(d, old *doc) error {
 		return invalid(c.res.qualifiedKind(), c.res.group, c.res.kind, c.name,
 			fieldInvalid("metadata.uid", uid, "field is immutable"))
 	}
-	if c.res.crd != "" || c.res.plural == "customresourcedefinitions" {
-		// Generation counts changes to everything but metadata and status.
+	if c.res.crd != "" {
+		// Generation counts changes to everything but metadata and status
+		// (the CRD strategy does it for CRDs).
 		if specChanged(d, old) {
 			var g int64
 			_ = json.Unmarshal(old.meta["generation"], &g)
@@ -225,24 +227,9 @@ func compactJSON(b []byte) []byte {
 	return out
 }
 
-// prepareKind applies the per-kind rules of kube's strategies that
-// clients rely on: a namespace is Active with the kubernetes finalizer
-// spec; a CRD's status says it is established under its names.
+// prepareKind sets a CRD's status: established under its names.
 func (c *call) prepareKind(d, old *doc) {
-	switch {
-	case c.res.group == "" && c.res.plural == "namespaces":
-		if old != nil {
-			if st, ok := old.rest["status"]; ok {
-				d.rest["status"] = st
-			}
-			return
-		}
-		d.setField("status", map[string]string{"phase": "Active"})
-		var spec map[string]any
-		if !d.field("spec", &spec) || spec == nil {
-			d.setField("spec", map[string][]string{"finalizers": {"kubernetes"}})
-		}
-	case c.res.crd == "" && c.res.plural == "customresourcedefinitions":
+	if c.res.isCRDs() {
 		setCRDStatus(d, old, c.s.reg, c.s.now())
 	}
 }
