@@ -34,7 +34,7 @@ func crdDoc(group, plural, singular, kind, listKind string, shortNames ...string
 		"metadata": md,
 		"spec": map[string]any{
 			"group": group, "scope": "Namespaced", "names": names,
-			"versions": []any{map[string]any{"name": "v9", "served": true, "storage": true}},
+			"versions": []any{map[string]any{"name": "v9", "served": true, "storage": true, "schema": anySchema()}},
 		},
 	}
 }

@@ -1,12 +1,15 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -46,14 +49,21 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) error {
 	if err != nil {
 		return err
 	}
-	ctx := genericapirequest.WithNamespace(c.r.Context(), c.ns)
-	ctx = warning.WithWarningRecorder(ctx, warnRecorder{c})
+	ctx := c.strategyContext(old == nil)
 	if old == nil {
 		err = rest.BeforeCreate(t.strategy, ctx, obj)
 	} else {
 		var oldObj runtime.Object
 		if oldObj, err = t.decodeStored(old); err != nil {
 			return wire.NewInternalError(err)
+		}
+		// The write is at the stored revision (guaranteedUpdate checked
+		// the client's), as kube's store sets it before BeforeUpdate.
+		rv := old.metaString("resourceVersion")
+		for _, o := range []runtime.Object{obj, oldObj} {
+			if m, merr := meta.Accessor(o); merr == nil {
+				m.SetResourceVersion(rv)
+			}
 		}
 		var strategy rest.RESTUpdateStrategy = t.strategy
 		if c.status && t.status != nil {
@@ -65,6 +75,28 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) error {
 		return kubeStatus(err)
 	}
 	return t.encodeInto(obj, d)
+}
+
+// strategyContext is the request context kube's strategies read: the
+// namespace, the request's resource, and where warnings go.
+func (c *call) strategyContext(create bool) context.Context {
+	info := &genericapirequest.RequestInfo{
+		IsResourceRequest: true, Verb: "update",
+		APIGroup: c.res.group, APIVersion: c.res.version, Resource: c.res.plural,
+		Namespace: c.ns, Name: c.name,
+	}
+	switch {
+	case create:
+		info.Verb = "create"
+	case c.r.Method == http.MethodPatch:
+		info.Verb = "patch"
+	}
+	if c.status {
+		info.Subresource = "status"
+	}
+	ctx := genericapirequest.WithNamespace(c.r.Context(), c.ns)
+	ctx = genericapirequest.WithRequestInfo(ctx, info)
+	return warning.WithWarningRecorder(ctx, warnRecorder{c})
 }
 
 // Decoders of each scheme: strict reports unknown and duplicate fields,
@@ -183,6 +215,7 @@ func kubeStatus(err error) error {
 	if uerr := json.Unmarshal(b, &st); uerr != nil {
 		return wire.NewInternalError(err)
 	}
+	st.Kind, st.APIVersion = "Status", "v1"
 	return &st
 }
 
@@ -190,4 +223,14 @@ func kubeStatus(err error) error {
 // Warning headers.
 type warnRecorder struct{ c *call }
 
-func (w warnRecorder) AddWarning(_, text string) { w.c.warnStrict(strictErrors{text}) }
+func (w warnRecorder) AddWarning(_, text string) {
+	if w.c.w != nil {
+		w.c.warnStrict(strictErrors{text})
+	}
+}
+
+// internalRequest stands for the request of a write the server makes
+// itself (the default namespaces), for what admit reads of one.
+func internalRequest(ctx context.Context, method string) *http.Request {
+	return (&http.Request{Method: method, URL: &url.URL{}, Header: http.Header{}}).WithContext(ctx)
+}
