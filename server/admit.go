@@ -97,9 +97,9 @@ func (c *call) checkType(d *doc) error {
 	return nil
 }
 
-// validateMeta is the metadata validation of every write: name, labels,
-// annotations, and a CRD's spec. old is the stored object on update, nil
-// on create. It returns a 422 Invalid with one cause per problem.
+// validateMeta is the metadata validation of a custom resource's writes
+// (built-in kinds get kube's, see admit): name, labels, annotations. old
+// is the stored object on update, nil on create. It returns a 422 Invalid with one cause per problem.
 func (c *call) validateMeta(d, old *doc) error {
 	m, err := d.objectMeta()
 	if err != nil {
@@ -116,9 +116,6 @@ func (c *call) validateMeta(d, old *doc) error {
 	}
 	if err := object.ValidateAnnotations(m.Annotations); err != nil {
 		causes = append(causes, fieldInvalid("metadata.annotations", "", err.Error()))
-	}
-	if c.res.crd == "" && c.res.plural == "customresourcedefinitions" {
-		causes = append(causes, validateCRD(d, m.Name, old)...)
 	}
 	if len(causes) > 0 {
 		return invalid(c.res.qualifiedKind(), c.res.group, c.res.kind, m.Name, causes...)

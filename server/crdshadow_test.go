@@ -315,9 +315,6 @@ func FuzzCRDAdmission(f *testing.F) {
 		for k, r := range reg.byGVR {
 			builtins[k] = r
 		}
-		name := d.metaString("name")
-		_ = validateCRD(d, name, nil)
-		_ = validateCRD(d, name, d)
 		setCRDStatus(d, d, reg, now)
 		// As stored (names decided here) and as sent (any status).
 		for _, value := range [][]byte{d.encode(), b} {
