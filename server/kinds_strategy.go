@@ -145,6 +145,11 @@ func (c *call) decodeTyped(t *typedKind, d *doc) (runtime.Object, error) {
 		if err := check(found); err != nil {
 			return nil, err
 		}
+	} else if err != nil && c.r.Method == http.MethodPatch {
+		// A patch whose result does not decode: kube's 422 on "patch".
+		st := invalid("", "", "", "", fieldInvalid("patch", string(b), err.Error()))
+		st.Details.Kind = ""
+		return nil, st
 	} else if err != nil {
 		return nil, wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
 			t.external.Kind, t.external.Version, t.external.Kind, err))

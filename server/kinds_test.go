@@ -155,6 +155,19 @@ func TestTypedValidation(t *testing.T) {
 		`ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal bool into Go struct field ConfigMap.data of type string`,
 		"POST", cmPath, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"},"data":{"enabled":true}}`)
 	e.must(404, "GET", cmPath+"/b", nil)
+	// Through a patch it is kube's 422 on the patch.
+	e.must(201, "POST", cmPath, cm("b", nil, map[string]string{"enabled": "true"}))
+	st = e.expectStatus(422, "Invalid", "", "PATCH", cmPath+"/b", `{"data":{"enabled":true}}`, "Content-Type", jsonMerge)
+	if f := causeFields(st); !slices.Equal(f, []string{"patch"}) ||
+		!strings.Contains(st["message"].(string), "json: cannot unmarshal bool into Go struct field ConfigMap.data of type string") {
+		t.Fatalf("patch with a boolean: %v", st)
+	}
+	// Secret stringData is merged into data and type defaulted, by kube's conversion and defaults.
+	sec := e.must(201, "POST", "/api/v1/namespaces/default/secrets", map[string]any{"metadata": map[string]any{"name": "sd"},
+		"stringData": map[string]any{"user": "admin"}})
+	if path(sec, "data", "user") != "YWRtaW4=" || sec["stringData"] != nil || sec["type"] != "Opaque" {
+		t.Fatalf("secret: %v", sec)
+	}
 }
 
 func TestTypedUnknownFields(t *testing.T) {
