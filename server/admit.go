@@ -137,10 +137,9 @@ func (c *call) prepareCreate(d *doc) {
 	delete(d.meta, "deletionTimestamp")
 	delete(d.meta, "deletionGracePeriodSeconds")
 	delete(d.meta, "selfLink")
-	if c.res.crd != "" || c.res.plural == "customresourcedefinitions" {
-		d.setMeta("generation", 1)
-	} else {
-		delete(d.meta, "generation")
+	delete(d.meta, "generation") // the kind's strategy decides
+	if c.res.crd != "" {
+		c.prepareCustom(d, nil)
 	}
 	c.prepareKind(d, nil)
 }
@@ -163,16 +162,6 @@ func (c *call) prepareUpdate(d, old *doc) error {
 		}
 		return nil
 	}
-	if c.res.hasStatus && c.res.typed() == nil {
-		// With a status subresource, a custom resource's main writes leave
-		// .status as stored, as kube's strategy does (the built-ins' own
-		// strategies do it for them: admitTyped).
-		if st, ok := old.rest["status"]; ok {
-			d.rest["status"] = st
-		} else {
-			delete(d.rest, "status")
-		}
-	}
 	for _, k := range []string{"creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"} {
 		if v, ok := old.meta[k]; ok {
 			d.meta[k] = v
@@ -188,40 +177,12 @@ func (c *call) prepareUpdate(d, old *doc) error {
 			fieldInvalid("metadata.uid", uid, "field is immutable"))
 	}
 	if c.res.crd != "" {
-		// Generation counts changes to everything but metadata and status
-		// (the CRD strategy does it for CRDs).
-		if specChanged(d, old) {
-			var g int64
-			_ = json.Unmarshal(old.meta["generation"], &g)
-			d.setMeta("generation", g+1)
-		}
+		// Generation and status as kube's custom-resource strategy has
+		// them (built-in kinds: their own strategies, in admit).
+		c.prepareCustom(d, old)
 	}
 	c.prepareKind(d, old)
 	return nil
-}
-
-func specChanged(d, old *doc) bool {
-	if len(d.rest) != len(old.rest) {
-		return true
-	}
-	for k, v := range d.rest {
-		if k == "status" {
-			continue
-		}
-		if string(compactJSON(v)) != string(compactJSON(old.rest[k])) {
-			return true
-		}
-	}
-	return false
-}
-
-func compactJSON(b []byte) []byte {
-	var out []byte
-	var v any
-	if json.Unmarshal(b, &v) == nil {
-		out, _ = json.Marshal(v)
-	}
-	return out
 }
 
 // prepareKind sets a CRD's status: established under its names.

@@ -199,3 +199,52 @@ func TestTypedUnknownFields(t *testing.T) {
 		t.Fatal("unknown field stored")
 	}
 }
+
+// TestCustomResourceGenerationAndStatus: kube's custom-resource strategy
+// decides generation and status: without the status subresource any
+// change outside metadata (status included) bumps generation; with it,
+// status sent on create is dropped and main writes keep the stored one.
+func TestCustomResourceGenerationAndStatus(t *testing.T) {
+	e := newEnv(t)
+	plain := widgetCRD("Namespaced", "v1")
+	e.must(201, "POST", crdPath, plain)
+	withStatus := widgetCRD("Namespaced", "v1")
+	spec := withStatus["spec"].(map[string]any)
+	spec["names"] = map[string]any{"plural": "gadgets", "singular": "gadget", "kind": "Gadget"}
+	spec["versions"].([]any)[0].(map[string]any)["subresources"] = map[string]any{"status": map[string]any{}}
+	withStatus["metadata"] = map[string]any{"name": "gadgets.example.com"}
+	e.must(201, "POST", crdPath, withStatus)
+
+	widgets := "/apis/example.com/v1/namespaces/default/widgets"
+	w := widget("w", "v1")
+	w["status"] = map[string]any{"ready": false}
+	got := e.must(201, "POST", widgets, w)
+	if num(path(got, "metadata", "generation")) != 1 || path(got, "status", "ready") != false {
+		t.Fatalf("widget on create: %v", got)
+	}
+	got = e.must(200, "PATCH", widgets+"/w", `{"status":{"ready":true}}`, "Content-Type", jsonMerge)
+	if num(path(got, "metadata", "generation")) != 2 {
+		t.Fatalf("widget generation after a status change without the subresource: %v", got)
+	}
+	got = e.must(200, "PATCH", widgets+"/w", `{"metadata":{"labels":{"a":"b"}}}`, "Content-Type", jsonMerge)
+	if num(path(got, "metadata", "generation")) != 2 {
+		t.Fatalf("widget generation after a label change: %v", got)
+	}
+
+	gadgets := "/apis/example.com/v1/namespaces/default/gadgets"
+	g := map[string]any{"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": map[string]any{"name": "g"},
+		"spec": map[string]any{"color": "red"}, "status": map[string]any{"ready": true}}
+	got = e.must(201, "POST", gadgets, g)
+	if num(path(got, "metadata", "generation")) != 1 || got["status"] != nil {
+		t.Fatalf("gadget on create: %v", got)
+	}
+	e.must(200, "PATCH", gadgets+"/g/status", `{"status":{"ready":true}}`, "Content-Type", jsonMerge)
+	got = e.must(200, "PATCH", gadgets+"/g", `{"status":{"ready":false},"spec":{"color":"blue"}}`, "Content-Type", jsonMerge)
+	if num(path(got, "metadata", "generation")) != 2 || path(got, "status", "ready") != true {
+		t.Fatalf("gadget after a main write: %v", got)
+	}
+	got = e.must(200, "PATCH", gadgets+"/g/status", `{"status":{"ready":false}}`, "Content-Type", jsonMerge)
+	if num(path(got, "metadata", "generation")) != 2 || path(got, "status", "ready") != false {
+		t.Fatalf("gadget after a status write: %v", got)
+	}
+}
