@@ -20,8 +20,12 @@ require (
 	google.golang.org/protobuf v1.36.12
 	gopkg.in/evanphx/json-patch.v4 v4.13.0
 	k8s.io/api v0.37.2
+	k8s.io/apiextensions-apiserver v0.37.2
 	k8s.io/apimachinery v0.37.2
+	k8s.io/apiserver v0.37.2
 	k8s.io/client-go v0.37.2
+	k8s.io/kubernetes v1.37.2
+	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730
 )
 
 require (
@@ -132,6 +136,10 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
+// k8s.io/kubernetes is not meant to be required as a module: its go.mod
+// points every staging module at a directory of its own tree. The server
+// uses its registry strategies, so each staging module is replaced by its
+// published release (v0.X.Y for v1.X.Y), as tools/kube/build.sh does.
 replace (
 	k8s.io/api => k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.37.2
@@ -166,11 +174,4 @@ replace (
 	k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.37.2
 	k8s.io/sample-controller => k8s.io/sample-controller v0.37.2
 	k8s.io/streaming => k8s.io/streaming v0.37.2
-)
-
-require (
-	k8s.io/apiextensions-apiserver v0.0.0
-	k8s.io/apiserver v0.37.2
-	k8s.io/kubernetes v1.37.2
-	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730
 )
