@@ -97,9 +97,9 @@ func (c *call) checkType(d *doc) error {
 	return nil
 }
 
-// validateMeta is the metadata validation of every write: name, labels,
-// annotations, and a CRD's spec. old is the stored object on update, nil
-// on create. It returns a 422 Invalid with one cause per problem.
+// validateMeta is the metadata validation of a custom resource's writes
+// (built-in kinds get kube's, see admit): name, labels, annotations. old
+// is the stored object on update, nil on create. It returns a 422 Invalid with one cause per problem.
 func (c *call) validateMeta(d, old *doc) error {
 	m, err := d.objectMeta()
 	if err != nil {
@@ -116,9 +116,6 @@ func (c *call) validateMeta(d, old *doc) error {
 	}
 	if err := object.ValidateAnnotations(m.Annotations); err != nil {
 		causes = append(causes, fieldInvalid("metadata.annotations", "", err.Error()))
-	}
-	if c.res.crd == "" && c.res.plural == "customresourcedefinitions" {
-		causes = append(causes, validateCRD(d, m.Name, old)...)
 	}
 	if len(causes) > 0 {
 		return invalid(c.res.qualifiedKind(), c.res.group, c.res.kind, m.Name, causes...)
@@ -140,10 +137,9 @@ func (c *call) prepareCreate(d *doc) {
 	delete(d.meta, "deletionTimestamp")
 	delete(d.meta, "deletionGracePeriodSeconds")
 	delete(d.meta, "selfLink")
-	if c.res.crd != "" || c.res.plural == "customresourcedefinitions" {
-		d.setMeta("generation", 1)
-	} else {
-		delete(d.meta, "generation")
+	delete(d.meta, "generation") // the kind's strategy decides
+	if c.res.crd != "" {
+		c.prepareCustom(d, nil)
 	}
 	c.prepareKind(d, nil)
 }
@@ -166,15 +162,6 @@ func (c *call) prepareUpdate(d, old *doc) error {
 		}
 		return nil
 	}
-	if c.res.hasStatus && c.res.plural != "customresourcedefinitions" {
-		// With a status subresource, the main resource's writes leave
-		// .status as stored, as kube's strategies do.
-		if st, ok := old.rest["status"]; ok {
-			d.rest["status"] = st
-		} else {
-			delete(d.rest, "status")
-		}
-	}
 	for _, k := range []string{"creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"} {
 		if v, ok := old.meta[k]; ok {
 			d.meta[k] = v
@@ -189,60 +176,18 @@ func (c *call) prepareUpdate(d, old *doc) error {
 		return invalid(c.res.qualifiedKind(), c.res.group, c.res.kind, c.name,
 			fieldInvalid("metadata.uid", uid, "field is immutable"))
 	}
-	if c.res.crd != "" || c.res.plural == "customresourcedefinitions" {
-		// Generation counts changes to everything but metadata and status.
-		if specChanged(d, old) {
-			var g int64
-			_ = json.Unmarshal(old.meta["generation"], &g)
-			d.setMeta("generation", g+1)
-		}
+	if c.res.crd != "" {
+		// Generation and status as kube's custom-resource strategy has
+		// them (built-in kinds: their own strategies, in admit).
+		c.prepareCustom(d, old)
 	}
 	c.prepareKind(d, old)
 	return nil
 }
 
-func specChanged(d, old *doc) bool {
-	if len(d.rest) != len(old.rest) {
-		return true
-	}
-	for k, v := range d.rest {
-		if k == "status" {
-			continue
-		}
-		if string(compactJSON(v)) != string(compactJSON(old.rest[k])) {
-			return true
-		}
-	}
-	return false
-}
-
-func compactJSON(b []byte) []byte {
-	var out []byte
-	var v any
-	if json.Unmarshal(b, &v) == nil {
-		out, _ = json.Marshal(v)
-	}
-	return out
-}
-
-// prepareKind applies the per-kind rules of kube's strategies that
-// clients rely on: a namespace is Active with the kubernetes finalizer
-// spec; a CRD's status says it is established under its names.
+// prepareKind sets a CRD's status: established under its names.
 func (c *call) prepareKind(d, old *doc) {
-	switch {
-	case c.res.group == "" && c.res.plural == "namespaces":
-		if old != nil {
-			if st, ok := old.rest["status"]; ok {
-				d.rest["status"] = st
-			}
-			return
-		}
-		d.setField("status", map[string]string{"phase": "Active"})
-		var spec map[string]any
-		if !d.field("spec", &spec) || spec == nil {
-			d.setField("spec", map[string][]string{"finalizers": {"kubernetes"}})
-		}
-	case c.res.crd == "" && c.res.plural == "customresourcedefinitions":
+	if c.res.isCRDs() {
 		setCRDStatus(d, old, c.s.reg, c.s.now())
 	}
 }

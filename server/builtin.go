@@ -1,13 +1,8 @@
 package server
 
-import (
-	"fmt"
-
-	"github.com/listwatch/listwatch/object"
-)
-
 // Built-in resources: the core v1 kinds listwatch serves, leases and CRDs.
-// Their selectable fields and table columns follow kube-apiserver's.
+// Their selectable fields and table columns follow kube-apiserver's; their
+// writes go through kube's own strategies (kinds.go).
 
 const (
 	groupCRD          = "apiextensions.k8s.io"
@@ -18,10 +13,9 @@ func builtinResources() []*resource {
 	return []*resource{
 		{
 			version: "v1", plural: "namespaces", hasStatus: true, singular: "namespace", kind: "Namespace",
-			shortNames:   []string{"ns"},
-			fields:       map[string][]string{"status.phase": {"status", "phase"}},
-			columns:      []column{{name: "Status", path: []string{"status", "phase"}}},
-			validateName: object.ValidateDNS1123Label,
+			shortNames: []string{"ns"},
+			fields:     map[string][]string{"status.phase": {"status", "phase"}},
+			columns:    []column{{name: "Status", path: []string{"status", "phase"}}},
 		},
 		{
 			version: "v1", plural: "configmaps", singular: "configmap", kind: "ConfigMap", namespaced: true,
@@ -64,7 +58,6 @@ func builtinResources() []*resource {
 				{name: "Type", path: []string{"spec", "type"}},
 				{name: "Cluster-IP", path: []string{"spec", "clusterIP"}},
 			},
-			validateName: validateDNS1035Label,
 		},
 		{
 			version: "v1", plural: "serviceaccounts", singular: "serviceaccount", kind: "ServiceAccount", namespaced: true,
@@ -105,13 +98,4 @@ func builtinResources() []*resource {
 			columns: []column{{name: "Created At", path: []string{"metadata", "creationTimestamp"}, typ: "date"}},
 		},
 	}
-}
-
-// validateDNS1035Label checks a Service name: a DNS-1123 label that
-// starts with a letter.
-func validateDNS1035Label(s string) error {
-	if err := object.ValidateDNS1123Label(s); err != nil || s[0] < 'a' || s[0] > 'z' {
-		return fmt.Errorf("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character")
-	}
-	return nil
 }

@@ -11,9 +11,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/internal/backoff"
-	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/server/storage"
-	"github.com/listwatch/listwatch/wire"
 )
 
 // crdSpec is the part of an apiextensions.k8s.io/v1
@@ -46,82 +44,6 @@ type crdSpec struct {
 			JSONPath string `json:"jsonPath"`
 		} `json:"selectableFields"`
 	} `json:"versions"`
-}
-
-// validateCRD checks what serving needs: names, scope, versions with
-// exactly one storage version, the name "<plural>.<group>", the approval
-// annotation of protected groups and, on update (old not nil), the fields
-// kube keeps immutable: group and plural always, scope and kind once the
-// CRD is established.
-func validateCRD(d *doc, name string, old *doc) []wire.StatusCause {
-	var spec crdSpec
-	if !d.field("spec", &spec) {
-		return []wire.StatusCause{fieldRequired("spec", "")}
-	}
-	var causes []wire.StatusCause
-	if spec.Group == "" || !strings.Contains(spec.Group, ".") {
-		causes = append(causes, fieldInvalid("spec.group", spec.Group, "should be a domain with at least one dot"))
-	}
-	if err := object.ValidateDNS1123Label(spec.Names.Plural); err != nil {
-		causes = append(causes, fieldInvalid("spec.names.plural", spec.Names.Plural, err.Error()))
-	}
-	if spec.Names.Kind == "" {
-		causes = append(causes, fieldRequired("spec.names.kind", ""))
-	}
-	if spec.Scope != "Namespaced" && spec.Scope != "Cluster" {
-		causes = append(causes, fieldNotSupported("spec.scope", spec.Scope, "Cluster", "Namespaced"))
-	}
-	storageVersions := 0
-	for _, v := range spec.Versions {
-		if v.Storage {
-			storageVersions++
-		}
-	}
-	if len(spec.Versions) == 0 {
-		causes = append(causes, fieldRequired("spec.versions", "must have exactly one version marked as storage version"))
-	} else if storageVersions != 1 {
-		causes = append(causes, fieldInvalid("spec.versions", "", "must have exactly one version marked as storage version"))
-	}
-	if want := spec.Names.Plural + "." + spec.Group; name != "" && name != want {
-		causes = append(causes, fieldInvalid("metadata.name", name, fmt.Sprintf(`must be spec.names.plural+"."+spec.group`)))
-	}
-	if old != nil {
-		causes = append(causes, validateCRDUpdate(spec, old)...)
-	}
-	var oldAnnotations map[string]string
-	if old != nil {
-		if m, err := old.objectMeta(); err == nil {
-			oldAnnotations = m.Annotations
-		}
-	}
-	if m, err := d.objectMeta(); err == nil {
-		causes = append(causes, validateAPIApproval(spec.Group, m.Annotations, oldAnnotations, old != nil)...)
-	}
-	return causes
-}
-
-// validateCRDUpdate refuses changes to what names the CRD's storage:
-// group and plural always, scope and kind once established.
-func validateCRDUpdate(spec crdSpec, old *doc) []wire.StatusCause {
-	var was crdSpec
-	if !old.field("spec", &was) {
-		return nil
-	}
-	var st crdStatus
-	_ = old.field("status", &st)
-	var causes []wire.StatusCause
-	immutable := func(field, now, before string) {
-		if now != before {
-			causes = append(causes, fieldInvalid(field, now, "field is immutable"))
-		}
-	}
-	if st.isTrue("Established") {
-		immutable("spec.scope", spec.Scope, was.Scope)
-		immutable("spec.names.kind", spec.Names.Kind, was.Names.Kind)
-	}
-	immutable("spec.group", spec.Group, was.Group)
-	immutable("spec.names.plural", spec.Names.Plural, was.Names.Plural)
-	return causes
 }
 
 // setCRDStatus writes the status the server owns: the accepted names and

@@ -21,7 +21,9 @@ func widgetCRD(scope string, versions ...string) map[string]any {
 	for i, v := range versions {
 		vs = append(vs, map[string]any{
 			"name": v, "served": true, "storage": i == 0,
-			"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+			"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+				"properties": map[string]any{"spec": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+					"properties": map[string]any{"color": map[string]any{"type": "string"}}}}}},
 			"additionalPrinterColumns": []any{
 				map[string]any{"name": "Color", "type": "string", "jsonPath": ".spec.color"},
 				map[string]any{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
@@ -251,7 +253,7 @@ func TestRegistryOwnsReaders(t *testing.T) {
 	}
 
 	update(func(spec map[string]any) {
-		spec["versions"] = append(spec["versions"].([]any), map[string]any{"name": "v2", "served": true, "storage": false})
+		spec["versions"] = append(spec["versions"].([]any), map[string]any{"name": "v2", "served": true, "storage": false, "schema": anySchema()})
 	})
 	want("served versions", 3, 2)
 
@@ -290,4 +292,10 @@ func TestCRDStaleEventsIgnored(t *testing.T) {
 		t.Fatalf("stale events reopened or closed the reader: opened %d->%d, closed %d->%d", opened, o, closed, c)
 	}
 	e.must(200, "GET", "/apis/example.com/v1/namespaces/default/widgets", nil)
+}
+
+// anySchema is the structural schema kube requires of every version: an
+// object keeping any field.
+func anySchema() map[string]any {
+	return map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}
 }

@@ -5,8 +5,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-
-	"github.com/listwatch/listwatch/wire"
 )
 
 // The names a CRD asks for (spec.names) are served only once accepted
@@ -212,28 +210,4 @@ func approval(v string) approvalState {
 	default:
 		return approvalInvalid
 	}
-}
-
-// validateAPIApproval refuses a CRD in a protected group without a valid
-// approval annotation; an update that leaves the approval state as it was
-// passes, as in kube.
-func validateAPIApproval(group string, annotations, oldAnnotations map[string]string, isUpdate bool) []wire.StatusCause {
-	if !isProtectedGroup(group) {
-		return nil
-	}
-	v := annotations[apiApprovedAnnotation]
-	st := approval(v)
-	if isUpdate && approval(oldAnnotations[apiApprovedAnnotation]) == st {
-		return nil
-	}
-	field := "metadata.annotations[" + apiApprovedAnnotation + "]"
-	switch st {
-	case approvalMissing:
-		return []wire.StatusCause{fieldRequired(field, fmt.Sprintf(
-			"protected groups must have approval annotation %q, see https://github.com/kubernetes/enhancements/pull/1111", apiApprovedAnnotation))}
-	case approvalInvalid:
-		return []wire.StatusCause{fieldInvalid(field, v, fmt.Sprintf(
-			"protected groups must have approval annotation %q with either a URL or a reason starting with \"unapproved\", see https://github.com/kubernetes/enhancements/pull/1111", apiApprovedAnnotation))}
-	}
-	return nil
 }

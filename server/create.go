@@ -22,7 +22,7 @@ func (c *call) create() error {
 		return err
 	}
 	c.prepareCreate(d)
-	if err := c.validateMeta(d, nil); err != nil {
+	if err := c.admit(d, nil); err != nil {
 		return err
 	}
 	name := d.metaString("name")

@@ -38,9 +38,22 @@
 // naming controller), so no CRD shadows a built-in; a CRD in a *.k8s.io
 // or *.kubernetes.io group needs the api-approved.kubernetes.io
 // annotation. Deleting a CRD marks it Terminating, stops serving it, and
-// deletes its custom resources before the CRD itself. Objects are stored
-// schemaless, as sent, with the server-owned metadata (uid,
-// creationTimestamp, generation) set and no resourceVersion: storage
+// deletes its custom resources before the CRD itself.
+//
+// Writes of the built-in kinds go through kube-apiserver's own code
+// (kinds.go, kinds_strategy.go): the body is decoded into the k8s.io/api
+// type (a wrong type is kube's 400; unknown and duplicate fields follow
+// fieldValidation), defaulted and converted with kube's scheme, and passed
+// to rest.BeforeCreate/BeforeUpdate with the kind's registry strategy
+// (k8s.io/kubernetes/pkg/registry/..., the apiextensions CRD strategy),
+// which sets generation, resets status, validates with kube's field paths
+// and messages, and enforces immutability; what is stored is the typed
+// object re-encoded, so unknown fields are pruned. Custom resources are
+// stored schemaless, as sent, with generation and status decided by
+// kube's custom-resource strategy (kinds_custom.go); their schemas are not
+// applied. Not done: clusterIP and nodePort allocation (kube does it in
+// the Service REST layer, outside the strategy), admission plugins,
+// managedFields. Objects are stored with no resourceVersion: storage
 // injects it on read. Stored JSON starts with apiVersion, kind and
 // metadata, so the resourceVersion splice is cheap.
 //
@@ -77,8 +90,8 @@
 // resources, finalizers or not. An update or patch that would store the
 // same bytes is not written (noop.go). The only subresource is status (pods,
 // services, namespaces, CRDs, and custom resources whose CRD declares
-// it): its writes change only .status, and main writes leave .status
-// alone. Server-side apply answers 415. Protobuf request bodies of the
+// it): its writes change only .status (and what the kind's status
+// strategy allows), and main writes leave .status alone. Server-side apply answers 415. Protobuf request bodies of the
 // built-in kinds (client-go's typed clients send them) are converted to
 // JSON. Multi-version CRDs convert by relabelling
 // apiVersion only (conversion strategy None).

@@ -90,7 +90,8 @@ func TestMetadataCaseVariantsAndDuplicates(t *testing.T) {
 
 	// Status writes decode their body the same way.
 	pods := "/api/v1/namespaces/default/pods"
-	e.must(201, "POST", pods, map[string]any{"metadata": map[string]any{"name": "p"}, "spec": map[string]any{"nodeName": "n1"}})
+	e.must(201, "POST", pods, map[string]any{"metadata": map[string]any{"name": "p"}, "spec": map[string]any{"nodeName": "n1",
+		"containers": []any{map[string]any{"name": "c", "image": "busybox"}}}})
 	r = e.do("PATCH", pods+"/p/status", `{"metadata":{"Labels":{"a":"b"}},"status":{"phase":"Running"}}`, "Content-Type", "application/merge-patch+json")
 	if r.code != 200 || !slices.Equal(warnings(r), []string{`299 - "unknown field \"metadata.Labels\""`}) {
 		t.Fatalf("status patch: %d %q %s", r.code, warnings(r), r.body)

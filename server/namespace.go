@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/listwatch/listwatch/server/storage"
@@ -25,10 +26,13 @@ func (s *Server) namespaces() *resource {
 func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 	r := s.namespaces()
 	for _, ns := range defaultNamespaces {
-		c := &call{s: s, res: r, name: ns}
+		c := &call{s: s, res: r, name: ns, r: internalRequest(ctx, http.MethodPost)}
 		d := &doc{apiVersion: "v1", kind: "Namespace", meta: map[string]json.RawMessage{}, rest: map[string]json.RawMessage{}}
 		d.setMeta("name", ns)
 		c.prepareCreate(d)
+		if err := c.admit(d, nil); err != nil {
+			return fmt.Errorf("server: creating namespace %s: %w", ns, err)
+		}
 		_, err := s.store.Create(ctx, r.key("", ns), d.encode())
 		if err != nil && !errors.Is(err, storage.ErrExists) {
 			return fmt.Errorf("server: creating namespace %s: %w", ns, err)

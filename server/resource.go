@@ -26,8 +26,6 @@ type resource struct {
 	fields map[string][]string
 	// columns are the Table columns after NAME (AGE is appended last).
 	columns []column
-	// validateName checks metadata.name; DNS-1123 subdomain by default.
-	validateName func(string) error
 	// crd is the name of the defining CustomResourceDefinition, "" for
 	// built-ins. Custom resources differ from built-ins where kube does:
 	// updates need a resourceVersion, strategic merge patch is refused,
@@ -92,10 +90,9 @@ func (r *resource) verbs() []string {
 	return []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 }
 
+// checkName checks a custom resource's metadata.name: a DNS-1123
+// subdomain (built-in kinds' names are their strategies' to check).
 func (r *resource) checkName(name string) error {
-	if r.validateName != nil {
-		return r.validateName(name)
-	}
 	return object.ValidateDNS1123Subdomain(name)
 }
 

@@ -17,10 +17,15 @@ import (
 // object past what etcd takes is kube's 413, not a 500.
 func TestValueTooLargeIs413(t *testing.T) {
 	e := newEnv(t)
+	// A custom resource: kube's validation caps a ConfigMap at 1 MiB.
+	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
+	const widgets = "/apis/example.com/v1/namespaces/default/widgets"
 	big := strings.Repeat("x", 3<<19) // 1.5 MiB
-	e.must(201, "POST", cmPath, cm("big", nil, map[string]string{"a": big}))
+	w := widget("big", "v1")
+	w["data"] = map[string]string{"a": big}
+	e.must(201, "POST", widgets, w)
 	p := `[{"op":"copy","from":"/data/a","path":"/data/b"},{"op":"copy","from":"/data/a","path":"/data/c"}]`
-	m := e.expectStatus(413, "RequestEntityTooLarge", "", "PATCH", cmPath+"/big", p, "Content-Type", "application/json-patch+json")
+	m := e.expectStatus(413, "RequestEntityTooLarge", "", "PATCH", widgets+"/big", p, "Content-Type", "application/json-patch+json")
 	if !strings.HasPrefix(m["message"].(string), "Request entity too large: ") {
 		t.Fatalf("message %q", m["message"])
 	}

@@ -10,9 +10,12 @@ func TestTableOutput(t *testing.T) {
 	e.must(201, "POST", cmPath, cm("t1", nil, map[string]string{"a": "1", "b": "2"}))
 	e.must(201, "POST", "/api/v1/namespaces/default/pods", map[string]any{
 		"metadata": map[string]any{"name": "p"},
-		"spec":     map[string]any{"containers": []any{map[string]any{"name": "c"}, map[string]any{"name": "d"}}},
-		"status":   map[string]any{"phase": "Running", "containerStatuses": []any{map[string]any{"ready": true, "restartCount": 3}}},
+		"spec":     map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}, map[string]any{"name": "d", "image": "i"}}},
 	})
+	// Status is the server's on create (kube's strategy): set it through /status.
+	e.must(200, "PATCH", "/api/v1/namespaces/default/pods/p/status",
+		`{"status":{"phase":"Running","containerStatuses":[{"name":"c","image":"i","imageID":"","ready":true,"restartCount":3}]}}`,
+		"Content-Type", "application/merge-patch+json")
 	tbl := e.must(200, "GET", "/api/v1/configmaps", nil, "Accept", tableAccept)
 	if tbl["kind"] != "Table" || tbl["apiVersion"] != "meta.k8s.io/v1" || path(tbl, "metadata", "resourceVersion") == nil {
 		t.Fatalf("table: %v", tbl)

@@ -84,7 +84,7 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 		if err := c.prepareUpdate(next, cur); err != nil {
 			return nil, err
 		}
-		if err := c.validateMeta(next, cur); err != nil {
+		if err := c.admit(next, cur); err != nil {
 			return nil, err
 		}
 		value := next.encode()

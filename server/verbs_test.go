@@ -127,7 +127,8 @@ func TestHealthVersionAndMethods(t *testing.T) {
 func TestStatusSubresource(t *testing.T) {
 	e := newEnv(t)
 	pods := "/api/v1/namespaces/default/pods"
-	e.must(201, "POST", pods, map[string]any{"metadata": map[string]any{"name": "p"}, "spec": map[string]any{"nodeName": "n1"}})
+	e.must(201, "POST", pods, map[string]any{"metadata": map[string]any{"name": "p"}, "spec": map[string]any{"nodeName": "n1",
+		"containers": []any{map[string]any{"name": "c", "image": "busybox"}}}})
 	// A status write changes only status.
 	p := e.must(200, "PATCH", pods+"/p/status", `{"status":{"phase":"Running"},"spec":{"nodeName":"other"}}`, "Content-Type", "application/merge-patch+json")
 	if path(p, "status", "phase") != "Running" || path(p, "spec", "nodeName") != "n1" {

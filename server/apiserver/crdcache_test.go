@@ -63,7 +63,10 @@ func TestCRDSelectableFieldsAddedLater(t *testing.T) {
 func gadgetCRD(selectable bool) map[string]any {
 	v := map[string]any{
 		"name": "v1", "served": true, "storage": true,
-		"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+		"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+			// kube refuses a selectable field the schema does not declare.
+			"properties": map[string]any{"spec": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+				"properties": map[string]any{"color": map[string]any{"type": "string"}}}}}},
 	}
 	if selectable {
 		v["selectableFields"] = []any{map[string]any{"jsonPath": ".spec.color"}}

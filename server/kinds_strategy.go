@@ -1,0 +1,241 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/warning"
+
+	"github.com/listwatch/listwatch/wire"
+)
+
+// admit validates a write before it is stored: d is the object to write,
+// old the stored one (nil on create). A built-in kind goes through
+// kube-apiserver's own pipeline (admitTyped); a custom resource gets our
+// metadata rules (validateMeta).
+func (c *call) admit(d, old *doc) error {
+	t := c.res.typed()
+	if t == nil {
+		return c.validateMeta(d, old)
+	}
+	if err := c.admitTyped(t, d, old); err != nil {
+		return err
+	}
+	if c.res.isCRDs() && !c.status {
+		// The strategy resets status; its names and conditions are ours.
+		setCRDStatus(d, old, c.s.reg, c.s.now())
+	}
+	return nil
+}
+
+// admitTyped does to d what kube-apiserver does to a write of a built-in
+// kind: decode it into the versioned type (fieldValidation deciding about
+// unknown and duplicate fields), apply the scheme's defaults, convert it
+// to the internal type, run rest.BeforeCreate or rest.BeforeUpdate with
+// the kind's strategy (the status strategy on /status), and convert back.
+// d then holds the typed object re-encoded, so unknown fields are gone.
+func (c *call) admitTyped(t *typedKind, d, old *doc) error {
+	obj, err := c.decodeTyped(t, d)
+	if err != nil {
+		return err
+	}
+	ctx := c.strategyContext(old == nil)
+	if old == nil {
+		err = rest.BeforeCreate(t.strategy, ctx, obj)
+	} else {
+		var oldObj runtime.Object
+		if oldObj, err = t.decodeStored(old); err != nil {
+			return wire.NewInternalError(err)
+		}
+		// The write is at the stored revision (guaranteedUpdate checked
+		// the client's), as kube's store sets it before BeforeUpdate.
+		rv := old.metaString("resourceVersion")
+		for _, o := range []runtime.Object{obj, oldObj} {
+			if m, merr := meta.Accessor(o); merr == nil {
+				m.SetResourceVersion(rv)
+			}
+		}
+		var strategy rest.RESTUpdateStrategy = t.strategy
+		if c.status && t.status != nil {
+			strategy = t.status
+		}
+		err = rest.BeforeUpdate(strategy, ctx, obj, oldObj)
+	}
+	if err != nil {
+		return kubeStatus(err)
+	}
+	return t.encodeInto(obj, d)
+}
+
+// strategyContext is the request context kube's strategies read: the
+// namespace, the request's resource, and where warnings go.
+func (c *call) strategyContext(create bool) context.Context {
+	info := &genericapirequest.RequestInfo{
+		IsResourceRequest: true, Verb: "update",
+		APIGroup: c.res.group, APIVersion: c.res.version, Resource: c.res.plural,
+		Namespace: c.ns, Name: c.name,
+	}
+	switch {
+	case create:
+		info.Verb = "create"
+	case c.r.Method == http.MethodPatch:
+		info.Verb = "patch"
+	}
+	if c.status {
+		info.Subresource = "status"
+	}
+	ctx := genericapirequest.WithNamespace(c.r.Context(), c.ns)
+	ctx = genericapirequest.WithRequestInfo(ctx, info)
+	return warning.WithWarningRecorder(ctx, warnRecorder{c})
+}
+
+// Decoders of each scheme: strict reports unknown and duplicate fields,
+// lax drops them silently, both as kube's JSON serializer does.
+var (
+	strictDecoders = map[*runtime.Scheme]*kjson.Serializer{}
+	laxDecoders    = map[*runtime.Scheme]*kjson.Serializer{}
+)
+
+func init() {
+	for _, t := range typedKinds {
+		for _, strict := range []bool{true, false} {
+			s := kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, t.scheme, t.scheme, kjson.SerializerOptions{Strict: strict})
+			if strict {
+				strictDecoders[t.scheme] = s
+			} else {
+				laxDecoders[t.scheme] = s
+			}
+		}
+	}
+}
+
+// decodeTyped decodes a request's object into t's internal type. A value
+// of the wrong type is kube's 400; unknown and duplicate fields follow the
+// request's fieldValidation, as for metadata (checkDecoded, checkPatched).
+func (c *call) decodeTyped(t *typedKind, d *doc) (runtime.Object, error) {
+	b := d.encode()
+	dec := strictDecoders[t.scheme]
+	if c.fieldValidation() == fieldValidationIgnore {
+		dec = laxDecoders[t.scheme]
+	}
+	into, err := t.scheme.New(t.external)
+	if err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	_, _, err = dec.Decode(b, nil, into)
+	if strictErr, ok := runtime.AsStrictDecodingError(err); ok {
+		found := &doc{}
+		for _, e := range strictErr.Errors() {
+			found.strict = append(found.strict, e.Error())
+		}
+		check := c.checkDecoded
+		if c.r.Method == http.MethodPatch {
+			check = func(d *doc) error { return c.checkPatched(d, b) }
+		}
+		if err := check(found); err != nil {
+			return nil, err
+		}
+	} else if err != nil && c.r.Method == http.MethodPatch {
+		// A patch whose result does not decode: kube's 422 on "patch".
+		st := invalid("", "", "", "", fieldInvalid("patch", string(b), err.Error()))
+		st.Details.Kind = ""
+		return nil, st
+	} else if err != nil {
+		return nil, wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
+			t.external.Kind, t.external.Version, t.external.Kind, err))
+	}
+	return t.internalOf(into)
+}
+
+// decodeStored decodes a stored object (laxly: it was admitted already).
+func (t *typedKind) decodeStored(d *doc) (runtime.Object, error) {
+	into, err := t.scheme.New(t.external)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := laxDecoders[t.scheme].Decode(d.encode(), nil, into); err != nil {
+		return nil, err
+	}
+	return t.internalOf(into)
+}
+
+// internalOf defaults a versioned object and converts it to the internal
+// type, as kube's decoding codec does.
+func (t *typedKind) internalOf(external runtime.Object) (runtime.Object, error) {
+	t.scheme.Default(external)
+	internal, err := t.scheme.New(t.internal)
+	if err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	if err := t.scheme.Convert(external, internal, nil); err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	return internal, nil
+}
+
+// encodeInto converts an internal object back to the served version and
+// replaces d's fields with its JSON encoding.
+func (t *typedKind) encodeInto(internal runtime.Object, d *doc) error {
+	external, err := t.scheme.New(t.external)
+	if err != nil {
+		return wire.NewInternalError(err)
+	}
+	if err := t.scheme.Convert(internal, external, nil); err != nil {
+		return wire.NewInternalError(err)
+	}
+	b, err := json.Marshal(external)
+	if err != nil {
+		return wire.NewInternalError(err)
+	}
+	out, err := decodeDoc(b)
+	if err != nil {
+		return err
+	}
+	d.meta, d.rest = out.meta, out.rest
+	return nil
+}
+
+// kubeStatus turns an error of kube's libraries into our Status with the
+// same code, reason, message and causes.
+func kubeStatus(err error) error {
+	var api apierrors.APIStatus
+	if !errors.As(err, &api) {
+		return wire.NewInternalError(err)
+	}
+	b, merr := json.Marshal(api.Status())
+	if merr != nil {
+		return wire.NewInternalError(err)
+	}
+	var st wire.Status
+	if uerr := json.Unmarshal(b, &st); uerr != nil {
+		return wire.NewInternalError(err)
+	}
+	st.Kind, st.APIVersion = "Status", "v1"
+	return &st
+}
+
+// warnRecorder gives the strategies' warnings to the response, as kube's
+// Warning headers.
+type warnRecorder struct{ c *call }
+
+func (w warnRecorder) AddWarning(_, text string) {
+	if w.c.w != nil {
+		w.c.warnStrict(strictErrors{text})
+	}
+}
+
+// internalRequest stands for the request of a write the server makes
+// itself (the default namespaces), for what admit reads of one.
+func internalRequest(ctx context.Context, method string) *http.Request {
+	return (&http.Request{Method: method, URL: &url.URL{}, Header: http.Header{}}).WithContext(ctx)
+}
