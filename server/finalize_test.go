@@ -241,9 +241,7 @@ func TestDeletePreconditionsAndDryRun(t *testing.T) {
 	w.expect("DELETED", "p")
 }
 
-const podPath = "/api/v1/namespaces/default/pods"
-
-func pod(name, node string, extra map[string]any) map[string]any {
+func podObj(name, node string, extra map[string]any) map[string]any {
 	spec := map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}}
 	if node != "" {
 		spec["nodeName"] = node
@@ -260,7 +258,7 @@ func TestPodGracefulDeletion(t *testing.T) {
 	at := func(s int) string { return testNow.Add(time.Duration(s) * time.Second).Format(time.RFC3339) }
 
 	// Unbound: marked with grace 0, then deleted; the answer is the pod.
-	created := e.must(201, "POST", podPath, pod("unbound", "", nil))
+	created := e.must(201, "POST", podPath, podObj("unbound", "", nil))
 	w := e.watch(podPath + "?watch=1&resourceVersion=" + path(created, "metadata", "resourceVersion").(string))
 	d := e.must(200, "DELETE", podPath+"/unbound", nil)
 	if d["kind"] != "Pod" {
@@ -270,7 +268,7 @@ func TestPodGracefulDeletion(t *testing.T) {
 	w.expect("DELETED", "unbound")
 
 	// Bound: 30 s by default; it stays.
-	e.must(201, "POST", podPath, pod("bound", "n1", nil))
+	e.must(201, "POST", podPath, podObj("bound", "n1", nil))
 	d = e.must(200, "DELETE", podPath+"/bound", nil)
 	if path(d, "metadata", "deletionTimestamp") != at(30) || path(d, "metadata", "deletionGracePeriodSeconds") != float64(30) {
 		t.Fatalf("bound pod: %v", d["metadata"])
@@ -298,23 +296,23 @@ func TestPodGracefulDeletion(t *testing.T) {
 	e.expectStatus(404, "NotFound", "", "GET", podPath+"/bound", nil)
 
 	// The pod's own period, and the request's over it.
-	e.must(201, "POST", podPath, pod("own", "n1", map[string]any{"spec": map[string]any{"nodeName": "n1", "terminationGracePeriodSeconds": 5}}))
+	e.must(201, "POST", podPath, podObj("own", "n1", map[string]any{"spec": map[string]any{"nodeName": "n1", "terminationGracePeriodSeconds": 5}}))
 	if d := e.must(200, "DELETE", podPath+"/own", nil); path(d, "metadata", "deletionGracePeriodSeconds") != float64(5) {
 		t.Fatalf("own period: %v", d["metadata"])
 	}
-	e.must(201, "POST", podPath, pod("req", "n1", nil))
+	e.must(201, "POST", podPath, podObj("req", "n1", nil))
 	if d := e.must(200, "DELETE", podPath+"/req?gracePeriodSeconds=7", nil); path(d, "metadata", "deletionTimestamp") != at(7) {
 		t.Fatalf("requested period: %v", d["metadata"])
 	}
 
 	// Finished pods go at once, bound or not.
-	e.must(201, "POST", podPath, pod("done", "n1", map[string]any{"status": map[string]any{"phase": "Succeeded"}}))
+	e.must(201, "POST", podPath, podObj("done", "n1", map[string]any{"status": map[string]any{"phase": "Succeeded"}}))
 	e.must(200, "DELETE", podPath+"/done", nil)
 	e.expectStatus(404, "NotFound", "", "GET", podPath+"/done", nil)
 
 	// With a finalizer and grace left, removing the finalizer does not
 	// delete (the kubelet would).
-	e.must(201, "POST", podPath, withFinalizers(pod("fin", "n1", nil), "a/b"))
+	e.must(201, "POST", podPath, withFinalizers(podObj("fin", "n1", nil), "a/b"))
 	e.must(200, "DELETE", podPath+"/fin", nil)
 	e.must(200, "PATCH", podPath+"/fin", `{"metadata":{"finalizers":null}}`, "Content-Type", mergePatch)
 	e.must(200, "GET", podPath+"/fin", nil)

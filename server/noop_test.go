@@ -40,7 +40,7 @@ func TestNoopWritesNotStored(t *testing.T) {
 	}
 
 	// The status subresource too.
-	p := e.must(201, "POST", podPath, pod("s", "", map[string]any{"status": map[string]any{"phase": "Pending"}}))
+	p := e.must(201, "POST", podPath, podObj("s", "", map[string]any{"status": map[string]any{"phase": "Pending"}}))
 	prv := path(p, "metadata", "resourceVersion")
 	st := e.must(200, "PATCH", podPath+"/s/status", `{"status":{"phase":"Pending"}}`, "Content-Type", mergePatch)
 	if path(st, "metadata", "resourceVersion") != prv {
