@@ -296,7 +296,7 @@ func TestPodGracefulDeletion(t *testing.T) {
 	e.expectStatus(404, "NotFound", "", "GET", podPath+"/bound", nil)
 
 	// The pod's own period, and the request's over it.
-	e.must(201, "POST", podPath, podObj("own", "n1", map[string]any{"spec": map[string]any{"nodeName": "n1", "terminationGracePeriodSeconds": 5}}))
+	e.must(201, "POST", podPath, podObj("own", "n1", map[string]any{"spec": map[string]any{"nodeName": "n1", "terminationGracePeriodSeconds": 5, "containers": []any{map[string]any{"name": "c", "image": "i"}}}}))
 	if d := e.must(200, "DELETE", podPath+"/own", nil); path(d, "metadata", "deletionGracePeriodSeconds") != float64(5) {
 		t.Fatalf("own period: %v", d["metadata"])
 	}
@@ -306,7 +306,10 @@ func TestPodGracefulDeletion(t *testing.T) {
 	}
 
 	// Finished pods go at once, bound or not.
-	e.must(201, "POST", podPath, podObj("done", "n1", map[string]any{"status": map[string]any{"phase": "Succeeded"}}))
+	// (Status sent on create is reset to Pending, as kube's strategy does:
+	// it is set through /status.)
+	e.must(201, "POST", podPath, podObj("done", "n1", nil))
+	e.must(200, "PATCH", podPath+"/done/status", `{"status":{"phase":"Succeeded"}}`, "Content-Type", mergePatch)
 	e.must(200, "DELETE", podPath+"/done", nil)
 	e.expectStatus(404, "NotFound", "", "GET", podPath+"/done", nil)
 
