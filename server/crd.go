@@ -35,6 +35,7 @@ type crdSpec struct {
 		Storage      bool   `json:"storage"`
 		Subresources struct {
 			Status *json.RawMessage `json:"status"`
+			Scale  *crScale         `json:"scale"`
 		} `json:"subresources"`
 		AdditionalPrinterColumns []struct {
 			Name     string `json:"name"`
@@ -85,6 +86,7 @@ func validateCRD(d *doc, name string, old *doc) []wire.StatusCause {
 	if want := spec.Names.Plural + "." + spec.Group; name != "" && name != want {
 		causes = append(causes, fieldInvalid("metadata.name", name, fmt.Sprintf(`must be spec.names.plural+"."+spec.group`)))
 	}
+	causes = append(causes, validateCRDSubresources(d)...)
 	if old != nil {
 		causes = append(causes, validateCRDUpdate(spec, old)...)
 	}
@@ -224,8 +226,9 @@ func crdResourcesOf(d *doc, name string) (rs []*resource, err error) {
 			kind: names.Kind, listKind: names.ListKind, shortNames: names.ShortNames,
 			categories: names.Categories, namespaced: spec.Scope == "Namespaced",
 			keyGroup: spec.Group, crd: name, rewriteVersion: served > 1,
-			hasStatus: v.Subresources.Status != nil,
+			hasStatus: v.Subresources.Status != nil, scale: v.Subresources.Scale,
 		}
+		r.strategy = newCRStrategy(r.group, r.version, r.kind, r.namespaced, r.hasStatus, r.scale)
 		for _, col := range v.AdditionalPrinterColumns {
 			path, ok := simpleJSONPath(col.JSONPath)
 			if !ok || col.Name == "Age" {

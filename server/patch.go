@@ -23,6 +23,9 @@ const (
 // A resourceVersion the patch sets is a precondition (409 if stale).
 // Server-side apply is not supported: 415.
 func (c *call) patch() error {
+	if c.scale {
+		return c.patchScale()
+	}
 	if err := c.checkFieldValidationParam("PatchOptions"); err != nil {
 		return err
 	}
