@@ -253,7 +253,7 @@ func (c *call) decodeScale(b []byte, patched bool) (*autoscalingv1.Scale, error)
 		return nil, err
 	}
 	var s autoscalingv1.Scale
-	if err := json.Unmarshal(d.encode(), &s); err != nil {
+	if err := json.Unmarshal(d.encodeWithRV(d.metaString("resourceVersion")), &s); err != nil {
 		return nil, wire.NewBadRequest(fmt.Sprintf("Scale in version \"v1\" cannot be handled as a Scale: %v", err))
 	}
 	switch {
@@ -344,4 +344,16 @@ func scaleDiscovery(r *resource) wire.APIResource {
 		Group: "autoscaling", Version: "v1", Kind: "Scale",
 		Verbs: []string{"get", "patch", "update"},
 	}
+}
+
+// customSubresourceVerb is kube's answer to a verb a custom resource's
+// status or scale subresource does not serve: 405 for one object's.
+func customSubresourceVerb(res *resource, info *request.Info) error {
+	if res.crd == "" || info.Name == "" || info.Verb == "get" || info.Verb == "update" || info.Verb == "patch" {
+		return nil
+	}
+	if info.Subresource == "status" && res.hasStatus || info.Subresource == "scale" && res.scale != nil {
+		return wire.NewMethodNotSupported(res.gr(), info.Verb)
+	}
+	return nil
 }
