@@ -63,7 +63,7 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 	}
 	status = info.Subresource == "status" && res.hasStatus &&
 		(info.Verb == "get" || info.Verb == "update" || info.Verb == "patch")
-	if err := customSubresourceVerb(res, info); err != nil {
+	if err := customSubresource(res, info); err != nil {
 		return nil, "", false, err
 	}
 	if info.Subresource != "" && !status && !servesScale(res, info) {

@@ -346,14 +346,19 @@ func scaleDiscovery(r *resource) wire.APIResource {
 	}
 }
 
-// customSubresourceVerb is kube's answer to a verb a custom resource's
-// status or scale subresource does not serve: 405 for one object's.
-func customSubresourceVerb(res *resource, info *request.Info) error {
-	if res.crd == "" || info.Name == "" || info.Verb == "get" || info.Verb == "update" || info.Verb == "patch" {
+// customSubresource is kube's answer to a request to a custom resource's
+// subresource that is not served: 405 for a verb its status or scale
+// subresource does not have, 404 naming the object for a subresource the
+// CRD does not declare.
+func customSubresource(res *resource, info *request.Info) error {
+	if res.crd == "" || info.Subresource == "" || info.Name == "" {
 		return nil
 	}
 	if info.Subresource == "status" && res.hasStatus || info.Subresource == "scale" && res.scale != nil {
+		if info.Verb == "get" || info.Verb == "update" || info.Verb == "patch" {
+			return nil
+		}
 		return wire.NewMethodNotSupported(res.gr(), info.Verb)
 	}
-	return nil
+	return wire.NewNotFound(res.gr(), info.Name)
 }

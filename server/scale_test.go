@@ -120,7 +120,7 @@ func TestScaleSubresourceNotDeclared(t *testing.T) {
 	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
 	base := "/apis/example.com/v1/namespaces/default/widgets"
 	e.must(201, "POST", base, widget("w", "v1"))
-	e.expectStatus(404, "NotFound", "", "GET", base+"/w/scale", nil)
+	e.expectStatus(404, "NotFound", `widgets.example.com "w" not found`, "GET", base+"/w/scale", nil)
 	if names := discoveryNames(t, e, "/apis/example.com/v1"); slices.Contains(names, "widgets/scale") {
 		t.Fatalf("discovery: %v", names)
 	}
