@@ -1,8 +1,13 @@
 package server
 
 import (
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
 	"slices"
 	"testing"
+
+	"github.com/listwatch/listwatch/wire"
 )
 
 func scaleCRD() map[string]any {
@@ -152,4 +157,56 @@ func TestScaleSubresourceCRDValidation(t *testing.T) {
 		"scale": map[string]any{"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".spec.replicas"}}
 	e.expectStatus(422, "Invalid", `CustomResourceDefinition.apiextensions.k8s.io "widgets.example.com" is invalid: spec.versions[1].subresources.scale.statusReplicasPath: Invalid value: ".spec.replicas": should be a json path under .status`,
 		"POST", crdPath, crd)
+}
+
+// FuzzScale: any Scale body, custom resource and scale paths go through
+// decoding, the Scale of the object, the strategy and the scale
+// validation without a panic, and every refusal is a Status.
+func FuzzScale(f *testing.F) {
+	f.Add([]byte(`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"w","resourceVersion":"3"},"spec":{"replicas":2}}`),
+		[]byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","generation":1},"spec":{"replicas":1},"status":{"replicas":1,"selector":"a=b"}}`),
+		".spec.replicas", ".status.replicas", ".status.selector")
+	f.Add([]byte(`{"kind":"Widget","spec":{"replicas":"x"}}`), []byte(`{"spec":{"replicas":{"a":1}},"status":[1]}`), ".spec", ".status.a.b", "")
+	f.Add([]byte(`{"metadata":{"name":"x","namespace":"other"},"spec":null}`), []byte(`{"spec":{"replicas":1e300}}`), ".", "..", ".spec..x")
+	f.Fuzz(func(t *testing.T, body, cr []byte, specPath, statusPath, selectorPath string) {
+		sc := &crScale{SpecReplicasPath: specPath, StatusReplicasPath: statusPath}
+		if selectorPath != "" {
+			sc.LabelSelectorPath = &selectorPath
+		}
+		_ = validateCRDSubresources(&doc{rest: map[string]json.RawMessage{"spec": mustJSON(t, map[string]any{
+			"versions": []any{map[string]any{"name": "v1", "subresources": map[string]any{"scale": sc}}},
+		})}})
+		res := &resource{group: "example.com", version: "v1", plural: "widgets", kind: "Widget", namespaced: true,
+			crd: "widgets.example.com", hasStatus: true, scale: sc}
+		res.strategy = newCRStrategy(res.group, res.version, res.kind, true, true, sc)
+		c := &call{res: res, ns: "default", name: "w", w: httptest.NewRecorder(),
+			r: httptest.NewRequest("PUT", "/apis/example.com/v1/namespaces/default/widgets/w/scale", nil)}
+		isStatus := func(err error) {
+			var st *wire.Status
+			if err != nil && !errors.As(err, &st) {
+				t.Fatalf("not a Status: %T %v", err, err)
+			}
+		}
+		for _, patched := range []bool{false, true} {
+			_, err := c.decodeScale(body, patched)
+			isStatus(err)
+		}
+		d, err := decodeDoc(cr)
+		if err != nil {
+			return
+		}
+		_, _, _ = scaleOf(d, 1, sc)
+		isStatus(c.validateCustom(d))
+		next := &doc{apiVersion: d.apiVersion, kind: d.kind, meta: cloneRaw(d.meta), rest: cloneRaw(d.rest)}
+		isStatus(c.prepareCustomUpdate(next, d))
+		isStatus(c.prepareCustomCreate(d))
+	})
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
