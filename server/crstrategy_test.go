@@ -109,3 +109,45 @@ func TestCustomResourceStatusSubresource(t *testing.T) {
 		t.Fatalf("spec update: %v", got)
 	}
 }
+
+// A write through another served version compares the object as that
+// version sees it: relabelling is not a change.
+func TestCustomResourceGenerationAcrossVersions(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1", "v1beta1"))
+	e.must(201, "POST", "/apis/example.com/v1/namespaces/default/widgets", widget("w", "v1"))
+	got := e.must(200, "PATCH", "/apis/example.com/v1beta1/namespaces/default/widgets/w", `{"metadata":{"labels":{"a":"b"}}}`,
+		"Content-Type", "application/merge-patch+json")
+	if generationOf(t, got) != 1 {
+		t.Fatalf("metadata write through v1beta1 bumped generation: %v", got)
+	}
+	got = e.must(200, "PATCH", "/apis/example.com/v1beta1/namespaces/default/widgets/w", `{"spec":{"color":"blue"}}`,
+		"Content-Type", "application/merge-patch+json")
+	if generationOf(t, got) != 2 {
+		t.Fatalf("spec write through v1beta1: %v", got)
+	}
+}
+
+// The scale subresource of another served version writes the object as
+// that version sees it.
+func TestScaleSubresourceAcrossVersions(t *testing.T) {
+	e := newEnv(t)
+	crd := widgetCRD("Namespaced", "v1", "v1beta1")
+	for _, v := range crd["spec"].(map[string]any)["versions"].([]any) {
+		v.(map[string]any)["subresources"] = map[string]any{"scale": map[string]any{
+			"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}}
+	}
+	e.must(201, "POST", crdPath, crd)
+	w := widget("w", "v1")
+	w["spec"].(map[string]any)["replicas"] = 1
+	e.must(201, "POST", "/apis/example.com/v1/namespaces/default/widgets", w)
+	got := e.must(200, "PATCH", "/apis/example.com/v1beta1/namespaces/default/widgets/w/scale", `{"spec":{"replicas":4}}`,
+		"Content-Type", "application/merge-patch+json")
+	if path(got, "spec", "replicas") != float64(4) {
+		t.Fatalf("scale through v1beta1: %v", got)
+	}
+	obj := e.must(200, "GET", "/apis/example.com/v1/namespaces/default/widgets/w", nil)
+	if path(obj, "spec", "replicas") != float64(4) || generationOf(t, obj) != 2 {
+		t.Fatalf("object: %v", obj)
+	}
+}

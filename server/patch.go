@@ -55,7 +55,7 @@ func (c *call) patch() error {
 	}
 	stored, err := c.s.guaranteedUpdate(c.r.Context(), c, 0, func(cur *doc) (*doc, error) {
 		curRV := cur.metaString("resourceVersion")
-		patched, err := apply(cur.encodeWithRV(curRV), body)
+		patched, err := apply(c.res.relabel(cur.encodeWithRV(curRV)), body) // as the URL's version sees it
 		if err != nil {
 			return nil, patchError(err)
 		}

@@ -202,7 +202,7 @@ func (c *call) writeScaled(expect int64, fn func(cur *doc, old *autoscalingv1.Sc
 		if err != nil {
 			return nil, wire.NewInternalError(err)
 		}
-		next := &doc{apiVersion: cur.apiVersion, kind: cur.kind, meta: cloneRaw(cur.meta), rest: cloneRaw(cur.rest)}
+		next := &doc{apiVersion: c.res.apiVersion(), kind: cur.kind, meta: cloneRaw(cur.meta), rest: cloneRaw(cur.rest)}
 		next.rest[spec] = b
 		delete(next.meta, "resourceVersion")
 		return next, nil
