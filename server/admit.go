@@ -137,10 +137,7 @@ func (c *call) prepareCreate(d *doc) {
 	delete(d.meta, "deletionTimestamp")
 	delete(d.meta, "deletionGracePeriodSeconds")
 	delete(d.meta, "selfLink")
-	delete(d.meta, "generation") // the kind's strategy decides
-	if c.res.crd != "" {
-		c.prepareCustom(d, nil)
-	}
+	delete(d.meta, "generation") // the kind's strategy decides (admit, admitCustom)
 	c.prepareKind(d, nil)
 }
 
@@ -175,11 +172,6 @@ func (c *call) prepareUpdate(d, old *doc) error {
 	} else if uid != oldUID {
 		return invalid(c.res.qualifiedKind(), c.res.group, c.res.kind, c.name,
 			fieldInvalid("metadata.uid", uid, "field is immutable"))
-	}
-	if c.res.crd != "" {
-		// Generation and status as kube's custom-resource strategy has
-		// them (built-in kinds: their own strategies, in admit).
-		c.prepareCustom(d, old)
 	}
 	c.prepareKind(d, old)
 	return nil

@@ -33,6 +33,7 @@ type crdSpec struct {
 		Storage      bool   `json:"storage"`
 		Subresources struct {
 			Status *json.RawMessage `json:"status"`
+			Scale  *crScale         `json:"scale"`
 		} `json:"subresources"`
 		AdditionalPrinterColumns []struct {
 			Name     string `json:"name"`
@@ -146,8 +147,9 @@ func crdResourcesOf(d *doc, name string) (rs []*resource, err error) {
 			kind: names.Kind, listKind: names.ListKind, shortNames: names.ShortNames,
 			categories: names.Categories, namespaced: spec.Scope == "Namespaced",
 			keyGroup: spec.Group, crd: name, rewriteVersion: served > 1,
-			hasStatus: v.Subresources.Status != nil,
+			hasStatus: v.Subresources.Status != nil, scale: v.Subresources.Scale,
 		}
+		r.strategy = newCRStrategy(r.group, r.version, r.kind, r.namespaced, r.hasStatus, r.scale)
 		for _, col := range v.AdditionalPrinterColumns {
 			path, ok := simpleJSONPath(col.JSONPath)
 			if !ok || col.Name == "Age" {

@@ -25,6 +25,9 @@ func (c *call) create() error {
 	if err := c.admit(d, nil); err != nil {
 		return err
 	}
+	if err := c.admitCustom(d, nil); err != nil {
+		return err
+	}
 	name := d.metaString("name")
 	c.name = name
 	if c.res.namespaced {

@@ -84,6 +84,9 @@ func (s *Server) resourceList(group, version string) (wire.APIResourceList, bool
 				Verbs: []string{"get", "patch", "update"},
 			})
 		}
+		if r.scale != nil {
+			list.Resources = append(list.Resources, scaleDiscovery(r))
+		}
 	}
 	return list, len(list.Resources) > 0
 }

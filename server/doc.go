@@ -88,10 +88,15 @@
 // (Terminating) only while its own metadata.finalizers remain; a CRD is
 // deleted with its custom
 // resources, finalizers or not. An update or patch that would store the
-// same bytes is not written (noop.go). The only subresource is status (pods,
+// same bytes is not written (noop.go). The subresources are status (pods,
 // services, namespaces, CRDs, and custom resources whose CRD declares
 // it): its writes change only .status (and what the kind's status
-// strategy allows), and main writes leave .status alone. Server-side apply answers 415. Protobuf request bodies of the
+// strategy allows), and main writes leave .status alone; and scale, an
+// autoscaling/v1 Scale of a custom resource whose CRD declares it
+// (scale.go). A custom resource's create and update follow kube's own
+// customresource strategy: status sent on create is dropped with the
+// status subresource, and generation is bumped by any change outside
+// metadata. Server-side apply answers 415. Protobuf request bodies of the
 // built-in kinds (client-go's typed clients send them) are converted to
 // JSON. Multi-version CRDs convert by relabelling
 // apiVersion only (conversion strategy None).

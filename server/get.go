@@ -5,6 +5,9 @@ import "net/http"
 // get answers GET on one object, straight from storage (a linearizable
 // read, as kube serves a GET without resourceVersion).
 func (c *call) get() error {
+	if c.scale {
+		return c.getScale()
+	}
 	kv, err := c.s.store.Get(c.r.Context(), c.res.key(c.ns, c.name))
 	c.tr.Step("About to write a response")
 	if err != nil {

@@ -23,6 +23,9 @@ const (
 // A resourceVersion the patch sets is a precondition (409 if stale).
 // Server-side apply is not supported: 415.
 func (c *call) patch() error {
+	if c.scale {
+		return c.patchScale()
+	}
 	if err := c.checkFieldValidationParam("PatchOptions"); err != nil {
 		return err
 	}
@@ -52,7 +55,7 @@ func (c *call) patch() error {
 	}
 	stored, err := c.s.guaranteedUpdate(c.r.Context(), c, 0, func(cur *doc) (*doc, error) {
 		curRV := cur.metaString("resourceVersion")
-		patched, err := apply(cur.encodeWithRV(curRV), body)
+		patched, err := apply(c.res.relabel(cur.encodeWithRV(curRV)), body) // as the URL's version sees it
 		if err != nil {
 			return nil, patchError(err)
 		}

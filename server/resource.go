@@ -38,6 +38,11 @@ type resource struct {
 	// hasStatus: the resource serves a status subresource, whose writes
 	// change only .status.
 	hasStatus bool
+	// scale is the scale subresource of a custom resource, nil if none
+	// (scale.go); strategy is kube's strategy for a custom resource
+	// (crstrategy.go).
+	scale    *crScale
+	strategy crPreparer
 	// reader serves LIST and WATCH of the resource's objects; the
 	// registry sets it when it registers the resource, and closes it when
 	// this definition of the resource is replaced or removed.

@@ -15,6 +15,9 @@ import (
 // unconditional for built-ins and refused for custom resources, as kube's
 // strategies do (AllowUnconditionalUpdate).
 func (c *call) update() error {
+	if c.scale {
+		return c.updateScale()
+	}
 	if err := c.checkFieldValidationParam("UpdateOptions"); err != nil {
 		return err
 	}
@@ -85,6 +88,9 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 			return nil, err
 		}
 		if err := c.admit(next, cur); err != nil {
+			return nil, err
+		}
+		if err := c.admitCustom(next, cur); err != nil {
 			return nil, err
 		}
 		value := next.encode()

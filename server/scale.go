@@ -1,0 +1,364 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"reflect"
+	"strconv"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/listwatch/listwatch/server/internal/patch"
+	"github.com/listwatch/listwatch/server/request"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// The scale subresource of a custom resource, as kube's apiextensions
+// server serves it (its ScaleREST): GET, PUT and PATCH of an
+// autoscaling/v1 Scale made from the object's specReplicasPath,
+// statusReplicasPath and labelSelectorPath. A write sets only the
+// replicas at specReplicasPath and is then an update of the custom
+// resource, with its rules (status kept, generation bumped, validation).
+// Scales are served as JSON; JSON and merge patches are accepted, as kube
+// accepts for custom resources.
+
+// invalidSpecReplicas marks a Scale made from an object without replicas
+// at specReplicasPath, so that a patch that does not set them is refused.
+const invalidSpecReplicas = math.MinInt32
+
+// scaleOf makes the Scale of custom resource d, stored at revision rev,
+// and reports whether d has replicas at specReplicasPath.
+func scaleOf(d *doc, rev int64, sc *crScale) (*autoscalingv1.Scale, bool, error) {
+	u, err := toUnstructured(d)
+	if err != nil {
+		return nil, false, err
+	}
+	spec, found, err := unstructured.NestedInt64(u.Object, splitPath(sc.SpecReplicasPath)...)
+	if err != nil {
+		return nil, false, err
+	}
+	status, _, err := unstructured.NestedInt64(u.Object, splitPath(sc.StatusReplicasPath)...)
+	if err != nil {
+		return nil, false, err
+	}
+	var selector string
+	if p := sc.labelSelectorPath(); p != "" {
+		if selector, _, err = unstructured.NestedString(u.Object, splitPath(p)...); err != nil {
+			return nil, false, err
+		}
+	}
+	s := &autoscalingv1.Scale{
+		TypeMeta: metav1.TypeMeta{APIVersion: "autoscaling/v1", Kind: "Scale"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
+			CreationTimestamp: u.GetCreationTimestamp(),
+		},
+		Spec:   autoscalingv1.ScaleSpec{Replicas: int32(spec)},
+		Status: autoscalingv1.ScaleStatus{Replicas: int32(status), Selector: selector},
+	}
+	if rev > 0 {
+		s.ResourceVersion = strconv.FormatInt(rev, 10)
+	}
+	return s, found, nil
+}
+
+// getScale answers GET on /scale: 500 when the object has no replicas at
+// specReplicasPath, as kube does.
+func (c *call) getScale() error {
+	kv, err := c.s.store.Get(c.r.Context(), c.res.key(c.ns, c.name))
+	if err != nil {
+		return storageError(err, c.res, c.name)
+	}
+	d, err := decodeDoc(kv.Value)
+	if err != nil {
+		return wire.NewInternalError(err)
+	}
+	s, found, err := scaleOf(d, kv.Revision, c.res.scale)
+	if err != nil {
+		return wire.NewInternalError(err)
+	}
+	if !found {
+		return wire.NewInternalError(fmt.Errorf("the spec replicas field %q does not exist", c.res.scale.SpecReplicasPath))
+	}
+	return c.writeScale(s)
+}
+
+func (c *call) writeScale(s *autoscalingv1.Scale) error {
+	if _, err := negotiate(c.r.Header.Get("Accept"), c.res); err != nil {
+		return err
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return wire.NewInternalError(err)
+	}
+	writeRaw(c.w, http.StatusOK, b)
+	return nil
+}
+
+// updateScale answers PUT on /scale.
+func (c *call) updateScale() error {
+	if err := c.checkFieldValidationParam("UpdateOptions"); err != nil {
+		return err
+	}
+	if ct := c.r.Header.Get("Content-Type"); !isJSONContent(ct) {
+		return wire.NewUnsupportedMediaType(ct)
+	}
+	body, err := c.readBody()
+	if err != nil {
+		return err
+	}
+	s, err := c.decodeScale(body, false)
+	if err != nil {
+		return err
+	}
+	var expect int64
+	if rv := s.ResourceVersion; rv != "" {
+		if expect, err = strconv.ParseInt(rv, 10, 64); err != nil || expect <= 0 {
+			return invalid(c.res.qualifiedKind(), c.res.group, c.res.kind, c.name,
+				fieldInvalid("metadata.resourceVersion", rv, "must be a positive integer"))
+		}
+	}
+	return c.writeScaled(expect, func(*doc, *autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return s, nil })
+}
+
+// patchScale answers PATCH on /scale: the patch applies to the Scale.
+func (c *call) patchScale() error {
+	if err := c.checkFieldValidationParam("PatchOptions"); err != nil {
+		return err
+	}
+	ct, _ := parseMediaRange(c.r.Header.Get("Content-Type"))
+	var apply func(doc, p []byte) ([]byte, error)
+	switch ct {
+	case contentMergePatch:
+		apply = patch.MergePatch
+	case contentJSONPatch:
+		apply = patch.JSONPatch
+	default:
+		return wire.NewUnsupportedMediaType(ct)
+	}
+	body, err := c.readBody()
+	if err != nil {
+		return err
+	}
+	return c.writeScaled(0, func(_ *doc, old *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+		cur, err := json.Marshal(old)
+		if err != nil {
+			return nil, wire.NewInternalError(err)
+		}
+		patched, err := apply(cur, body)
+		if err != nil {
+			return nil, patchError(err)
+		}
+		s, err := c.decodeScale(patched, true)
+		if err != nil {
+			return nil, err
+		}
+		if rv := s.ResourceVersion; rv != "" && rv != old.ResourceVersion {
+			return nil, wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
+		}
+		return s, nil
+	})
+}
+
+// writeScaled is the update of a custom resource through its scale: fn
+// gives the Scale to write from the stored object's; its spec.replicas go
+// to specReplicasPath, and the object is updated as by a PUT (with its
+// strategy and validation). expect is a resourceVersion precondition, 0
+// for none. The answer is the Scale of the object written.
+func (c *call) writeScaled(expect int64, fn func(cur *doc, old *autoscalingv1.Scale) (*autoscalingv1.Scale, error)) error {
+	sc := c.res.scale
+	stored, err := c.s.guaranteedUpdate(c.r.Context(), c, expect, func(cur *doc) (*doc, error) {
+		rev, _ := strconv.ParseInt(cur.metaString("resourceVersion"), 10, 64)
+		old, found, err := scaleOf(cur, rev, sc)
+		if err != nil {
+			return nil, wire.NewInternalError(err)
+		}
+		if !found {
+			old.Spec.Replicas = invalidSpecReplicas
+		}
+		s, err := fn(cur, old)
+		if err != nil {
+			return nil, err
+		}
+		if s.Spec.Replicas == invalidSpecReplicas {
+			return nil, wire.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", sc.SpecReplicasPath))
+		}
+		u, err := toUnstructured(cur)
+		if err != nil {
+			return nil, err
+		}
+		if err := unstructured.SetNestedField(u.Object, int64(s.Spec.Replicas), splitPath(sc.SpecReplicasPath)...); err != nil {
+			return nil, wire.NewInternalError(err)
+		}
+		spec := splitPath(sc.SpecReplicasPath)[0]
+		b, err := json.Marshal(u.Object[spec])
+		if err != nil {
+			return nil, wire.NewInternalError(err)
+		}
+		next := &doc{apiVersion: c.res.apiVersion(), kind: cur.kind, meta: cloneRaw(cur.meta), rest: cloneRaw(cur.rest)}
+		next.rest[spec] = b
+		delete(next.meta, "resourceVersion")
+		return next, nil
+	})
+	if err != nil {
+		return err
+	}
+	d, err := decodeDoc(stored)
+	if err != nil {
+		return wire.NewInternalError(err)
+	}
+	rev, _ := strconv.ParseInt(d.metaString("resourceVersion"), 10, 64)
+	s, _, err := scaleOf(d, rev, sc)
+	if err != nil {
+		return wire.NewBadRequest(err.Error())
+	}
+	return c.writeScale(s)
+}
+
+// decodeScale decodes a Scale sent to /scale (patched: the result of a
+// patch): of kind Scale in autoscaling/v1 (both may be left out), named
+// as the URL, in its namespace. Its metadata is decoded as any object's,
+// with the request's field validation.
+func (c *call) decodeScale(b []byte, patched bool) (*autoscalingv1.Scale, error) {
+	if err := patch.CheckDepth(b); err != nil {
+		return nil, tooDeep()
+	}
+	d, err := decodeDoc(b)
+	if err != nil {
+		return nil, err
+	}
+	if d.kind == "" {
+		d.kind = "Scale"
+	}
+	if d.apiVersion == "" {
+		d.apiVersion = "autoscaling/v1"
+	}
+	if d.kind != "Scale" || d.apiVersion != "autoscaling/v1" {
+		return nil, wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a Scale: no kind %q is registered for version %q",
+			d.kind, versionOf(d.apiVersion), d.kind, d.apiVersion))
+	}
+	if patched {
+		err = c.checkPatched(d, b)
+	} else {
+		err = c.checkDecoded(d)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s autoscalingv1.Scale
+	if err := json.Unmarshal(d.encodeWithRV(d.metaString("resourceVersion")), &s); err != nil {
+		return nil, wire.NewBadRequest(fmt.Sprintf("Scale in version \"v1\" cannot be handled as a Scale: %v", err))
+	}
+	switch {
+	case s.Name == "":
+		s.Name = c.name
+	case s.Name != c.name:
+		return nil, wire.NewBadRequest("the name of the object (" + s.Name + ") does not match the name on the URL (" + c.name + ")")
+	}
+	if s.Namespace != "" && s.Namespace != c.ns {
+		return nil, wire.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return &s, nil
+}
+
+func versionOf(apiVersion string) string {
+	for i := len(apiVersion) - 1; i >= 0; i-- {
+		if apiVersion[i] == '/' {
+			return apiVersion[i+1:]
+		}
+	}
+	return apiVersion
+}
+
+// validateCRDSubresources checks a CRD's scale subresources as kube's
+// CRD validation does: its paths are simple JSON paths under .spec
+// (specReplicasPath), .status (statusReplicasPath) and either
+// (labelSelectorPath). As kube's conversion to its internal form does,
+// subresources the same in every version are checked once, at
+// spec.subresources.
+func validateCRDSubresources(d *doc) []wire.StatusCause {
+	var spec crdSpec
+	if !d.field("spec", &spec) || len(spec.Versions) == 0 {
+		return nil
+	}
+	type subresources struct {
+		status bool
+		scale  crScale
+		hasSc  bool
+	}
+	of := func(i int) subresources {
+		v := spec.Versions[i].Subresources
+		s := subresources{status: v.Status != nil, hasSc: v.Scale != nil}
+		if v.Scale != nil {
+			s.scale = *v.Scale
+		}
+		return s
+	}
+	identical := true
+	for i := range spec.Versions {
+		if !reflect.DeepEqual(of(i), of(0)) {
+			identical = false
+		}
+	}
+	var errs field.ErrorList
+	check := func(sc *crScale, path *field.Path) {
+		if sc == nil {
+			return
+		}
+		errs = append(errs, crdvalidation.ValidateCustomResourceDefinitionSubresources(&apiextensions.CustomResourceSubresources{
+			Scale: &apiextensions.CustomResourceSubresourceScale{
+				SpecReplicasPath: sc.SpecReplicasPath, StatusReplicasPath: sc.StatusReplicasPath,
+				LabelSelectorPath: sc.LabelSelectorPath,
+			},
+		}, path)...)
+	}
+	if identical {
+		check(spec.Versions[0].Subresources.Scale, field.NewPath("spec", "subresources"))
+	} else {
+		for i, v := range spec.Versions {
+			check(v.Subresources.Scale, field.NewPath("spec", "versions").Index(i).Child("subresources"))
+		}
+	}
+	return fieldCauses(errs)
+}
+
+// servesScale reports whether the request is to a scale subresource the
+// resource serves: GET, PUT or PATCH of one object's /scale.
+func servesScale(res *resource, info *request.Info) bool {
+	return info.Subresource == "scale" && res.scale != nil && info.Name != "" &&
+		(info.Verb == "get" || info.Verb == "update" || info.Verb == "patch")
+}
+
+// scaleDiscovery is the discovery entry of r's scale subresource: kind
+// Scale in autoscaling/v1, as kube lists it.
+func scaleDiscovery(r *resource) wire.APIResource {
+	return wire.APIResource{
+		Name: r.plural + "/scale", Namespaced: r.namespaced,
+		Group: "autoscaling", Version: "v1", Kind: "Scale",
+		Verbs: []string{"get", "patch", "update"},
+	}
+}
+
+// customSubresource is kube's answer to a request to a custom resource's
+// subresource that is not served: 405 for a verb its status or scale
+// subresource does not have, 404 naming the object for a subresource the
+// CRD does not declare.
+func customSubresource(res *resource, info *request.Info) error {
+	if res.crd == "" || info.Subresource == "" || info.Name == "" {
+		return nil
+	}
+	if info.Subresource == "status" && res.hasStatus || info.Subresource == "scale" && res.scale != nil {
+		if info.Verb == "get" || info.Verb == "update" || info.Verb == "patch" {
+			return nil
+		}
+		return wire.NewMethodNotSupported(res.gr(), info.Verb)
+	}
+	return wire.NewNotFound(res.gr(), info.Name)
+}
