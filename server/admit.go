@@ -230,18 +230,8 @@ func compactJSON(b []byte) []byte {
 // spec; a CRD's status says it is established under its names.
 func (c *call) prepareKind(d, old *doc) {
 	switch {
-	case c.res.group == "" && c.res.plural == "namespaces":
-		if old != nil {
-			if st, ok := old.rest["status"]; ok {
-				d.rest["status"] = st
-			}
-			return
-		}
-		d.setField("status", map[string]string{"phase": "Active"})
-		var spec map[string]any
-		if !d.field("spec", &spec) || spec == nil {
-			d.setField("spec", map[string][]string{"finalizers": {"kubernetes"}})
-		}
+	case c.res.isNamespaces():
+		c.prepareNamespace(d, old)
 	case c.res.crd == "" && c.res.plural == "customresourcedefinitions":
 		setCRDStatus(d, old, c.s.reg, c.s.now())
 	}

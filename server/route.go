@@ -63,7 +63,11 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 	}
 	status = info.Subresource == "status" && res.hasStatus &&
 		(info.Verb == "get" || info.Verb == "update" || info.Verb == "patch")
-	if info.Subresource != "" && !status {
+	if info.Subresource == "finalize" && res.isNamespaces() && info.Name != "" {
+		if info.Verb != "update" {
+			return nil, "", false, methodNotAllowed()
+		}
+	} else if info.Subresource != "" && !status {
 		return nil, "", false, notFoundPath()
 	}
 	if res.namespaced {
@@ -94,7 +98,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 		slog.String("url", r.URL.RequestURI()), slog.String("resource", res.gr().String()))
 	defer tr.LogIfLong(r.Context(), s.log, s.slow)
 	ctx := trace.WithTrace(r.Context(), tr)
-	req := &call{s: s, w: w, r: r.WithContext(ctx), res: res, ns: ns, name: info.Name, tr: tr, status: statusOK}
+	req := &call{s: s, w: w, r: r.WithContext(ctx), res: res, ns: ns, name: info.Name, tr: tr, status: statusOK,
+		finalize: info.Subresource == "finalize"}
 	switch info.Verb {
 	case "get":
 		err = req.get()
@@ -139,6 +144,9 @@ type call struct {
 	// status: the request is on the status subresource; a write keeps
 	// everything of the stored object but its .status.
 	status bool
+	// finalize: the request is on a namespace's finalize subresource; a
+	// write may change spec.finalizers, not status.
+	finalize bool
 }
 
 // writeObject writes one stored value (with its resourceVersion) as the

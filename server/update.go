@@ -84,6 +84,21 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 		if err := c.validateMeta(next, cur); err != nil {
 			return nil, err
 		}
+		if c.finalize {
+			if err := c.validateNamespaceFinalizers(next); err != nil {
+				return nil, err
+			}
+		}
+		if c.deleteInsteadOfUpdate(next, cur) && !isDryRun(c.r) {
+			stored, err := s.deleteFinalized(ctx, c, next, kv.Revision)
+			if errors.Is(err, storage.ErrConflict) && expect == 0 && attempt < 16 {
+				continue
+			}
+			if errors.Is(err, storage.ErrConflict) {
+				return nil, wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
+			}
+			return stored, err
+		}
 		value := next.encode()
 		c.tr.Step("About to store object in database")
 		if isDryRun(c.r) {
