@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,12 +15,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/listwatch/listwatch/apiserver"
+	ctrls "github.com/listwatch/listwatch/server/controllers"
 )
 
 func newServeCommand() *cobra.Command {
 	var (
-		o        apiserver.Options
-		logLevel string
+		o           apiserver.Options
+		logLevel    string
+		controllers string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -33,6 +36,7 @@ an admin kubeconfig to <data-dir>/kubeconfig for kubectl and client-go.`,
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return fmt.Errorf("--log-level: %w", err)
 			}
+			o.Controllers = splitControllers(controllers)
 			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -68,7 +72,19 @@ an admin kubeconfig to <data-dir>/kubeconfig for kubectl and client-go.`,
 	f.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", 5*time.Minute, "how often etcd history is compacted (negative: never)")
 	f.StringVar(&o.KubeconfigPath, "kubeconfig-out", "", "where to write the admin kubeconfig (default <data-dir>/kubeconfig)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&controllers, "controllers", "*", "controllers to run, as kube-controller-manager's: '*' all defaults, 'name' or '-name' one on or off, comma separated; empty for none (kube-apiserver alone, as envtest). Known: "+strings.Join(ctrls.Names(), ", "))
 	return cmd
+}
+
+// splitControllers splits the --controllers list; "" is none.
+func splitControllers(s string) []string {
+	out := []string{}
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // stopGrace is how long serve waits, after SIGTERM or SIGINT, for the

@@ -1,0 +1,3 @@
+package controllers
+
+func startGarbageCollector(t *term) error { return nil }
