@@ -106,6 +106,14 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // test ends.
 func runHost(t *testing.T, c *client.Client, cfg controllers.Config) *controllers.Host {
 	t.Helper()
+	h, _ := runHostStop(t, c, cfg)
+	return h
+}
+
+// runHostStop is runHost, with a function that stops the host and waits
+// for it.
+func runHostStop(t *testing.T, c *client.Client, cfg controllers.Config) (*controllers.Host, func()) {
+	t.Helper()
 	cfg.Client = c
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger()
@@ -117,13 +125,17 @@ func runHost(t *testing.T, c *client.Client, cfg controllers.Config) *controller
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("host Run: %v", err)
-		}
-	})
-	return h
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("host Run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return h, stop
 }
 
 func testLogger() *slog.Logger {
