@@ -227,6 +227,12 @@ func (p *parts) buildControllers(o Options, creds *pki.Credentials) error {
 // API has its default namespaces and CRDs, so that a client told "ready"
 // finds a complete server.
 func (a *APIServer) serve(ctx context.Context, p *parts) error {
+	// Requests outlive the group's context until the controllers have
+	// stopped, so that their last writes (the leader releasing its lease,
+	// for the next replica to take over at once) are served.
+	reqCtx, endRequests := context.WithCancel(context.Background())
+	defer endRequests()
+	controllersDone := make(chan struct{})
 	var g run.Group
 	g.Go("api", p.api.Run)
 	g.Go("direct reader", p.direct.Run)
@@ -237,9 +243,9 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 		g.Go("compactor", p.compactor.Run)
 	}
 	g.Go("https", func(ctx context.Context) error {
-		// Request contexts derive from the group's, so that stopping the
+		// Request contexts end when serving stops, so that stopping the
 		// server ends watches instead of waiting out their timeouts.
-		p.http.BaseContext = func(net.Listener) context.Context { return ctx }
+		p.http.BaseContext = func(net.Listener) context.Context { return reqCtx }
 		if err := p.http.ServeTLS(p.ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
@@ -247,12 +253,15 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 	})
 	g.Go("https shutdown", func(ctx context.Context) error {
 		<-ctx.Done()
+		<-controllersDone
+		endRequests()
 		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_ = p.http.Shutdown(shutdownCtx)
 		return nil
 	})
 	g.Go("controllers", func(ctx context.Context) error {
+		defer close(controllersDone)
 		defer p.loopback.CloseIdleConnections()
 		select {
 		case <-p.api.Ready():

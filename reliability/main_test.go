@@ -98,6 +98,18 @@ func createNamespace(t testing.TB, c *client.Client, ns string) {
 	if _, err := client.NewResource[*object.Unstructured](c, namespaces).Create(ctx, obj); err != nil && !client.IsAlreadyExists(err) {
 		t.Fatalf("create namespace %s: %v", ns, err)
 	}
+	// The server's root CA publisher adds kube-root-ca.crt to a new
+	// namespace: wait for it, so that the test's watchers of configmaps
+	// start on a settled namespace.
+	cms := client.NewResource[*object.Unstructured](c, configmaps).Namespace(ns)
+	w, err := cms.Watch(ctx, wire.ListOptions{FieldSelector: "metadata.name=kube-root-ca.crt"})
+	if err != nil {
+		t.Fatalf("watch kube-root-ca.crt in %s: %v", ns, err)
+	}
+	defer w.Close()
+	if ev, err := w.Next(); err != nil || ev.Type != wire.Added {
+		t.Fatalf("kube-root-ca.crt in %s: %v %v", ns, ev.Type, err)
+	}
 }
 
 // listAll reads every object of a namespace's configmaps in one LIST and
