@@ -193,6 +193,39 @@ func watchUntil(t *testing.T, r *client.Resource[u], name string, done func(wire
 	t.Fatalf("watch of %s: %v", name, context.Cause(ctx))
 }
 
+// waitGone returns once r has no object name: at once if a GET says so,
+// else at the DELETED event of a watch from the version that GET read.
+func waitGone(t *testing.T, r *client.Resource[u], name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		cur, err := r.Get(ctx, name)
+		if client.IsNotFound(err) {
+			return
+		}
+		if err != nil {
+			continue
+		}
+		w, err := r.Watch(ctx, wire.ListOptions{FieldSelector: "metadata.name=" + name, ResourceVersion: cur.GetResourceVersion()})
+		if err != nil {
+			continue
+		}
+		for {
+			ev, err := w.Next()
+			if err != nil {
+				break
+			}
+			if ev.Type == wire.Deleted {
+				w.Close()
+				return
+			}
+		}
+		w.Close()
+	}
+	t.Fatalf("%s still there: %v", name, context.Cause(ctx))
+}
+
 // waitFor polls nothing: it watches r for name and returns the first
 // state of it that ok accepts, the object's initial state included.
 func waitFor(t *testing.T, r *client.Resource[u], name string, ok func(u) bool) u {

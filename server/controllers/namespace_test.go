@@ -79,7 +79,7 @@ func TestNamespaceController(t *testing.T) {
 	if _, err := res(admin, nsGVR).Delete(t.Context(), "doomed", wire.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	watchUntil(t, res(admin, nsGVR), "doomed", func(ev wire.Event[u]) bool { return ev.Type == wire.Deleted })
+	waitGone(t, res(admin, nsGVR), "doomed")
 	if _, err := res(admin, nsGVR).Get(t.Context(), "doomed"); !client.IsNotFound(err) {
 		t.Fatalf("namespace after its DELETED event: %v", err)
 	}
