@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -116,6 +117,15 @@ func TestKubectlDeleteNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The namespace's events, from before the delete to its DELETED.
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	w, err := resOf(c, "", "v1", "namespaces").Watch(ctx, wire.ListOptions{FieldSelector: "metadata.name=big"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+
 	start := time.Now()
 	out := kubectl(t, s, "", "delete", "namespace", "big", "--timeout=60s")
 	if !strings.Contains(out, `namespace "big" deleted`) {
@@ -130,6 +140,27 @@ func TestKubectlDeleteNamespace(t *testing.T) {
 		if err != nil || len(l.Items) != 0 {
 			t.Fatalf("%s left: %d, %v", k.r.GVR(), len(l.Items), err)
 		}
+	}
+	// The controller, not the DELETE, emptied it: the namespace was
+	// Terminating with the controller's conditions before it went.
+	var conditions []string
+	for {
+		ev, err := w.Next()
+		if err != nil {
+			t.Fatalf("namespace watch: %v", err)
+		}
+		if ev.Type == wire.Deleted {
+			break
+		}
+		list, _ := ev.Object.Nested("status", "conditions")
+		conds, _ := list.([]any)
+		for _, c := range conds {
+			m := c.(map[string]any)
+			conditions = append(conditions, fmt.Sprint(m["type"], "=", m["status"]))
+		}
+	}
+	if !slices.Contains(conditions, "NamespaceContentRemaining=False") || !slices.Contains(conditions, "NamespaceDeletionContentFailure=False") {
+		t.Fatalf("conditions seen before the namespace went: %v", conditions)
 	}
 }
 
