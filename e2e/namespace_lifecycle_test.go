@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/listwatch/listwatch/apiserver"
+	"github.com/listwatch/listwatch/apiserver/apiservertest"
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/storage/etcd"
@@ -75,7 +76,7 @@ spec:
 // once the namespace controller running in serve has emptied it and it is
 // gone (kubectl waits on a watch); every object went with it.
 func TestKubectlDeleteNamespace(t *testing.T) {
-	s := startServer(t, "")
+	s := startServer(t, "", apiservertest.WithControllers)
 	c := ourClient(t, s)
 	kubectl(t, s, gadgetCRD, "apply", "-f", "-")
 	kubectl(t, s, "", "wait", "--for=condition=Established", "crd/gizmos.example.com", "--timeout=30s")
@@ -167,7 +168,7 @@ func TestKubectlDeleteNamespace(t *testing.T) {
 // TestNewNamespaceDefaults: a new namespace gets the default
 // ServiceAccount and kube-root-ca.crt with the server's CA.
 func TestNewNamespaceDefaults(t *testing.T) {
-	s := startServer(t, "")
+	s := startServer(t, "", apiservertest.WithControllers)
 	c := ourClient(t, s)
 	kubectl(t, s, "", "create", "namespace", "fresh")
 	awaitObject(t, resOf(c, "", "v1", "serviceaccounts").Namespace("fresh"), "default", func(*object.Unstructured) bool { return true })
@@ -215,7 +216,7 @@ func TestControllersOnOneReplica(t *testing.T) {
 	ec := emb.ClientConfig()
 	shared := t.TempDir()
 	replica := func(name string) *testServer {
-		return startServer(t, shared, func(o *apiserver.Options) {
+		return startServer(t, shared, apiservertest.WithControllers, func(o *apiserver.Options) {
 			o.EtcdServers, o.EtcdCAFile, o.EtcdCertFile, o.EtcdKeyFile = ec.Endpoints, ec.CAFile, ec.CertFile, ec.KeyFile
 			o.KubeconfigPath = filepath.Join(shared, "kubeconfig-"+name)
 		})

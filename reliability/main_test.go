@@ -49,7 +49,9 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 // startServer runs an in-process server on a free port until the test ends.
 func startServer(t testing.TB, dir string, mutate ...func(*apiserver.Options)) *apiserver.APIServer {
 	t.Helper()
-	return apiservertest.Start(t, dir, mutate...).APIServer
+	// With the controllers serve runs by default: the suite's
+	// convergence checks hold with them writing alongside.
+	return apiservertest.Start(t, dir, append([]func(*apiserver.Options){apiservertest.WithControllers}, mutate...)...).APIServer
 }
 
 // adminConfig is the admin client config of a kubeconfig, unthrottled.
