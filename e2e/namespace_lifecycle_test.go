@@ -180,6 +180,16 @@ func TestNewNamespaceDefaults(t *testing.T) {
 	if out := kubectl(t, s, "", "get", "serviceaccount", "default", "-n", "fresh", "-o", "name"); strings.TrimSpace(out) != "serviceaccount/default" {
 		t.Fatalf("kubectl get sa: %q", out)
 	}
+	// The controllers' metrics are the server's.
+	_, body := rawGet(t, s, s.URL()+"/metrics", nil)
+	for _, want := range []string{
+		`controller_reconcile_total{controller="serviceaccount-controller",result="success"}`,
+		`workqueue_adds_total{name="root-ca-certificate-publisher-controller"}`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }
 
 // TestNoControllers: with --controllers= (none) serve is kube-apiserver

@@ -134,8 +134,15 @@ func (h *Host) Run(ctx context.Context) error {
 				h.log.Info("controller host leader", "leader", id, "self", id == h.cfg.Identity)
 			},
 		})
-		if err != nil && ctx.Err() == nil {
-			h.log.Warn("lost the controller lease; campaigning again", "err", err)
+		if ctx.Err() != nil {
+			break
+		}
+		h.log.Warn("no longer leading the controllers; campaigning again", "err", err)
+		// Leadership ended on its own (lease lost, controllers failed):
+		// pause before the next campaign rather than spin.
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
 		}
 	}
 	return nil
