@@ -21,6 +21,18 @@ func TestNamespaces(t *testing.T) {
 	if path(ns, "status", "phase") != "Active" || path(ns, "metadata", "namespace") != nil {
 		t.Fatalf("namespace: %v", ns)
 	}
+	// kube's strategy labels every namespace with its name, on every write.
+	if path(ns, "metadata", "labels", "kubernetes.io/metadata.name") != "team" {
+		t.Fatalf("name label: %v", ns)
+	}
+	ns = e.must(200, "PUT", "/api/v1/namespaces/team", map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": "team", "labels": map[string]any{"a": "b"}}})
+	if path(ns, "metadata", "labels", "kubernetes.io/metadata.name") != "team" || path(ns, "metadata", "labels", "a") != "b" {
+		t.Fatalf("name label after an update: %v", ns)
+	}
+	if d := e.must(200, "GET", "/api/v1/namespaces/default", nil); path(d, "metadata", "labels", "kubernetes.io/metadata.name") != "default" {
+		t.Fatalf("bootstrapped namespace: %v", d)
+	}
 	e.expectStatus(422, "Invalid", "", "POST", "/api/v1/namespaces", map[string]any{"metadata": map[string]any{"name": "a.b"}})
 	e.expectStatus(404, "NotFound", `namespaces "ghost" not found`, "POST", "/api/v1/namespaces/ghost/configmaps", cm("x", nil, nil))
 	e.expectStatus(405, "MethodNotAllowed", "", "DELETE", "/api/v1/namespaces", nil)

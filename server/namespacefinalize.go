@@ -78,6 +78,7 @@ func namespaceFinalized(d *doc) bool {
 // kubernetes finalizer; an update keeps the stored status, and the stored
 // spec.finalizers unless it is a write to /finalize.
 func (c *call) prepareNamespace(d, old *doc) {
+	setNameLabel(d)
 	if old == nil {
 		d.setField("status", map[string]string{"phase": "Active"})
 		ensureKubernetesFinalizer(d)
@@ -91,6 +92,24 @@ func (c *call) prepareNamespace(d, old *doc) {
 	if !c.finalize {
 		setSpecFinalizers(d, specFinalizers(old))
 	}
+}
+
+// labelMetadataName is the label kube's strategy gives every namespace,
+// its name, so that selectors can pick namespaces by name.
+const labelMetadataName = "kubernetes.io/metadata.name"
+
+// setNameLabel sets d's kubernetes.io/metadata.name label to its name,
+// on every write, as kube's namespace strategy Canonicalize does.
+func setNameLabel(d *doc) {
+	var labels map[string]string
+	if raw, ok := d.meta["labels"]; ok && json.Unmarshal(raw, &labels) != nil {
+		return // not a map of strings: validation answers it
+	}
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[labelMetadataName] = d.metaString("name")
+	d.setMeta("labels", labels)
 }
 
 // validateNamespaceFinalizers is kube's ValidateNamespaceFinalizeUpdate

@@ -134,7 +134,7 @@ func (n *namespaceController) markTerminating(ctx context.Context, ns u) (u, err
 	}
 	ns = ns.DeepCopy()
 	ns.SetNested("Terminating", "status", "phase")
-	return n.put(ctx, ns, "status")
+	return putNamespace(ctx, n.c, ns, "status")
 }
 
 // finalize removes the kubernetes finalizer through /finalize.
@@ -150,17 +150,17 @@ func (n *namespaceController) finalize(ctx context.Context, ns u) (u, error) {
 	if keep == nil {
 		ns.SetNested([]any{}, "spec", "finalizers")
 	}
-	return n.put(ctx, ns, "finalize")
+	return putNamespace(ctx, n.c, ns, "finalize")
 }
 
-// put writes ns to its subresource sub (status, finalize) and returns
-// what the server stored.
-func (n *namespaceController) put(ctx context.Context, ns u, sub string) (u, error) {
+// putNamespace writes ns to its subresource sub (status, finalize) and
+// returns what the server stored.
+func putNamespace(ctx context.Context, c *client.Client, ns u, sub string) (u, error) {
 	body, err := json.Marshal(ns)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := n.c.Do(ctx, "PUT", "/api/v1/namespaces/"+ns.GetName()+"/"+sub, nil, body)
+	resp, err := c.Do(ctx, "PUT", "/api/v1/namespaces/"+ns.GetName()+"/"+sub, nil, body)
 	if err != nil {
 		return nil, err
 	}

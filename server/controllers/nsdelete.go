@@ -108,8 +108,7 @@ func (d *contentDeleter) updateConditions(ctx context.Context, ns u, cu *conditi
 	if !cu.apply(next, time.Now()) {
 		return ns
 	}
-	nc := &namespaceController{c: d.t.c}
-	out, err := nc.put(ctx, next, "status")
+	out, err := putNamespace(ctx, d.t.c, next, "status")
 	if err != nil {
 		d.log.Warn("couldn't update status conditions of namespace", "namespace", ns.GetName(), "err", err)
 		return ns
