@@ -215,8 +215,8 @@ func TestNoControllers(t *testing.T) {
 
 // TestControllersOnOneReplica: two servers on one etcd run the
 // controllers on one of them only, the one the Lease
-// kube-system/kube-controller-manager names; when it stops, the other
-// takes over.
+// kube-system/kube-controller-manager names; when it stops, it releases
+// the lease and the other takes over at once.
 func TestControllersOnOneReplica(t *testing.T) {
 	emb, err := etcd.StartEmbedded(t.Context(), etcd.EmbeddedConfig{Dir: t.TempDir(), Logger: zap.NewNop()})
 	if err != nil {
@@ -265,9 +265,16 @@ func TestControllersOnOneReplica(t *testing.T) {
 		t.Fatal("both replicas run the controllers")
 	}
 	first := holder
+	stopped := time.Now()
 	leader.Stop()
 	awaitLease(follower, first)
 	waitUntil(t, "the other replica to lead", follower.ControllersLeading)
+	// The stopping replica released the lease before it stopped serving,
+	// so the other took it at its next retry (2s), not after the lease
+	// duration (15s) of a holder that vanished.
+	if d := time.Since(stopped); d > 10*time.Second {
+		t.Fatalf("takeover took %v", d)
+	}
 }
 
 // waitUntil checks cond every 20ms for up to 10s.
