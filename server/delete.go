@@ -16,8 +16,8 @@ import (
 // delete answers DELETE on an object. Preconditions (uid,
 // resourceVersion) from the DeleteOptions body are checked against the
 // current object, and a failed one is a 409 Conflict. Deleting a
-// namespace deletes everything in it first; deleting a CRD deletes its
-// custom resources first. The response is the deleted object for custom
+// namespace marks it Terminating (namespace.go: the namespace controller
+// empties it); deleting a CRD deletes its custom resources first. The response is the deleted object for custom
 // resources, namespaces and CRDs, and a Success Status naming the object
 // for the other built-ins, as kube-apiserver answers. The namespaces
 // default, kube-system and kube-public may not be deleted (403).
@@ -52,7 +52,7 @@ func (c *call) delete() error {
 	if err := c.checkPreconditions(opts.DeleteOptions, cur, kv.Revision); err != nil {
 		return err
 	}
-	if isDryRun(c.r) || len(opts.DryRun) > 0 {
+	if (isDryRun(c.r) || len(opts.DryRun) > 0) && !isNamespace {
 		return c.writeDeleted(kv.Value, cur)
 	}
 	expect := int64(0)
@@ -72,7 +72,7 @@ func (c *call) delete() error {
 			}
 		}
 		opts.Preconditions = &pre
-		return c.deleteNamespace(func(d *doc, rev int64) error { return c.checkPreconditions(opts.DeleteOptions, d, rev) })
+		return c.deleteNamespace(cur, kv.Revision, isDryRun(c.r) || len(opts.DryRun) > 0, func(d *doc, rev int64) error { return c.checkPreconditions(opts.DeleteOptions, d, rev) })
 	case c.res.isCRDs():
 		check := func(d *doc, rev int64) error { return c.checkPreconditions(opts.DeleteOptions, d, rev) }
 		if err := c.s.deleteCRDContents(ctx, c.res, kv, check); err != nil {

@@ -78,6 +78,11 @@ func (s *Server) resourceList(group, version string) (wire.APIResourceList, bool
 			Name: r.plural, SingularName: r.singular, Namespaced: r.namespaced, Kind: r.kind,
 			Verbs: r.verbs(), ShortNames: r.shortNames, Categories: r.categories,
 		})
+		if r.isNamespaces() {
+			list.Resources = append(list.Resources, wire.APIResource{
+				Name: r.plural + "/finalize", Kind: r.kind, Verbs: []string{"update"},
+			})
+		}
 		if r.hasStatus {
 			list.Resources = append(list.Resources, wire.APIResource{
 				Name: r.plural + "/status", Namespaced: r.namespaced, Kind: r.kind,

@@ -38,6 +38,7 @@ type typedKind struct {
 	internal schema.GroupVersionKind
 	strategy kindStrategy
 	status   rest.RESTUpdateStrategy // nil without a status subresource
+	finalize rest.RESTUpdateStrategy // namespaces' /finalize; nil for the others
 }
 
 // crdScheme holds apiextensions.k8s.io, which kube-apiserver keeps out of
@@ -59,8 +60,10 @@ var typedKinds = func() map[string]*typedKind {
 		}
 	}
 	crd := customresourcedefinition.NewStrategy(crdScheme)
+	namespaces := core("Namespace", namespace.Strategy, namespace.StatusStrategy)
+	namespaces.finalize = namespace.FinalizeStrategy
 	return map[string]*typedKind{
-		"/namespaces":      core("Namespace", namespace.Strategy, namespace.StatusStrategy),
+		"/namespaces":      namespaces,
 		"/configmaps":      core("ConfigMap", configmap.Strategy, nil),
 		"/secrets":         core("Secret", secret.Strategy, nil),
 		"/pods":            core("Pod", pod.Strategy, pod.StatusStrategy),

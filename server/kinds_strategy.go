@@ -66,8 +66,11 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) error {
 			}
 		}
 		var strategy rest.RESTUpdateStrategy = t.strategy
-		if c.status && t.status != nil {
+		switch {
+		case c.status && t.status != nil:
 			strategy = t.status
+		case c.finalize && t.finalize != nil:
+			strategy = t.finalize
 		}
 		err = rest.BeforeUpdate(strategy, ctx, obj, oldObj)
 	}
@@ -91,8 +94,11 @@ func (c *call) strategyContext(create bool) context.Context {
 	case c.r.Method == http.MethodPatch:
 		info.Verb = "patch"
 	}
-	if c.status {
+	switch {
+	case c.status:
 		info.Subresource = "status"
+	case c.finalize:
+		info.Subresource = "finalize"
 	}
 	ctx := genericapirequest.WithNamespace(c.r.Context(), c.ns)
 	ctx = genericapirequest.WithRequestInfo(ctx, info)

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/listwatch/listwatch/server/storage"
@@ -50,98 +50,71 @@ func errImmortal(r *resource, name string) error {
 	return wire.NewForbidden(r.gr(), name, "this namespace may not be deleted")
 }
 
-// deleteNamespace deletes the namespace c names: it marks it terminating,
-// deletes everything in it, then deletes it, and answers the namespace as
-// last stored. check (the DeleteOptions preconditions) is run on the
-// namespace as it is when marked terminating, in the same compare-and-swap,
-// so that nothing is deleted unless it holds. From then on the deletion is
-// committed: the final delete only makes sure the namespace is still the
-// one marked (same uid), so that a write meanwhile (a status update, say)
-// cannot leave it terminating and empty.
-func (c *call) deleteNamespace(check func(cur *doc, rev int64) error) error {
+// deleteNamespace answers DELETE of namespace c names (cur, read at rev),
+// as kube's namespace storage does. The first DELETE only marks it:
+// deletionTimestamp and phase Terminating, after check (the DeleteOptions
+// preconditions) passes on the namespace it rewrites, and answers it with
+// 200; the namespace controller then empties it and removes the
+// kubernetes finalizer through /finalize. A DELETE of a namespace already
+// terminating answers it as it is while finalizers remain, and removes it
+// once spec.finalizers and metadata.finalizers are both empty.
+func (c *call) deleteNamespace(cur *doc, rev int64, dryRun bool, check func(cur *doc, rev int64) error) error {
 	ctx := c.r.Context()
-	marked, err := c.s.terminateNamespace(ctx, c.name, check)
-	if err != nil {
+	if cur.metaString("deletionTimestamp") == "" {
+		if dryRun {
+			markTerminating(cur, c.s.now())
+			return c.writeObject(http.StatusOK, cur.encodeWithRV(strconv.FormatInt(rev, 10)))
+		}
+		stored, err := c.s.terminateNamespace(ctx, c.name, check)
+		if err != nil {
+			return err
+		}
+		c.tr.Step("Object marked for deletion")
+		return c.writeObject(http.StatusOK, stored)
+	}
+	if err := check(cur, rev); err != nil {
 		return err
 	}
-	if err := c.s.deleteNamespaceContents(ctx, c.name); err != nil {
-		return err
+	if !namespaceFinalized(cur) || dryRun {
+		return c.writeObject(http.StatusOK, cur.encodeWithRV(strconv.FormatInt(rev, 10)))
 	}
-	last, err := c.s.deleteNamespaceObject(ctx, c.name, marked.metaString("uid"))
+	last, err := c.s.store.Delete(ctx, c.res.key("", c.name), rev)
 	c.tr.Step("Object deleted from database")
 	if err != nil {
-		return err
+		if errors.Is(err, storage.ErrConflict) {
+			return wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
+		}
+		return storageError(err, c.res, c.name)
 	}
-	return c.writeDeleted(last.Value, marked)
+	return c.writeDeleted(last.Value, cur)
 }
 
-// terminateNamespace sets the deletionTimestamp (if unset) and phase
-// Terminating of namespace name, so that creates into it fail with 403,
-// after check passes on the namespace it rewrites. It returns the
-// namespace as written.
-func (s *Server) terminateNamespace(ctx context.Context, name string, check func(cur *doc, rev int64) error) (*doc, error) {
+// markTerminating sets the deletionTimestamp (if unset) and phase
+// Terminating of namespace d.
+func markTerminating(d *doc, now time.Time) {
+	if d.metaString("deletionTimestamp") == "" {
+		d.setMeta("deletionTimestamp", now.UTC().Format(time.RFC3339))
+	}
+	var status map[string]json.RawMessage
+	if !d.field("status", &status) || status == nil {
+		status = map[string]json.RawMessage{}
+	}
+	status["phase"] = json.RawMessage(`"Terminating"`)
+	d.setField("status", status)
+}
+
+// terminateNamespace marks namespace name terminating, so that creates
+// into it fail with 403, after check passes on the namespace it rewrites.
+// It returns the namespace as stored.
+func (s *Server) terminateNamespace(ctx context.Context, name string, check func(cur *doc, rev int64) error) ([]byte, error) {
 	c := &call{s: s, res: s.namespaces(), name: name}
-	var marked *doc
-	_, err := s.guaranteedUpdateNoRequest(ctx, c, func(d *doc, rev int64) (*doc, error) {
+	return s.guaranteedUpdateNoRequest(ctx, c, func(d *doc, rev int64) (*doc, error) {
 		if err := check(d, rev); err != nil {
 			return nil, err
 		}
-		if d.metaString("deletionTimestamp") == "" {
-			d.setMeta("deletionTimestamp", s.now().UTC().Format(time.RFC3339))
-		}
-		d.setField("status", map[string]string{"phase": "Terminating"})
-		marked = d
+		markTerminating(d, s.now())
 		return d, nil
 	})
-	return marked, err
-}
-
-// deleteNamespaceContents deletes every namespaced object in ns, of every
-// resource served now, custom ones included.
-func (s *Server) deleteNamespaceContents(ctx context.Context, ns string) error {
-	for _, prefix := range s.reg.namespacedPrefixes(ns) {
-		if err := s.deletePrefix(ctx, prefix); err != nil {
-			return fmt.Errorf("server: deleting %s: %w", prefix, err)
-		}
-	}
-	s.log.Info("namespace emptied", slog.String("namespace", ns))
-	return nil
-}
-
-// deleteNamespaceObject deletes namespace name if its uid is still uid,
-// whatever its revision, retrying on conflict. A namespace gone, or
-// replaced by another of the same name, is 404.
-func (s *Server) deleteNamespaceObject(ctx context.Context, name, uid string) (storage.KV, error) {
-	r := s.namespaces()
-	key := r.key("", name)
-	for {
-		kv, err := s.store.Get(ctx, key)
-		if err != nil {
-			return storage.KV{}, storageError(err, r, name)
-		}
-		cur, err := decodeDoc(kv.Value)
-		if err != nil {
-			return storage.KV{}, err
-		}
-		if cur.metaString("uid") != uid {
-			return storage.KV{}, wire.NewNotFound(r.gr(), name)
-		}
-		if len(cur.finalizers()) > 0 {
-			held, err := s.holdNamespace(ctx, kv, cur) // finalize.go
-			if errors.Is(err, storage.ErrConflict) {
-				continue
-			}
-			return held, storageError(err, r, name)
-		}
-		last, err := s.store.Delete(ctx, key, kv.Revision)
-		if errors.Is(err, storage.ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return storage.KV{}, storageError(err, r, name)
-		}
-		return last, nil
-	}
 }
 
 // guaranteedUpdateNoRequest rewrites the stored object c names with fn,

@@ -40,10 +40,14 @@ func TestNamespaceDeletePreconditions(t *testing.T) {
 	if d["kind"] != "Namespace" || path(d, "status", "phase") != "Terminating" || path(d, "metadata", "deletionTimestamp") == nil {
 		t.Fatalf("delete with matching preconditions answered %v", d)
 	}
-	e.expectStatus(404, "NotFound", `namespaces "pre" not found`, "GET", "/api/v1/namespaces/pre", nil)
-	if items := e.must(200, "GET", "/api/v1/namespaces/pre/configmaps", nil)["items"].([]any); len(items) != 0 {
-		t.Fatalf("contents survived: %v", items)
+	// Marked, not gone: the namespace controller (none here) empties it.
+	if now := e.must(200, "GET", "/api/v1/namespaces/pre", nil); path(now, "status", "phase") != "Terminating" {
+		t.Fatalf("after delete: %v", now)
 	}
+	// Preconditions hold on a second DELETE too.
+	e.expectStatus(409, "Conflict", "", "DELETE", "/api/v1/namespaces/pre", opts(map[string]any{"uid": "nope"}))
+	e.must(200, "PUT", "/api/v1/namespaces/pre/finalize", map[string]any{"metadata": map[string]any{"name": "pre"}, "spec": map[string]any{"finalizers": []any{}}})
+	e.expectStatus(404, "NotFound", `namespaces "pre" not found`, "GET", "/api/v1/namespaces/pre", nil)
 	// A namespace of that name made again is a new one: the old uid does
 	// not delete it.
 	e.must(201, "POST", "/api/v1/namespaces", map[string]any{"metadata": map[string]any{"name": "pre"}})

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -20,6 +21,18 @@ func TestNamespaces(t *testing.T) {
 	if path(ns, "status", "phase") != "Active" || path(ns, "metadata", "namespace") != nil {
 		t.Fatalf("namespace: %v", ns)
 	}
+	// kube's strategy labels every namespace with its name, on every write.
+	if path(ns, "metadata", "labels", "kubernetes.io/metadata.name") != "team" {
+		t.Fatalf("name label: %v", ns)
+	}
+	ns = e.must(200, "PUT", "/api/v1/namespaces/team", map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": "team", "labels": map[string]any{"a": "b"}}})
+	if path(ns, "metadata", "labels", "kubernetes.io/metadata.name") != "team" || path(ns, "metadata", "labels", "a") != "b" {
+		t.Fatalf("name label after an update: %v", ns)
+	}
+	if d := e.must(200, "GET", "/api/v1/namespaces/default", nil); path(d, "metadata", "labels", "kubernetes.io/metadata.name") != "default" {
+		t.Fatalf("bootstrapped namespace: %v", d)
+	}
 	e.expectStatus(422, "Invalid", "", "POST", "/api/v1/namespaces", map[string]any{"metadata": map[string]any{"name": "a.b"}})
 	e.expectStatus(404, "NotFound", `namespaces "ghost" not found`, "POST", "/api/v1/namespaces/ghost/configmaps", cm("x", nil, nil))
 	e.expectStatus(405, "MethodNotAllowed", "", "DELETE", "/api/v1/namespaces", nil)
@@ -34,15 +47,25 @@ func TestNamespaces(t *testing.T) {
 	e.must(201, "POST", "/apis/example.com/v1/namespaces/team/widgets", widget("w1", "v1"))
 
 	d := e.must(200, "DELETE", "/api/v1/namespaces/team", nil)
-	if d["kind"] != "Namespace" || path(d, "status", "phase") != "Terminating" {
+	if d["kind"] != "Namespace" || path(d, "status", "phase") != "Terminating" || path(d, "metadata", "deletionTimestamp") == nil {
 		t.Fatalf("delete namespace answered %v", d)
 	}
-	e.expectStatus(404, "NotFound", "", "GET", "/api/v1/namespaces/team", nil)
-	for _, p := range []string{"/api/v1/namespaces/team/configmaps", "/api/v1/namespaces/team/secrets",
-		"/apis/coordination.k8s.io/v1/namespaces/team/leases", "/apis/example.com/v1/namespaces/team/widgets"} {
-		if items := e.must(200, "GET", p, nil)["items"].([]any); len(items) != 0 {
-			t.Errorf("%s survived: %v", p, items)
+	// Without the namespace controller (this server runs none) the
+	// namespace stays Terminating with its content, as on envtest.
+	got := e.must(200, "GET", "/api/v1/namespaces/team", nil)
+	if path(got, "status", "phase") != "Terminating" || fmt.Sprint(path(got, "spec", "finalizers")) != "[kubernetes]" {
+		t.Fatalf("terminating namespace: %v", got)
+	}
+	for _, p := range []string{"/api/v1/namespaces/team/configmaps", "/apis/example.com/v1/namespaces/team/widgets"} {
+		if items := e.must(200, "GET", p, nil)["items"].([]any); len(items) != 1 {
+			t.Errorf("%s: the server itself deleted content: %v", p, items)
 		}
+	}
+	e.expectStatus(403, "Forbidden", `configmaps "c2" is forbidden: unable to create new content in namespace team because it is being terminated`,
+		"POST", "/api/v1/namespaces/team/configmaps", cm("c2", nil, nil))
+	// A second DELETE answers it as it is.
+	if d := e.must(200, "DELETE", "/api/v1/namespaces/team", nil); path(d, "status", "phase") != "Terminating" {
+		t.Fatalf("second delete answered %v", d)
 	}
 	e.must(200, "GET", cmPath+"/keep", nil)
 }

@@ -66,7 +66,11 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 	if err := customSubresource(res, info); err != nil {
 		return nil, "", false, err
 	}
-	if info.Subresource != "" && !status && !servesScale(res, info) {
+	if info.Subresource == "finalize" && res.isNamespaces() && info.Name != "" {
+		if info.Verb != "update" {
+			return nil, "", false, methodNotAllowed()
+		}
+	} else if info.Subresource != "" && !status && !servesScale(res, info) {
 		return nil, "", false, notFoundPath()
 	}
 	if res.namespaced {
@@ -98,7 +102,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 	defer tr.LogIfLong(r.Context(), s.log, s.slow)
 	ctx := trace.WithTrace(r.Context(), tr)
 	req := &call{s: s, w: w, r: r.WithContext(ctx), res: res, ns: ns, name: info.Name, tr: tr, status: statusOK,
-		scale: servesScale(res, info)}
+		scale: servesScale(res, info), finalize: info.Subresource == "finalize"}
 	switch info.Verb {
 	case "get":
 		err = req.get()
@@ -146,6 +150,9 @@ type call struct {
 	// scale: the request is on a custom resource's scale subresource
 	// (scale.go).
 	scale bool
+	// finalize: the request is on a namespace's finalize subresource; a
+	// write may change spec.finalizers, not status.
+	finalize bool
 }
 
 // writeObject writes one stored value (with its resourceVersion) as the

@@ -2,12 +2,14 @@ package apiserver
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/listwatch/listwatch/server/controllers"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -78,6 +80,13 @@ type Options struct {
 	// or whom an ABAC policy grants the path. Off by default (kube: on).
 	Profiling bool
 
+	// Controllers chooses the controllers serve runs (package
+	// server/controllers), as kube-controller-manager's --controllers:
+	// "*" every default one, "name" or "-name" one on or off. Nil means
+	// {"*"}; an empty, non-nil list runs none (kube-apiserver alone, as
+	// envtest: a deleted namespace then stays Terminating).
+	Controllers []string
+
 	// KubeconfigPath to write; default DataDir/kubeconfig.
 	KubeconfigPath string
 
@@ -129,6 +138,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Registerer == nil {
 		o.Registerer = prometheus.NewRegistry()
+	}
+	if o.Controllers != nil {
+		if _, err := controllers.Enabled(o.Controllers); err != nil {
+			return o, errors.Join(ErrOptions, fmt.Errorf("--controllers: %w", err))
+		}
 	}
 	if (o.EtcdCertFile == "") != (o.EtcdKeyFile == "") {
 		return o, errors.Join(ErrOptions, errors.New("--etcd-certfile and --etcd-keyfile go together"))

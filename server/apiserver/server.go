@@ -15,9 +15,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/internal/run"
 	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/server/controllers"
 	"github.com/listwatch/listwatch/server/filters"
 	"github.com/listwatch/listwatch/server/internal/pki"
 	"github.com/listwatch/listwatch/server/request"
@@ -32,9 +34,10 @@ type APIServer struct {
 	ready chan struct{}
 
 	// Set by Run before ready is closed; read-only after.
-	url   string
-	creds *pki.Credentials
-	store *etcd.Store
+	url         string
+	creds       *pki.Credentials
+	store       *etcd.Store
+	controllers *controllers.Host
 }
 
 // New validates opts. It starts nothing.
@@ -57,6 +60,10 @@ func (a *APIServer) KubeconfigPath() string { return a.opts.KubeconfigPath }
 
 // Credentials are the server's CA and admin credentials; valid after Ready.
 func (a *APIServer) Credentials() *pki.Credentials { return a.creds }
+
+// ControllersLeading reports whether this server runs the controllers now
+// (it holds their lease); valid after Ready.
+func (a *APIServer) ControllersLeading() bool { return a.controllers.IsLeader() }
 
 // Store is the etcd store writes go through; valid after Ready.
 func (a *APIServer) Store() *etcd.Store { return a.store }
@@ -96,7 +103,7 @@ func (a *APIServer) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.store, a.url = p.store, p.url
+	a.store, a.url, a.controllers = p.store, p.url, p.controllers
 	if err := a.serve(ctx, p); err != nil {
 		o.Logger.Error("listwatch stopping", "err", err)
 		return err
@@ -115,6 +122,9 @@ type parts struct {
 	http      *http.Server
 	ln        net.Listener
 	url       string
+	// controllers run in the server, over loopback to it.
+	controllers *controllers.Host
+	loopback    *client.Client
 }
 
 // build constructs the server on an etcd client and credentials; it
@@ -180,7 +190,38 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (*parts, err
 		return nil, err
 	}
 	p.ln = ln
+	if err := p.buildControllers(o, creds); err != nil {
+		ln.Close()
+		return nil, err
+	}
 	return p, nil
+}
+
+// buildControllers makes the controller host, with a client of the
+// server's own URL as its admin.
+func (p *parts) buildControllers(o Options, creds *pki.Credentials) error {
+	c, err := client.New(&client.Config{
+		Host:      p.url,
+		CAData:    creds.CAPEM,
+		CertData:  creds.AdminCertPEM,
+		KeyData:   creds.AdminKeyPEM,
+		QPS:       50, // kube's loopback client's
+		Burst:     100,
+		UserAgent: "listwatch-controllers",
+		Logger:    o.Logger,
+	})
+	if err != nil {
+		return fmt.Errorf("apiserver: controllers client: %w", err)
+	}
+	p.loopback = c
+	p.controllers, err = controllers.New(controllers.Config{
+		Client:      c,
+		RootCA:      creds.CAPEM,
+		Controllers: o.Controllers,
+		Registerer:  o.Registerer,
+		Logger:      o.Logger,
+	})
+	return err
 }
 
 // serve runs the built parts on one run.Group until ctx ends or one of
@@ -188,6 +229,12 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (*parts, err
 // API has its default namespaces and CRDs, so that a client told "ready"
 // finds a complete server.
 func (a *APIServer) serve(ctx context.Context, p *parts) error {
+	// Requests outlive the group's context until the controllers have
+	// stopped, so that their last writes (the leader releasing its lease,
+	// for the next replica to take over at once) are served.
+	reqCtx, endRequests := context.WithCancel(context.Background())
+	defer endRequests()
+	controllersDone := make(chan struct{})
 	var g run.Group
 	g.Go("api", p.api.Run)
 	g.Go("direct reader", p.direct.Run)
@@ -198,9 +245,9 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 		g.Go("compactor", p.compactor.Run)
 	}
 	g.Go("https", func(ctx context.Context) error {
-		// Request contexts derive from the group's, so that stopping the
+		// Request contexts end when serving stops, so that stopping the
 		// server ends watches instead of waiting out their timeouts.
-		p.http.BaseContext = func(net.Listener) context.Context { return ctx }
+		p.http.BaseContext = func(net.Listener) context.Context { return reqCtx }
 		if err := p.http.ServeTLS(p.ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
@@ -208,10 +255,22 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 	})
 	g.Go("https shutdown", func(ctx context.Context) error {
 		<-ctx.Done()
+		<-controllersDone
+		endRequests()
 		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_ = p.http.Shutdown(shutdownCtx)
 		return nil
+	})
+	g.Go("controllers", func(ctx context.Context) error {
+		defer close(controllersDone)
+		defer p.loopback.CloseIdleConnections()
+		select {
+		case <-p.api.Ready():
+		case <-ctx.Done():
+			return nil
+		}
+		return p.controllers.Run(ctx)
 	})
 	g.Go("ready", func(ctx context.Context) error {
 		select {

@@ -92,7 +92,9 @@ func (t *Target) startEmbedded(ctx context.Context, opts TargetOptions) error {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	srv, err := apiserver.New(apiserver.Options{DataDir: dir, Port: -1, Logger: logger})
+	// No controllers: the bench counts what it writes, and the root CA
+	// publisher would add kube-root-ca.crt to its namespace.
+	srv, err := apiserver.New(apiserver.Options{DataDir: dir, Port: -1, Logger: logger, Controllers: []string{}})
 	if err != nil {
 		return errors.Join(err, removeDir())
 	}

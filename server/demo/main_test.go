@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/server/apiserver"
 	"github.com/listwatch/listwatch/server/apiserver/apiservertest"
 	"github.com/listwatch/listwatch/server/demo"
 )
@@ -24,7 +25,9 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // test and returns a client of it.
 func startServer(t *testing.T) *client.Client {
 	t.Helper()
-	srv := apiservertest.Start(t, "")
+	// No controllers: the demo's mirror controller mirrors every
+	// ConfigMap of its namespace, kube-root-ca.crt included.
+	srv := apiservertest.Start(t, "", func(o *apiserver.Options) { o.Controllers = []string{} })
 	cfg, err := client.LoadKubeconfig(srv.KubeconfigPath(), "")
 	if err != nil {
 		t.Fatal(err)

@@ -49,7 +49,9 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 // startServer runs an in-process server on a free port until the test ends.
 func startServer(t testing.TB, dir string, mutate ...func(*apiserver.Options)) *apiserver.APIServer {
 	t.Helper()
-	return apiservertest.Start(t, dir, mutate...).APIServer
+	// With the controllers serve runs by default: the suite's
+	// convergence checks hold with them writing alongside.
+	return apiservertest.Start(t, dir, append([]func(*apiserver.Options){apiservertest.WithControllers}, mutate...)...).APIServer
 }
 
 // adminConfig is the admin client config of a kubeconfig, unthrottled.
@@ -97,6 +99,18 @@ func createNamespace(t testing.TB, c *client.Client, ns string) {
 	}}
 	if _, err := client.NewResource[*object.Unstructured](c, namespaces).Create(ctx, obj); err != nil && !client.IsAlreadyExists(err) {
 		t.Fatalf("create namespace %s: %v", ns, err)
+	}
+	// The server's root CA publisher adds kube-root-ca.crt to a new
+	// namespace: wait for it, so that the test's watchers of configmaps
+	// start on a settled namespace.
+	cms := client.NewResource[*object.Unstructured](c, configmaps).Namespace(ns)
+	w, err := cms.Watch(ctx, wire.ListOptions{FieldSelector: "metadata.name=kube-root-ca.crt"})
+	if err != nil {
+		t.Fatalf("watch kube-root-ca.crt in %s: %v", ns, err)
+	}
+	defer w.Close()
+	if ev, err := w.Next(); err != nil || ev.Type != wire.Added {
+		t.Fatalf("kube-root-ca.crt in %s: %v %v", ns, ev.Type, err)
 	}
 }
 

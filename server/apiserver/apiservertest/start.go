@@ -1,6 +1,8 @@
 // Package apiservertest runs an in-process listwatch server for tests: on
 // a free 127.0.0.1 port, with embedded etcd under a temp dir, quiet logs,
-// stopped (and waited for) when the test ends.
+// stopped (and waited for) when the test ends. Like envtest, it runs no
+// controllers unless asked (Options.Controllers = WithControllers): a
+// test then sees only its own writes.
 package apiservertest
 
 import (
@@ -13,6 +15,10 @@ import (
 
 	"github.com/listwatch/listwatch/server/apiserver"
 )
+
+// WithControllers runs every default controller in the server, as
+// `listwatch serve` does.
+func WithControllers(o *apiserver.Options) { o.Controllers = nil }
 
 // Server is a running test server.
 type Server struct {
@@ -36,6 +42,10 @@ func Start(t testing.TB, dir string, mutate ...func(*apiserver.Options)) *Server
 		DataDir: dir,
 		Port:    -1,
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// No controllers: kube-apiserver alone, as envtest. Their writes
+		// (a lease renewed every 2s, kube-root-ca.crt in every
+		// namespace) would move revisions and lists under the tests.
+		Controllers: []string{},
 	}
 	for _, m := range mutate {
 		m(&o)

@@ -48,7 +48,9 @@ func runDemo(ctx context.Context, out io.Writer, log *slog.Logger) (err error) {
 	}
 	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
 
-	srv, err := apiserver.New(apiserver.Options{DataDir: dir, Port: -1, Logger: log})
+	// No controllers: the demo's mirror controller would mirror the
+	// kube-root-ca.crt the root CA publisher puts in its namespace.
+	srv, err := apiserver.New(apiserver.Options{DataDir: dir, Port: -1, Logger: log, Controllers: []string{}})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,12 +16,14 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/listwatch/listwatch/server/apiserver"
+	ctrls "github.com/listwatch/listwatch/server/controllers"
 )
 
 func newServeCommand() *cobra.Command {
 	var (
-		o        apiserver.Options
-		logLevel string
+		o           apiserver.Options
+		logLevel    string
+		controllers string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -34,6 +37,7 @@ an admin kubeconfig to <data-dir>/kubeconfig for kubectl and client-go.`,
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return fmt.Errorf("--log-level: %w", err)
 			}
+			o.Controllers = splitControllers(controllers)
 			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			// Kubernetes' libraries inside the server (discovery, …) log
 			// through klog: into the same structured log.
@@ -72,7 +76,19 @@ an admin kubeconfig to <data-dir>/kubeconfig for kubectl and client-go.`,
 	f.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", 5*time.Minute, "how often etcd history is compacted (negative: never)")
 	f.StringVar(&o.KubeconfigPath, "kubeconfig-out", "", "where to write the admin kubeconfig (default <data-dir>/kubeconfig)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&controllers, "controllers", "*", "controllers to run, as kube-controller-manager's: '*' all defaults, 'name' or '-name' one on or off, comma separated; empty for none (kube-apiserver alone, as envtest). Known: "+strings.Join(ctrls.Names(), ", "))
 	return cmd
+}
+
+// splitControllers splits the --controllers list; "" is none.
+func splitControllers(s string) []string {
+	out := []string{}
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // stopGrace is how long serve waits, after SIGTERM or SIGINT, for the

@@ -131,3 +131,20 @@ func waitOpen(t *testing.T, p *proc, path string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestServeUnknownController: --controllers naming no controller stops
+// serve at once with kube-controller-manager's words for it.
+func TestServeUnknownController(t *testing.T) {
+	cliLeakCheck(t)
+	bin := buildCLI(t)
+	p := startCLI(t, bin, nil, "serve", "--data-dir", filepath.Join(t.TempDir(), "data"), "--secure-port", "-1",
+		"--log-level", "error", "--controllers", "*,-nope")
+	err := waitExit(t, p, 10*time.Second)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("serve: %v, want exit status 1; stderr:\n%s", err, p.stderr)
+	}
+	if msg := p.stderr.String(); !strings.Contains(msg, `--controllers: controllers: unknown controller: "nope" is not in the list of known controllers`) {
+		t.Fatalf("stderr:\n%s", msg)
+	}
+}

@@ -59,7 +59,13 @@ func (c *Cache) WatchList(ctx context.Context, prefix string, opts storage.Watch
 		if rev <= 0 {
 			return nil, fmt.Errorf("cache: %v watch without a revision", opts.Mode)
 		}
-		if !c.waitFor(ctx, rev, c.cfg.FreshnessTimeout, nil) {
+		// A prefix nobody writes to learns of newer revisions only from
+		// progress notifications: ask for one, as a fresh read does.
+		if !c.waitFor(ctx, rev, c.cfg.FreshnessTimeout, func() {
+			if err := c.cfg.Store.RequestProgress(ctx); err != nil {
+				c.log.Debug("watch cache: progress request failed", "err", err)
+			}
+		}) {
 			return nil, c.tooLarge(ctx, rev)
 		}
 	default:

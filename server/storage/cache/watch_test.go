@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/server/storage"
+	"github.com/listwatch/listwatch/server/storage/etcd"
 	"github.com/listwatch/listwatch/server/storage/etcdtest"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -245,4 +246,29 @@ func TestWatchLegacyDoesNotWaitForFreshness(t *testing.T) {
 	if err != nil && !errors.As(err, &tooLarge) {
 		t.Fatalf("watch-list on a cache not known fresh: %v", err)
 	}
+}
+
+// TestWatchFromRevisionOfAnotherPrefix: a watch at a revision written
+// under another prefix (the revision a LIST elsewhere answered) starts:
+// the cache asks storage for progress instead of waiting for a write to
+// its own prefix, or etcd's periodic notification (an hour away here).
+func TestWatchFromRevisionOfAnotherPrefix(t *testing.T) {
+	ctx := testCtx(t)
+	emb, err := etcd.StartEmbedded(ctx, etcd.EmbeddedConfig{Dir: t.TempDir(), ProgressNotifyInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emb.Close() })
+	store := etcd.New(emb.Client())
+	mustCreate(t, store, "ns", "a", nil)
+	c := startCache(t, store, Config{FreshnessTimeout: 3 * time.Second})
+	rev, err := store.Create(ctx, "/registry/secrets/ns/s", value("ns", "s", nil, "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.WatchList(ctx, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: rev})
+	if err != nil {
+		t.Fatalf("watch at %d: %v", rev, err)
+	}
+	w.Close()
 }

@@ -1,0 +1,162 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/server/controllers"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// fill creates n objects of each kind in ns, with a few goroutines.
+func fill(t *testing.T, c *client.Client, ns string, n int) {
+	t.Helper()
+	kinds := []struct {
+		r    *client.Resource[u]
+		make func(string) u
+	}{
+		{res(c, cmGVR).Namespace(ns), func(name string) u {
+			return obj("v1", "ConfigMap", name, map[string]any{"data": map[string]any{"k": "v"}})
+		}},
+		{res(c, secGVR).Namespace(ns), func(name string) u { return obj("v1", "Secret", name, map[string]any{"type": "Opaque"}) }},
+		{res(c, wGVR).Namespace(ns), func(name string) u { return obj("example.com/v1", "Widget", name, nil) }},
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(kinds)*4)
+	for _, k := range kinds {
+		for w := range 4 {
+			wg.Go(func() {
+				for i := w; i < n; i += 4 {
+					if _, err := k.r.Create(t.Context(), k.make(fmt.Sprintf("o-%04d", i))); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+func countIn(t *testing.T, c *client.Client, gvr client.GroupVersionResource, ns string) int {
+	t.Helper()
+	l, err := res(c, gvr).Namespace(ns).ListAll(t.Context(), wire.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(l.Items)
+}
+
+// TestNamespaceController: a deleted namespace is emptied of every
+// namespaced resource, custom ones included, finalized and gone; other
+// namespaces keep theirs. The controller's client goes through a proxy
+// that drops connections and fails one request in forty.
+func TestNamespaceController(t *testing.T) {
+	s, admin := bare(t)
+	mustCreate(t, res(admin, crdGVR), widgetCRD())
+	waitFor(t, res(admin, crdGVR), "widgets.example.com", func(o u) bool {
+		conds, _ := o.Nested("status", "conditions")
+		return fmt.Sprint(conds) != "<nil>" && slices.ContainsFunc(conds.([]any), func(c any) bool {
+			m := c.(map[string]any)
+			return m["type"] == "Established" && m["status"] == "True"
+		})
+	})
+	for _, ns := range []string{"doomed", "kept"} {
+		mustCreate(t, res(admin, nsGVR), obj("v1", "Namespace", ns, nil))
+		fill(t, admin, ns, 20)
+	}
+	runHost(t, faulty(t, s, 0.001, 40), controllers.Config{Controllers: []string{controllers.NamespaceController}})
+
+	if _, err := res(admin, nsGVR).Delete(t.Context(), "doomed", wire.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, res(admin, nsGVR), "doomed")
+	if _, err := res(admin, nsGVR).Get(t.Context(), "doomed"); !client.IsNotFound(err) {
+		t.Fatalf("namespace after its DELETED event: %v", err)
+	}
+	for _, gvr := range []client.GroupVersionResource{cmGVR, secGVR, wGVR} {
+		if n := countIn(t, admin, gvr, "doomed"); n != 0 {
+			t.Errorf("%s: %d left in the deleted namespace", gvr, n)
+		}
+		if n := countIn(t, admin, gvr, "kept"); n != 20 {
+			t.Errorf("%s: %d in the other namespace, want 20", gvr, n)
+		}
+	}
+}
+
+// TestNamespaceConditions: a pass whose discovery is partial records
+// NamespaceDeletionDiscoveryFailure (True, kube's reason) and finalizes
+// nothing; the next pass, complete, sets every condition False with
+// kube's reasons and the namespace goes.
+func TestNamespaceConditions(t *testing.T) {
+	s, admin := bare(t)
+	mustCreate(t, res(admin, crdGVR), widgetCRD())
+	mustCreate(t, res(admin, nsGVR), obj("v1", "Namespace", "cond", nil))
+	fill(t, admin, "cond", 3)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	w, err := res(admin, nsGVR).Watch(ctx, wire.ListOptions{FieldSelector: "metadata.name=cond"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	// The first discovery of example.com/v1 fails.
+	var once sync.Once
+	c := newClient(t, s, s.URL(), wrapFunc(func(r *http.Request) bool {
+		fail := false
+		if r.URL.Path == "/apis/example.com/v1" {
+			once.Do(func() { fail = true })
+		}
+		return fail
+	}))
+	runHost(t, c, controllers.Config{Controllers: []string{"namespace"}})
+	if _, err := res(admin, nsGVR).Delete(t.Context(), "cond", wire.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var seen []map[string]string // condition type → "status reason" per event
+	for {
+		ev, err := w.Next()
+		if err != nil {
+			t.Fatalf("watch: %v (seen %v)", err, seen)
+		}
+		if ev.Type == wire.Deleted {
+			break
+		}
+		conds, _ := ev.Object.Nested("status", "conditions")
+		list, _ := conds.([]any)
+		m := map[string]string{}
+		for _, c := range list {
+			c := c.(map[string]any)
+			m[c["type"].(string)] = fmt.Sprint(c["status"], " ", c["reason"])
+		}
+		if len(m) > 0 {
+			seen = append(seen, m)
+		}
+	}
+	if len(seen) < 2 {
+		t.Fatalf("conditions seen: %v", seen)
+	}
+	if got := seen[0]["NamespaceDeletionDiscoveryFailure"]; got != "True DiscoveryFailed" {
+		t.Errorf("first pass: NamespaceDeletionDiscoveryFailure %q (all %v)", got, seen[0])
+	}
+	want := map[string]string{
+		"NamespaceDeletionDiscoveryFailure":           "False ResourcesDiscovered",
+		"NamespaceDeletionGroupVersionParsingFailure": "False ParsedGroupVersions",
+		"NamespaceDeletionContentFailure":             "False ContentDeleted",
+		"NamespaceContentRemaining":                   "False ContentRemoved",
+		"NamespaceFinalizersRemaining":                "False ContentHasNoFinalizers",
+	}
+	if last := seen[len(seen)-1]; fmt.Sprint(last) != fmt.Sprint(want) {
+		t.Errorf("last conditions: %v\nwant %v", last, want)
+	}
+}
