@@ -11,7 +11,13 @@ import (
 // finalizer, spec or metadata, whichever write removes it.
 func TestNamespaceFinalize(t *testing.T) {
 	e := newEnv(t)
-	fins := func(obj map[string]any) string { return fmt.Sprint(path(obj, "spec", "finalizers")) }
+	fins := func(obj map[string]any) string {
+		f := path(obj, "spec", "finalizers")
+		if f == nil {
+			return "[]" // kube omits an empty list
+		}
+		return fmt.Sprint(f)
+	}
 	ns := func(name string, spec map[string]any, metaFins ...string) map[string]any {
 		m := map[string]any{"name": name}
 		if len(metaFins) > 0 {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/server/controllers"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -84,7 +85,12 @@ func TestNamespaceWaitsForFinalizers(t *testing.T) {
 			if n := countIn(t, admin, cmGVR, "held"); n != 0 {
 				t.Fatalf("%d configmaps left beside the held widgets", n)
 			}
-			hold.Store(false) // the finalizers are done
+			hold.Store(false)  // the finalizers are done: the widgets' owner
+			for i := range 2 { // removes them, and the controller's next delete takes them
+				if _, err := ws.Patch(t.Context(), fmt.Sprint("w", i), client.MergePatch, []byte(`{"metadata":{"finalizers":null}}`)); err != nil {
+					t.Fatal(err)
+				}
+			}
 			released = true
 		}
 	}
