@@ -1,0 +1,148 @@
+package garbagecollector_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// TestGarbageCollector runs one server and one collector; each subtest works
+// in a namespace of its own.
+func TestGarbageCollector(t *testing.T) {
+	e := newEnv(t, false)
+
+	t.Run("BackgroundConfigMapOwnedByConfigMap", func(t *testing.T) {
+		e.namespace(t, "bg")
+		owner := e.cm(t, "bg", "owner")
+		e.cm(t, "bg", "dep1", ref(owner, false))
+		e.cm(t, "bg", "dep2", ref(owner, true))
+		e.cm(t, "bg", "bystander")
+		e.del(t, cmGVR, "bg", "owner", "") // Background is the default
+		e.waitGone(t, cmGVR, "bg", "dep1", "dep2")
+		if !e.exists(t, cmGVR, "bg", "bystander") {
+			t.Fatal("an object without owners was collected")
+		}
+	})
+
+	t.Run("CustomResourceOwnedByBuiltin", func(t *testing.T) {
+		// The CRD is created while the collector runs: the CRD monitor's
+		// event makes it read discovery and monitor widgets.
+		e.crd(t, "widgets", "Widget", "Namespaced")
+		e.namespace(t, "cr")
+		owner := e.cm(t, "cr", "owner")
+		e.create(t, widgetGVR, "example.com/v1", "Widget", "cr", "w1", ref(owner, false))
+		e.create(t, widgetGVR, "example.com/v1", "Widget", "cr", "w2", ref(owner, false))
+		e.del(t, cmGVR, "cr", "owner", "Background")
+		e.waitGone(t, widgetGVR, "cr", "w1", "w2")
+	})
+
+	t.Run("DanglingUIDMismatch", func(t *testing.T) {
+		e.namespace(t, "dangling")
+		owner := e.cm(t, "dangling", "owner")
+		bogus := ref(owner, false)
+		bogus["uid"] = "00000000-0000-0000-0000-000000000001" // the name exists, with another uid
+		e.cm(t, "dangling", "dep", bogus)
+		missing := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "nobody", "uid": "00000000-0000-0000-0000-000000000002"}
+		e.cm(t, "dangling", "dep-missing", missing)
+		e.waitGone(t, cmGVR, "dangling", "dep", "dep-missing")
+		if !e.exists(t, cmGVR, "dangling", "owner") {
+			t.Fatal("the owner whose name was referenced with another uid was deleted")
+		}
+	})
+
+	t.Run("PartiallyDangling", func(t *testing.T) {
+		e.namespace(t, "partial")
+		owner := e.cm(t, "partial", "owner")
+		gone := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", "uid": "00000000-0000-0000-0000-000000000003"}
+		e.cm(t, "partial", "dep", gone, ref(owner, false))
+		want := []string{owner.GetUID()}
+		e.waitFor(t, "dangling reference removed", func() bool {
+			return slices.Equal(e.ownerUIDs(t, cmGVR, "partial", "dep"), want)
+		})
+	})
+
+	t.Run("Orphan", func(t *testing.T) {
+		e.namespace(t, "orphan")
+		owner := e.cm(t, "orphan", "owner")
+		other := e.cm(t, "orphan", "other")
+		e.cm(t, "orphan", "dep1", ref(owner, true))
+		e.cm(t, "orphan", "dep2", ref(owner, false), ref(other, false))
+		e.del(t, cmGVR, "orphan", "owner", "Orphan")
+		e.waitGone(t, cmGVR, "orphan", "owner")
+		// The finalizer goes only after every reference went.
+		if got := e.ownerUIDs(t, cmGVR, "orphan", "dep1"); len(got) != 0 {
+			t.Errorf("dep1 owners = %v, want none", got)
+		}
+		if got := e.ownerUIDs(t, cmGVR, "orphan", "dep2"); !slices.Equal(got, []string{other.GetUID()}) {
+			t.Errorf("dep2 owners = %v, want [%s]", got, other.GetUID())
+		}
+	})
+
+	t.Run("Foreground", func(t *testing.T) {
+		e.namespace(t, "fg")
+		owner := e.cm(t, "fg", "owner")
+		e.cm(t, "fg", "dep1", ref(owner, true))
+		e.cm(t, "fg", "dep2", ref(owner, true))
+		e.cm(t, "fg", "dep3", ref(owner, false)) // deleted too, not waited for
+		d := e.watchDeletions(t, cmGVR, "fg")
+		e.del(t, cmGVR, "fg", "owner", "Foreground")
+		got := d.next(t, 4)
+		i := slices.Index(got, "owner")
+		for _, dep := range []string{"dep1", "dep2"} {
+			if j := slices.Index(got, dep); j < 0 || j > i {
+				t.Errorf("deletion order %v: %s not deleted before the owner", got, dep)
+			}
+		}
+		e.waitGone(t, cmGVR, "fg", "dep3")
+	})
+
+	t.Run("ForegroundChain", func(t *testing.T) {
+		e.namespace(t, "chain")
+		a := e.cm(t, "chain", "a")
+		b := e.cm(t, "chain", "b", ref(a, true))
+		e.cm(t, "chain", "c", ref(b, true))
+		d := e.watchDeletions(t, cmGVR, "chain")
+		e.del(t, cmGVR, "chain", "a", "Foreground")
+		if got := d.next(t, 3); !slices.Equal(got, []string{"c", "b", "a"}) {
+			t.Fatalf("deletion order %v, want [c b a]", got)
+		}
+	})
+
+	t.Run("ClusterScopedOwnerOfNamespacedDependents", func(t *testing.T) {
+		e.crd(t, "gadgets", "Gadget", "Cluster")
+		e.namespace(t, "cs1")
+		e.namespace(t, "cs2")
+		g := e.create(t, gadgetGVR, "example.com/v1", "Gadget", "", "g1")
+		e.cm(t, "cs1", "dep", ref(g, false))
+		e.cm(t, "cs2", "dep", ref(g, true))
+		e.del(t, gadgetGVR, "", "g1", "Background")
+		e.waitGone(t, cmGVR, "cs1", "dep")
+		e.waitGone(t, cmGVR, "cs2", "dep")
+	})
+
+	t.Run("OwnerInAnotherNamespace", func(t *testing.T) {
+		// A namespaced dependent can only be owned from its namespace (or
+		// by a cluster-scoped object): the reference dangles, the
+		// dependent goes, and a warning Event says why, as in kube.
+		e.namespace(t, "xns1")
+		e.namespace(t, "xns2")
+		owner := e.cm(t, "xns1", "owner")
+		e.cm(t, "xns2", "dep", ref(owner, false))
+		e.waitGone(t, cmGVR, "xns2", "dep")
+		if !e.exists(t, cmGVR, "xns1", "owner") {
+			t.Fatal("owner deleted")
+		}
+		e.waitFor(t, "OwnerRefInvalidNamespace event", func() bool {
+			l, err := e.res(eventGVR, "xns2").List(t.Context(), wire.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return slices.ContainsFunc(l.Items, func(ev *object.Unstructured) bool {
+				r, _ := ev.Nested("reason")
+				return r == "OwnerRefInvalidNamespace"
+			})
+		})
+	})
+}
