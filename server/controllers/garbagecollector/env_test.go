@@ -214,7 +214,7 @@ func (e *env) crd(t *testing.T, plural, kind, scope string) {
 	if err := u.UnmarshalJSON([]byte(body)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.res(crdGVR, "").Create(t.Context(), u); err != nil {
+	if _, err := e.res(crdGVR, "").Create(t.Context(), u); err != nil && !client.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	gvr := client.GroupVersionResource{Group: "example.com", Version: "v1", Resource: plural}

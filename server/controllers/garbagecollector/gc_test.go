@@ -122,6 +122,24 @@ func TestGarbageCollector(t *testing.T) {
 		e.waitGone(t, cmGVR, "cs2", "dep")
 	})
 
+	t.Run("ClusterScopedDependentOfNamespacedOwner", func(t *testing.T) {
+		// Invalid: kube reports it (in the default namespace) and leaves
+		// the dependent alone, whether or not the owner exists.
+		e.crd(t, "gadgets", "Gadget", "Cluster")
+		e.namespace(t, "csdep")
+		owner := e.cm(t, "csdep", "owner")
+		e.create(t, gadgetGVR, "example.com/v1", "Gadget", "", "invalid", ref(owner, false))
+		e.waitFor(t, "OwnerRefInvalidNamespace event", func() bool { return e.hasEvent(t, "default", "invalid") })
+		e.del(t, cmGVR, "csdep", "owner", "Background")
+		// A probe enqueued after it is collected; the invalid one stays.
+		missing := map[string]any{"apiVersion": "example.com/v1", "kind": "Gadget", "name": "nobody", "uid": "00000000-0000-0000-0000-000000000004"}
+		e.create(t, gadgetGVR, "example.com/v1", "Gadget", "", "probe", missing)
+		e.waitGone(t, gadgetGVR, "", "probe")
+		if !e.exists(t, gadgetGVR, "", "invalid") {
+			t.Fatal("a cluster-scoped dependent of a namespaced owner was collected")
+		}
+	})
+
 	t.Run("OwnerInAnotherNamespace", func(t *testing.T) {
 		// A namespaced dependent can only be owned from its namespace (or
 		// by a cluster-scoped object): the reference dangles, the
@@ -134,15 +152,84 @@ func TestGarbageCollector(t *testing.T) {
 		if !e.exists(t, cmGVR, "xns1", "owner") {
 			t.Fatal("owner deleted")
 		}
-		e.waitFor(t, "OwnerRefInvalidNamespace event", func() bool {
-			l, err := e.res(eventGVR, "xns2").List(t.Context(), wire.ListOptions{})
-			if err != nil {
-				t.Fatal(err)
+		e.waitFor(t, "OwnerRefInvalidNamespace event", func() bool { return e.hasEvent(t, "xns2", "dep") })
+	})
+}
+
+// metricValue sums the samples of the named metric whose labels include
+// every pair in want.
+func metricValue(t *testing.T, e *env, name string, want map[string]string) (float64, bool) {
+	t.Helper()
+	mfs, err := e.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, sum := false, 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
 			}
-			return slices.ContainsFunc(l.Items, func(ev *object.Unstructured) bool {
-				r, _ := ev.Nested("reason")
-				return r == "OwnerRefInvalidNamespace"
-			})
-		})
+			for k, v := range want {
+				if labels[k] != v {
+					continue metrics
+				}
+			}
+			found = true
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return sum, found
+}
+
+func TestGarbageCollectorMetrics(t *testing.T) {
+	e := newEnv(t, false)
+	e.namespace(t, "m")
+	owner := e.cm(t, "m", "owner")
+	e.cm(t, "m", "dep", ref(owner, false))
+	e.del(t, cmGVR, "m", "owner", "Background")
+	e.waitGone(t, cmGVR, "m", "dep")
+	e.waitFor(t, "deletion counted", func() bool {
+		v, _ := metricValue(t, e, "garbagecollector_controller_deletions_total", map[string]string{"propagation_policy": "Background"})
+		return v >= 1
+	})
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+	}{
+		{"workqueue_adds_total", map[string]string{"name": "garbage_collector_attempt_to_delete"}},
+		{"workqueue_adds_total", map[string]string{"name": "garbage_collector_attempt_to_orphan"}},
+		{"controller_reconcile_total", map[string]string{"controller": "garbage_collector_attempt_to_delete", "result": "success"}},
+		{"reflector_lists_total", map[string]string{"name": "garbagecollector configmaps"}},
+		{"garbagecollector_controller_resources_sync_error_total", nil},
+		{"garbagecollector_controller_monitored_resources", nil},
+		{"garbagecollector_controller_graph_nodes", nil},
+	} {
+		if _, ok := metricValue(t, e, c.name, c.labels); !ok {
+			t.Errorf("no %s%v", c.name, c.labels)
+		}
+	}
+	if v, _ := metricValue(t, e, "garbagecollector_controller_monitored_resources", nil); v < 5 {
+		t.Errorf("monitored resources = %v, want the server's deletable resources", v)
+	}
+}
+
+// hasEvent reports whether ns holds an OwnerRefInvalidNamespace event about
+// the object named name.
+func (e *env) hasEvent(t *testing.T, ns, name string) bool {
+	t.Helper()
+	l, err := e.res(eventGVR, ns).List(t.Context(), wire.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.ContainsFunc(l.Items, func(ev *object.Unstructured) bool {
+		r, _ := ev.Nested("reason")
+		n, _ := ev.Nested("involvedObject", "name")
+		return r == "OwnerRefInvalidNamespace" && n == name
 	})
 }
