@@ -68,6 +68,9 @@ type Controller struct {
 
 	deleteCtl *controller.Controller // keys: uids
 	orphanCtl *controller.Controller // keys: uids
+	// enqueueDelete and enqueueOrphan feed the two queues (tests record
+	// them instead).
+	enqueueDelete, enqueueOrphan func(uid string)
 
 	// group runs every goroutine; monitors join it while it runs.
 	group   run.Group
@@ -143,6 +146,7 @@ func New(cfg Config) (*Controller, error) {
 	if c.orphanCtl, err = controller.New(controller.ReconcilerFunc(c.attemptToOrphan), opts("garbage_collector_attempt_to_orphan")); err != nil {
 		return nil, err
 	}
+	c.enqueueDelete, c.enqueueOrphan = c.deleteCtl.Enqueue, c.orphanCtl.Enqueue
 	return c, nil
 }
 
@@ -166,9 +170,6 @@ func (c *Controller) Run(ctx context.Context) error {
 // IsSynced reports whether discovery has been read and every monitor has
 // listed its resource into the graph.
 func (c *Controller) IsSynced() bool { return c.discovered.Load() && c.monitorsSynced() }
-
-func (c *Controller) enqueueDelete(uid string) { c.deleteCtl.Enqueue(uid) }
-func (c *Controller) enqueueOrphan(uid string) { c.orphanCtl.Enqueue(uid) }
 
 // signalDiscovery asks for a discovery read now.
 func (c *Controller) signalDiscovery() {
