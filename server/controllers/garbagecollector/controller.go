@@ -81,6 +81,9 @@ type Controller struct {
 	ready      atomic.Bool
 	// warnings are Events waiting to be written by runEvents.
 	warnings chan warning
+	// crdBacked are the group/resources CRDs have served; only the
+	// discovery goroutine uses it.
+	crdBacked map[[2]string]bool
 	// kick asks the discovery loop for a read now (buffer 1: coalesced).
 	kick chan struct{}
 
@@ -106,15 +109,16 @@ func New(cfg Config) (*Controller, error) {
 		cfg.InitialSyncTimeout = DefaultInitialSyncTimeout
 	}
 	c := &Controller{
-		cfg:      cfg,
-		client:   cfg.Client,
-		log:      cfg.Logger.With("controller", "garbagecollector"),
-		graph:    newGraph(),
-		absent:   newReferenceCache(absentOwnerCacheSize),
-		mapper:   &restMapper{},
-		kick:     make(chan struct{}, 1),
-		warnings: make(chan warning, eventBuffer),
-		monitors: map[client.GroupVersionResource]*monitor{},
+		cfg:       cfg,
+		client:    cfg.Client,
+		log:       cfg.Logger.With("controller", "garbagecollector"),
+		graph:     newGraph(),
+		absent:    newReferenceCache(absentOwnerCacheSize),
+		mapper:    &restMapper{},
+		kick:      make(chan struct{}, 1),
+		crdBacked: map[[2]string]bool{},
+		warnings:  make(chan warning, eventBuffer),
+		monitors:  map[client.GroupVersionResource]*monitor{},
 	}
 	var err error
 	if c.metrics, err = newMetrics(cfg.Registerer, func() float64 { return float64(c.graph.len()) }); err != nil {

@@ -71,21 +71,34 @@ func (c *Controller) syncDiscovery(ctx context.Context) bool {
 	return !partial && c.crdsDiscovered(d)
 }
 
-// crdsDiscovered reports whether every established CRD the CRD monitor
-// holds has its resource in d. The server establishes a CRD before its
-// discovery document shows it; a miss is retried soon.
+// crdsDiscovered reports whether discovery agrees with the CRD monitor:
+// every established CRD's resource is in d, and no resource a CRD served
+// before is in d without one. The server changes discovery a moment after
+// a CRD's status; a disagreement is read again soon.
 func (c *Controller) crdsDiscovered(d discovered) bool {
 	l := c.crdLister()
 	if l == nil {
 		return true
 	}
+	current := map[[2]string]bool{}
+	for _, crd := range l.List() {
+		if g, p, ok := crdServes(crd); ok {
+			current[[2]string{g, p}] = true
+			c.crdBacked[[2]string{g, p}] = true
+		}
+	}
 	served := map[[2]string]bool{}
 	for gvr := range d.deletable {
-		served[[2]string{gvr.Group, gvr.Resource}] = true
+		gr := [2]string{gvr.Group, gvr.Resource}
+		served[gr] = true
+		if c.crdBacked[gr] && !current[gr] {
+			c.log.Debug("resource of a deleted CRD still in discovery", "group", gvr.Group, "resource", gvr.Resource)
+			return false
+		}
 	}
-	for _, crd := range l.List() {
-		if g, p, ok := crdServes(crd); ok && !served[[2]string{g, p}] {
-			c.log.Debug("established CRD not in discovery yet", "crd", crd.GetName())
+	for gr := range current {
+		if !served[gr] {
+			c.log.Debug("established CRD not in discovery yet", "group", gr[0], "resource", gr[1])
 			return false
 		}
 	}

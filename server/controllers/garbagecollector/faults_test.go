@@ -2,6 +2,7 @@ package garbagecollector_test
 
 import (
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/listwatch/listwatch/server/internal/testsupport/faultproxy"
@@ -22,7 +23,11 @@ func TestGarbageCollectorConvergesThroughFaults(t *testing.T) {
 	orphan := e.cm(t, ns, "orphan-owner")
 	fg := e.cm(t, ns, "fg-owner")
 	var bgDeps, orphanDeps, fgDeps []string
-	for i := range 8 {
+	n := 8
+	if os.Getenv("LISTWATCH_LONG") == "1" {
+		n = 300
+	}
+	for i := range n {
 		bgDeps = append(bgDeps, e.cm(t, ns, fmt.Sprintf("bg-%d", i), ref(bg, i%2 == 0)).GetName())
 		orphanDeps = append(orphanDeps, e.cm(t, ns, fmt.Sprintf("orphan-%d", i), ref(orphan, true)).GetName())
 		fgDeps = append(fgDeps, e.cm(t, ns, fmt.Sprintf("fg-%d", i), ref(fg, true)).GetName())

@@ -233,3 +233,22 @@ func (e *env) hasEvent(t *testing.T, ns, name string) bool {
 		return r == "OwnerRefInvalidNamespace" && n == name
 	})
 }
+
+// TestGarbageCollectorFollowsCRDs: a CRD created while the collector runs
+// gets a monitor, and loses it when the CRD is deleted.
+func TestGarbageCollectorFollowsCRDs(t *testing.T) {
+	e := newEnv(t, false)
+	monitored := func() float64 {
+		v, _ := metricValue(t, e, "garbagecollector_controller_monitored_resources", nil)
+		return v
+	}
+	before := monitored()
+	e.crd(t, "things", "Thing", "Namespaced")
+	e.waitFor(t, "things monitored", func() bool { return monitored() == before+1 })
+	e.waitFor(t, "things listed", func() bool {
+		_, ok := metricValue(t, e, "reflector_lists_total", map[string]string{"name": "garbagecollector things.example.com"})
+		return ok
+	})
+	e.del(t, crdGVR, "", "things.example.com", "")
+	e.waitFor(t, "things no longer monitored", func() bool { return monitored() == before })
+}
