@@ -40,6 +40,8 @@ type env struct {
 	proxy  *faultproxy.Proxy
 	gc     *garbagecollector.Controller
 	reg    *prometheus.Registry
+	// patience bounds every wait; default 20s.
+	patience time.Duration
 }
 
 func newEnv(t *testing.T, withProxy bool) *env {
@@ -55,7 +57,7 @@ func newEnv(t *testing.T, withProxy bool) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(direct.CloseIdleConnections)
-	e := &env{direct: direct, reg: prometheus.NewRegistry()}
+	e := &env{direct: direct, reg: prometheus.NewRegistry(), patience: 20 * time.Second}
 	gcCfg := *cfg
 	if withProxy {
 		u, err := url.Parse(srv.URL())
@@ -97,10 +99,10 @@ func newEnv(t *testing.T, withProxy bool) *env {
 // waitFor polls cond, a real condition, until a deadline.
 func (e *env) waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(e.patience)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached in 20s", what)
+			t.Fatalf("%s: not reached in %v", what, e.patience)
 		}
 		time.Sleep(10 * time.Millisecond) // polling a real condition, with a deadline
 	}

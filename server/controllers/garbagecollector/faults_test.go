@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/listwatch/listwatch/server/internal/testsupport/faultproxy"
 )
@@ -25,7 +26,9 @@ func TestGarbageCollectorConvergesThroughFaults(t *testing.T) {
 	var bgDeps, orphanDeps, fgDeps []string
 	n := 8
 	if os.Getenv("LISTWATCH_LONG") == "1" {
-		n = 300
+		// Lists and replays are many chunks long: more of them are cut,
+		// and the informers' backoff grows towards its 30s cap.
+		n, e.patience = 300, 3*time.Minute
 	}
 	for i := range n {
 		bgDeps = append(bgDeps, e.cm(t, ns, fmt.Sprintf("bg-%d", i), ref(bg, i%2 == 0)).GetName())
