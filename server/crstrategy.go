@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -94,7 +96,40 @@ func (c *call) admitCustom(d, old *doc) error {
 	if err != nil {
 		return err
 	}
+	if err := c.validateCustomMeta(d, old); err != nil {
+		return err
+	}
 	return c.validateCustom(d)
+}
+
+// validateCustomMeta is the metadata validation kube's custom-resource
+// strategy runs (ValidateObjectMetaAccessor on create, and
+// ValidateObjectMetaAccessorUpdate on update): owner references need a
+// uid, finalizer names must be qualified, and so on. What the server's
+// own metadata checks already refused never gets here.
+func (c *call) validateCustomMeta(d, old *doc) error {
+	u, err := toUnstructured(d)
+	if err != nil {
+		return err
+	}
+	path := field.NewPath("metadata")
+	errs := apivalidation.ValidateObjectMetaAccessor(u, c.res.namespaced, apivalidation.NameIsDNSSubdomain, path)
+	if old != nil {
+		was, err := toUnstructured(old)
+		if err != nil {
+			return err
+		}
+		// The write is at the stored revision (guaranteedUpdate checked
+		// the client's), as kube's store sets it before validating.
+		rv := old.metaString("resourceVersion")
+		u.SetResourceVersion(rv)
+		was.SetResourceVersion(rv)
+		errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(u, was, path)...)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return kubeStatus(apierrors.NewInvalid(schema.GroupKind{Group: c.res.group, Kind: c.res.kind}, d.metaString("name"), errs))
 }
 
 // prepareCustomCreate applies kube's PrepareForCreate of a custom
