@@ -119,7 +119,14 @@ func churnCRD(group string) *object.Unstructured {
 			"versions": []any{map[string]any{
 				"name": "v1", "served": true, "storage": true,
 				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+					"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+					// kube accepts a selectable field only if the schema
+					// declares it.
+					"properties": map[string]any{"spec": map[string]any{
+						"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+						"properties": map[string]any{"n": map[string]any{"type": "integer"}},
+					}},
+				}},
 				"selectableFields": []any{map[string]any{"jsonPath": ".spec.n"}},
 			}},
 		},
