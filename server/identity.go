@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,6 +38,17 @@ const (
 	groupAuthentication = "authentication.k8s.io"
 	groupAuthorization  = "authorization.k8s.io"
 )
+
+// The reviews' v1 types are decodable from protobuf bodies, which kubectl
+// and client-go's typed clients send.
+func init() {
+	if err := authenticationv1.AddToScheme(protobufScheme); err != nil {
+		panic(err)
+	}
+	if err := authorizationv1.AddToScheme(protobufScheme); err != nil {
+		panic(err)
+	}
+}
 
 // identityResources are the virtual resources of the identity APIs, as
 // kube-apiserver v1.37 describes them in discovery.
