@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 
@@ -140,7 +141,8 @@ func (pl PolicyList) rules(u *request.User, namespace string) (res []authorizer.
 // kube's, with kube's handling of audiences for tokens that have none
 // (authenticator.WrapAudienceAgnosticToken): when the request asks for
 // audiences, the token is valid only if one of them is an API audience,
-// and the response carries those.
+// and the response carries those. A token not accepted gets kube's error,
+// "invalid bearer token".
 type KubeTokenAuthenticator struct {
 	Authenticator Authenticator
 	APIAudiences  []string
@@ -152,14 +154,19 @@ func (k KubeTokenAuthenticator) AuthenticateRequest(r *http.Request) (*authentic
 	if want, ok := authenticator.AudiencesFrom(r.Context()); ok && len(k.APIAudiences) > 0 {
 		auds = authenticator.Audiences(k.APIAudiences).Intersect(want)
 		if len(auds) == 0 {
-			return nil, false, nil
+			return nil, false, errKubeInvalidToken
 		}
 	}
-	u, ok, err := k.Authenticator.Authenticate(r)
-	if !ok || err != nil {
-		return nil, false, err
+	u, ok, _ := k.Authenticator.Authenticate(r)
+	if !ok {
+		return nil, false, errKubeInvalidToken
 	}
 	return &authenticator.Response{Audiences: auds, User: UserToKube(WithAuthenticatedGroup(u))}, true, nil
 }
 
 var _ authenticator.Request = KubeTokenAuthenticator{}
+
+// errKubeInvalidToken is kube's error for a bearer token that no token
+// authenticator accepts (its bearertoken authenticator's), which a
+// TokenReview shows in status.error.
+var errKubeInvalidToken = errors.New("invalid bearer token")

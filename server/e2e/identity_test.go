@@ -1,15 +1,22 @@
 package e2e
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -47,13 +54,18 @@ func identityServer(t *testing.T) *testServer {
 // would win).
 func tokenKubeconfig(t *testing.T, s *testServer, token string) string {
 	t.Helper()
+	return tokenKubeconfigFor(t, s.URL(), s.Credentials().CAPEM, token)
+}
+
+func tokenKubeconfigFor(t *testing.T, url string, caPEM []byte, token string) string {
+	t.Helper()
 	ca := filepath.Join(t.TempDir(), "ca.crt")
-	if err := os.WriteFile(ca, s.Credentials().CAPEM, 0o600); err != nil {
+	if err := os.WriteFile(ca, caPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg := `apiVersion: v1
 kind: Config
-clusters: [{name: c, cluster: {server: "` + s.URL() + `", certificate-authority: "` + ca + `"}}]
+clusters: [{name: c, cluster: {server: "` + url + `", certificate-authority: "` + ca + `"}}]
 users: [{name: u, user: {token: "` + token + `"}}]
 contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x
@@ -66,8 +78,11 @@ current-context: x
 }
 
 func tokenRestConfig(s *testServer, token string) *rest.Config {
-	return &rest.Config{Host: s.URL(), BearerToken: token,
-		TLSClientConfig: rest.TLSClientConfig{CAData: s.Credentials().CAPEM}}
+	return tokenRestConfigFor(s.URL(), s.Credentials().CAPEM, token)
+}
+
+func tokenRestConfigFor(url string, caPEM []byte, token string) *rest.Config {
+	return &rest.Config{Host: url, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: caPEM}}
 }
 
 // TestKubectlAuthWhoamiAndCanI: kubectl auth whoami, can-i and can-i
@@ -189,5 +204,136 @@ func TestAccessAndTokenReviews(t *testing.T) {
 	code, _ = doStatus(t, c, "GET", s.URL()+"/apis/authentication.k8s.io/v1/tokenreviews/x", s.Credentials().AdminToken, nil)
 	if code != http.StatusNotFound {
 		t.Errorf("GET tokenreviews/x: %d, want 404", code)
+	}
+}
+
+var timestamp = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
+
+// TestIdentityMatchesKube: kubectl auth whoami and can-i print the same
+// against serve as against a real kube-apiserver, for the admin and for
+// a user without any grant (kube: RBAC with its bootstrap roles; serve:
+// no policy file).
+func TestIdentityMatchesKube(t *testing.T) {
+	kube := kubeServer(t)
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens.csv")
+	if err := os.WriteFile(tokens, []byte(kube.UserToken+",alice,alice-uid\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// kube binds system:discovery to every authenticated user; serve's
+	// ABAC needs a rule for it, without which kubectl cannot resolve
+	// resource names.
+	policy := filepath.Join(dir, "policy.jsonl")
+	if err := os.WriteFile(policy, []byte(`{"apiVersion":"abac.authorization.kubernetes.io/v1beta1","kind":"Policy","spec":{"user":"alice","nonResourcePath":"/api*","readonly":true}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, filepath.Join(dir, "data"), func(o *apiserver.Options) {
+		o.TokenAuthFile = tokens
+		o.AuthorizationPolicyFile = policy
+	})
+
+	run := func(kubeconfig string, args ...string) string {
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, kubectlPath(t), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+		cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return string(out) + "(" + err.Error() + ")"
+		}
+		return string(out)
+	}
+	kcfg := map[string][2]string{
+		"admin": {tokenKubeconfigFor(t, kube.URL, kube.Creds.CAPEM, kube.Creds.AdminToken),
+			tokenKubeconfig(t, s, s.Credentials().AdminToken)},
+		"alice": {tokenKubeconfigFor(t, kube.URL, kube.Creds.CAPEM, kube.UserToken),
+			tokenKubeconfig(t, s, kube.UserToken)},
+	}
+	for _, c := range []struct {
+		user string
+		args []string
+	}{
+		{"admin", []string{"auth", "whoami"}},
+		{"alice", []string{"auth", "whoami"}},
+		{"alice", []string{"auth", "whoami", "-o", "json"}},
+		{"admin", []string{"auth", "can-i", "create", "configmaps"}},
+		{"admin", []string{"auth", "can-i", "delete", "tokenreviews.authentication.k8s.io"}},
+		{"alice", []string{"auth", "can-i", "create", "configmaps", "-n", "default"}},
+		{"alice", []string{"auth", "can-i", "create", "selfsubjectaccessreviews.authorization.k8s.io"}},
+		{"alice", []string{"auth", "can-i", "create", "subjectaccessreviews.authorization.k8s.io"}},
+	} {
+		// kube's ABAC authorizer gives a reason RBAC does not.
+		k, l := run(kcfg[c.user][0], c.args...), strings.ReplaceAll(run(kcfg[c.user][1], c.args...), " - No policy matched.", "")
+		k, l = timestamp.ReplaceAllString(k, "T"), timestamp.ReplaceAllString(l, "T")
+		if k != l {
+			t.Errorf("%s: kubectl %s:\nkube-apiserver:\n%s\nlistwatch:\n%s", c.user, strings.Join(c.args, " "), k, l)
+		}
+	}
+
+	// Raw requests, as the admin: status code, reason and message.
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(kube.Creds.CAPEM)
+	ktr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	t.Cleanup(ktr.CloseIdleConnections)
+	kc, lc := &http.Client{Transport: ktr}, httpsClient(t, s)
+	const sars = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+	for _, r := range []struct {
+		method, path, body string
+		codeOnly           bool // the message of the shared body decoder differs from kube's (see the report)
+	}{
+		{"POST", sars, `{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"bob"}}`, false},
+		{"POST", sars, `{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"resourceAttributes":{"verb":"get"}}}`, false},
+		{"POST", sars, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}`, true},
+		{"POST", sars, `{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"bob","resourceAttributes":{"verb":"get"},"nonResourceAttributes":{"path":"/x","verb":"get"}}}`, false},
+		{"POST", sars, `not json`, true},
+		{"GET", sars, "", false},
+		{"DELETE", sars, "", false},
+		{"GET", sars + "/x", "", false},
+		{"POST", "/apis/authentication.k8s.io/v1/tokenreviews", `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{}}`, false},
+		{"POST", "/apis/authentication.k8s.io/v1/tokenreviews", `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"x","audiences":["other"]}}`, false},
+		{"POST", "/apis/authorization.k8s.io/v1/namespaces/default/localsubjectaccessreviews",
+			`{"apiVersion":"authorization.k8s.io/v1","kind":"LocalSubjectAccessReview","spec":{"user":"bob","resourceAttributes":{"verb":"get","namespace":"other"}}}`, false},
+		{"POST", "/apis/authorization.k8s.io/v1/localsubjectaccessreviews",
+			`{"apiVersion":"authorization.k8s.io/v1","kind":"LocalSubjectAccessReview","spec":{"user":"bob","resourceAttributes":{"verb":"get"}}}`, false},
+		{"POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{}}`, false},
+	} {
+		var body []byte
+		if r.body != "" {
+			body = []byte(r.body)
+		}
+		kcode, kst := doStatus(t, kc, r.method, kube.URL+r.path, kube.Creds.AdminToken, body)
+		lcode, lst := doStatus(t, lc, r.method, s.URL()+r.path, s.Credentials().AdminToken, body)
+		if kcode != lcode || kst.Reason != lst.Reason || (!r.codeOnly && kst.Message != lst.Message) {
+			t.Errorf("%s %s %s:\nkube-apiserver: %d %s %q\nlistwatch:      %d %s %q", r.method, r.path, r.body,
+				kcode, kst.Reason, kst.Message, lcode, lst.Reason, lst.Message)
+		}
+	}
+
+	// TokenReviews: the admin's token with the API audience (implied or
+	// asked), another audience, and a bad token.
+	tokenReview := func(c *kubernetes.Clientset, token string, auds ...string) authenticationv1.TokenReviewStatus {
+		tr, err := c.AuthenticationV1().TokenReviews().Create(t.Context(), &authenticationv1.TokenReview{
+			Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: auds}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("TokenReview: %v", err)
+		}
+		tr.Status.User.UID = "" // kube's admin token has another uid
+		return tr.Status
+	}
+	kcs := kubernetes.NewForConfigOrDie(tokenRestConfigFor(kube.URL, kube.Creds.CAPEM, kube.Creds.AdminToken))
+	lcs := kubernetes.NewForConfigOrDie(tokenRestConfig(s, s.Credentials().AdminToken))
+	for _, c := range []struct {
+		kubeToken, ourToken string
+		auds                []string
+	}{
+		{kube.Creds.AdminToken, s.Credentials().AdminToken, nil},
+		{kube.Creds.AdminToken, s.Credentials().AdminToken, []string{"https://kubernetes.default.svc", "other"}},
+		{kube.Creds.AdminToken, s.Credentials().AdminToken, []string{"other"}},
+		{"not-a-token", "not-a-token", nil},
+	} {
+		k, l := tokenReview(kcs, c.kubeToken, c.auds...), tokenReview(lcs, c.ourToken, c.auds...)
+		if !equality.Semantic.DeepEqual(k, l) {
+			t.Errorf("TokenReview audiences %q:\nkube-apiserver: %+v\nlistwatch:      %+v", c.auds, k, l)
+		}
 	}
 }
