@@ -97,7 +97,9 @@ func (s *Server) openAPIGroupVersion(gvPath string) (map[string]any, bool) {
 		if r.namespaced {
 			base += "namespaces/{namespace}/"
 		}
-		paths[base+r.plural+"/{name}"] = map[string]any{"patch": op("patch"), "put": op("put")}
+		if !r.virtual { // create-only: no item paths
+			paths[base+r.plural+"/{name}"] = map[string]any{"patch": op("patch"), "put": op("put")}
+		}
 		paths[base+r.plural] = map[string]any{"post": op("post")}
 	}
 	if len(paths) == 0 {

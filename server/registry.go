@@ -58,6 +58,9 @@ func newRegistry(readers Readers) *registry {
 		r.reader = readers.Open(readerSpec(r.prefix(""), r.fields))
 		reg.addLocked(r)
 	}
+	for _, r := range identityResources() {
+		reg.addLocked(r) // virtual: no reader
+	}
 	return reg
 }
 
@@ -232,7 +235,7 @@ func (reg *registry) namespacedPrefixes(ns string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, r := range reg.all() {
-		if !r.namespaced {
+		if !r.namespaced || r.virtual {
 			continue
 		}
 		p := r.prefix(ns)

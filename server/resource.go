@@ -47,6 +47,9 @@ type resource struct {
 	// registry sets it when it registers the resource, and closes it when
 	// this definition of the resource is replaced or removed.
 	reader ResourceReader
+	// virtual: the resource is create-only and never stored (the identity
+	// APIs, identity.go); it has no reader.
+	virtual bool
 }
 
 // isCRDs reports whether r is the built-in CustomResourceDefinition
@@ -89,6 +92,9 @@ func (r *resource) prefix(ns string) string {
 func (r *resource) key(ns, name string) string { return r.prefix(ns) + name }
 
 func (r *resource) verbs() []string {
+	if r.virtual {
+		return []string{"create"}
+	}
 	if r.plural == "namespaces" && r.group == "" {
 		return []string{"create", "delete", "get", "list", "patch", "update", "watch"}
 	}

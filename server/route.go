@@ -61,6 +61,19 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 	if !ok || !info.Routable(res.scope()) {
 		return nil, "", false, notFoundPath()
 	}
+	if res.virtual {
+		// Create-only: kube routes no path below the collection.
+		if info.Name != "" || info.Subresource != "" {
+			return nil, "", false, notFoundPath()
+		}
+		if res.namespaced {
+			ns = info.Namespace
+		}
+		if res.namespaced && ns == "" {
+			return nil, "", false, notFoundPath()
+		}
+		return res, ns, false, nil
+	}
 	status = info.Subresource == "status" && res.hasStatus &&
 		(info.Verb == "get" || info.Verb == "update" || info.Verb == "patch")
 	if err := customSubresource(res, info); err != nil {
@@ -103,22 +116,26 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 	ctx := trace.WithTrace(r.Context(), tr)
 	req := &call{s: s, w: w, r: r.WithContext(ctx), res: res, ns: ns, name: info.Name, tr: tr, status: statusOK,
 		scale: servesScale(res, info), finalize: info.Subresource == "finalize"}
-	switch info.Verb {
-	case "get":
+	switch {
+	case res.virtual && info.Verb == "create":
+		err = req.review()
+	case res.virtual:
+		err = methodNotAllowed()
+	case info.Verb == "get":
 		err = req.get()
-	case "list":
+	case info.Verb == "list":
 		err = req.list()
-	case "watch":
+	case info.Verb == "watch":
 		err = req.watch()
-	case "create":
+	case info.Verb == "create":
 		err = req.create()
-	case "update":
+	case info.Verb == "update":
 		err = req.update()
-	case "patch":
+	case info.Verb == "patch":
 		err = req.patch()
-	case "delete":
+	case info.Verb == "delete":
 		err = req.delete()
-	case "deletecollection":
+	case info.Verb == "deletecollection":
 		if res.plural == "namespaces" && res.group == "" {
 			// kube registers no DELETE on the namespace collection:
 			// its router's 405, so no namespace (default, kube-system…)

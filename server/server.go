@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/listwatch/listwatch/internal/run"
+	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/server/filters"
 	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/trace"
@@ -60,6 +61,18 @@ type Config struct {
 	// Now is the clock for creationTimestamp and table ages; default
 	// time.Now.
 	Now func() time.Time
+	// Authorizer answers SubjectAccessReviews, LocalSubjectAccessReviews,
+	// SelfSubjectAccessReviews and SelfSubjectRulesReviews; it should be
+	// the one the filter chain authorizes with. Default
+	// auth.NewAuthorizer(nil).
+	Authorizer auth.Authorizer
+	// TokenAuthenticator authenticates the bearer tokens of TokenReviews
+	// (it sees a request with only an Authorization header). Nil: every
+	// TokenReview is answered unauthenticated.
+	TokenAuthenticator auth.Authenticator
+	// APIAudiences are the audiences of tokens issued for this server,
+	// which TokenReview checks as kube's does.
+	APIAudiences []string
 }
 
 // Server is the API: routing, discovery, and the verbs over storage.
@@ -72,6 +85,8 @@ type Server struct {
 	now     func() time.Time
 	reg     *registry
 	metrics *metrics
+	// reviewers answer the identity APIs, by "group/plural" (identity.go).
+	reviewers map[string]*reviewer
 	// aggDiscovery answers /api and /apis in the aggregated form.
 	aggDiscovery *aggregatedDiscovery
 
@@ -110,6 +125,7 @@ func New(cfg Config) (*Server, error) {
 		readers = sharedReaders{cfg.Reader}
 	}
 	s.reg = newRegistry(readers)
+	s.reviewers = newReviewers(cfg.Authorizer, cfg.TokenAuthenticator, cfg.APIAudiences)
 	s.aggDiscovery = newAggregatedDiscovery(s)
 	if s.log == nil {
 		s.log = slog.Default()

@@ -145,15 +145,26 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (*parts, err
 	if o.CompactionInterval > 0 {
 		p.compactor = &etcd.Compactor{Store: p.store, Interval: o.CompactionInterval, Logger: o.Logger}
 	}
+	authn, tokens, err := authenticator(o, creds)
+	if err != nil {
+		return nil, err
+	}
+	authz, err := authorizer(o)
+	if err != nil {
+		return nil, err
+	}
 	api, err := server.New(server.Config{
-		Store:             p.store,
-		Reader:            p.direct,
-		Readers:           readers,
-		Logger:            o.Logger,
-		Registerer:        o.Registerer,
-		MinRequestTimeout: o.MinRequestTimeout,
-		WatchWriteTimeout: o.WatchWriteTimeout,
-		MaxBodyBytes:      o.MaxBodyBytes,
+		Authorizer:         authz,
+		TokenAuthenticator: tokens,
+		APIAudiences:       []string{apiAudience},
+		Store:              p.store,
+		Reader:             p.direct,
+		Readers:            readers,
+		Logger:             o.Logger,
+		Registerer:         o.Registerer,
+		MinRequestTimeout:  o.MinRequestTimeout,
+		WatchWriteTimeout:  o.WatchWriteTimeout,
+		MaxBodyBytes:       o.MaxBodyBytes,
 
 		DisableWatchListCompression: o.DisableResponseCompression,
 	})
@@ -161,7 +172,7 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (*parts, err
 		return nil, err
 	}
 	p.api = api
-	handler, err := handler(o, api, creds)
+	handler, err := handler(o, api, authn, authz)
 	if err != nil {
 		return nil, err
 	}
@@ -310,15 +321,7 @@ func (a *APIServer) startEtcd(ctx context.Context) (*clientv3.Client, func(), er
 // handler wraps the API in the security and limit filters, in the order
 // the filters package documents, and adds /metrics (and with Profiling
 // /debug/pprof/) behind them.
-func handler(o Options, api *server.Server, creds *pki.Credentials) (http.Handler, error) {
-	authn, err := authenticator(o, creds)
-	if err != nil {
-		return nil, err
-	}
-	authz, err := authorizer(o)
-	if err != nil {
-		return nil, err
-	}
+func handler(o Options, api *server.Server, authn auth.Authenticator, authz auth.Authorizer) (http.Handler, error) {
 	metrics, err := filters.NewRequestMetrics(o.Registerer)
 	if err != nil {
 		return nil, err
@@ -360,21 +363,27 @@ func handler(o Options, api *server.Server, creds *pki.Credentials) (http.Handle
 // authenticator is the client certificate (verified here, not in the TLS
 // handshake, so a bad one does not cut the connection), then the token
 // files; a request without any credential is anonymous on the public-info
-// paths only.
-func authenticator(o Options, creds *pki.Credentials) (auth.Authenticator, error) {
-	authns := auth.Union{auth.X509{Roots: pki.ClientCAPool(creds)}}
+// paths only. tokens is the token files alone, which TokenReviews use.
+func authenticator(o Options, creds *pki.Credentials) (authn, tokens auth.Authenticator, err error) {
+	var tfs auth.Union
 	for _, path := range []string{creds.Path(pki.TokenFile), o.TokenAuthFile} {
 		if path == "" {
 			continue
 		}
 		tf, err := readTokenFile(path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		authns = append(authns, tf)
+		tfs = append(tfs, tf)
 	}
-	return auth.AnonymousPublicInfo{Authenticator: authns}, nil
+	authns := append(auth.Union{auth.X509{Roots: pki.ClientCAPool(creds)}}, tfs...)
+	return auth.AnonymousPublicInfo{Authenticator: authns}, tfs, nil
 }
+
+// apiAudience is the audience of tokens meant for this server: kube's
+// default --api-audiences, its service-account issuer, as kube-apiserver
+// is usually run.
+const apiAudience = "https://kubernetes.default.svc"
 
 func readTokenFile(path string) (*auth.TokenFile, error) {
 	f, err := os.Open(path)

@@ -79,20 +79,25 @@ func (ua UnionAuthorizer) Authorize(ctx context.Context, u *request.User, info *
 // PrivilegedGroups allows every request of a member of any of groups and has
 // no opinion on the rest.
 func PrivilegedGroups(groups ...string) Authorizer {
-	return AuthorizerFunc(func(_ context.Context, u *request.User, _ *request.Info) (Decision, string, error) {
-		if u != nil && slices.ContainsFunc(u.Groups, func(g string) bool { return slices.Contains(groups, g) }) {
-			return DecisionAllow, "", nil
-		}
-		return DecisionNoOpinion, "", nil
-	})
+	return privilegedGroups(groups)
+}
+
+type privilegedGroups []string
+
+func (p privilegedGroups) Authorize(_ context.Context, u *request.User, _ *request.Info) (Decision, string, error) {
+	if u != nil && slices.ContainsFunc(u.Groups, func(g string) bool { return slices.Contains(p, g) }) {
+		return DecisionAllow, "", nil
+	}
+	return DecisionNoOpinion, "", nil
 }
 
 // NewAuthorizer is the server's authorization chain: system:masters first,
-// then the ABAC policy. A nil policy (no policy file) allows nobody else; an
-// empty, non-nil policy likewise.
+// then SelfReviews (what kube's system:basic-user role grants every
+// authenticated user), then the ABAC policy. A nil policy (no policy file)
+// allows nobody else; an empty, non-nil policy likewise.
 func NewAuthorizer(policy PolicyList) Authorizer {
 	if policy == nil {
-		return PrivilegedGroups(GroupMasters)
+		return UnionAuthorizer{PrivilegedGroups(GroupMasters), SelfReviews}
 	}
-	return UnionAuthorizer{PrivilegedGroups(GroupMasters), policy}
+	return UnionAuthorizer{PrivilegedGroups(GroupMasters), SelfReviews, policy}
 }
