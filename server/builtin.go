@@ -43,8 +43,10 @@ func kubeResources() []*resource {
 		r.fields = f
 		return r
 	}
+	endpoints := keyed(ns("", "endpoints", "endpoints", "Endpoints", false, "ep"), "services/endpoints")
+	endpoints.deprecated = "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
 	return []*resource{
-		keyed(ns("", "endpoints", "endpoints", "Endpoints", false, "ep"), "services/endpoints"),
+		endpoints,
 		ns("", "limitranges", "limitrange", "LimitRange", false, "limits"),
 		fields(keyed(cluster("", "nodes", "node", "Node", true, "no"), "minions"),
 			map[string][]string{"spec.unschedulable": {"spec", "unschedulable"}}),

@@ -24,6 +24,9 @@ type resource struct {
 	// keyName is the resource part of storage keys when kube's differs
 	// from the plural (nodes are stored as "minions"); "" for the plural.
 	keyName string
+	// deprecated is the warning kube gives on every request to a
+	// deprecated built-in (v1 Endpoints); "" for the others.
+	deprecated string
 	// fields are the selectable fields beyond metadata.name and
 	// metadata.namespace, each with its path in the object.
 	fields map[string][]string

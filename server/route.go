@@ -103,6 +103,9 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 	ctx := trace.WithTrace(r.Context(), tr)
 	req := &call{s: s, w: w, r: r.WithContext(ctx), res: res, ns: ns, name: info.Name, tr: tr, status: statusOK,
 		scale: servesScale(res, info), finalize: info.Subresource == "finalize"}
+	if res.deprecated != "" {
+		req.warnStrict(strictErrors{res.deprecated})
+	}
 	switch info.Verb {
 	case "get":
 		err = req.get()
