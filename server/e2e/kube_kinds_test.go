@@ -6,9 +6,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // TestKubeKindsKubectlSameAsOurs runs the same kubectl session against a
@@ -36,7 +39,7 @@ func TestKubeKindsKubectlSameAsOurs(t *testing.T) {
 	labels := "{app: web}"
 	tmpl := "  selector:\n    matchLabels: " + labels + "\n  template:\n    metadata:\n      labels: " + labels +
 		"\n    spec:\n      containers:\n      - {name: c, image: nginx}\n"
-	pc := ns + "-high"
+	pc, node, pv := ns+"-high", ns+"-node", ns+"-pv"
 	for _, step := range []struct {
 		stdin string
 		args  []string
@@ -74,15 +77,52 @@ func TestKubeKindsKubectlSameAsOurs(t *testing.T) {
 		{"apiVersion: v1\nkind: PodTemplate\nmetadata:\n  name: pt\ntemplate:\n  metadata:\n    labels: " + labels + "\n  spec:\n    containers:\n    - {name: c, image: nginx}\n", []string{"create", "-f", "-"}},
 		{"apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: rc\nspec:\n  replicas: 2\n  selector: " + labels + "\n  template:\n    metadata:\n      labels: " + labels + "\n    spec:\n      containers:\n      - {name: c, image: nginx}\n", []string{"create", "-f", "-"}},
 		{"", []string{"get", "pdb,quota,ingress,networkpolicies,endpointslices,endpoints,limitranges,pvc,podtemplates,rc", "-o", "wide"}},
+		{"apiVersion: v1\nkind: Node\nmetadata:\n  name: " + node + "\nspec:\n  unschedulable: true\n", []string{"create", "-f", "-"}},
+		{"", []string{"get", "node", node, "-o", "wide"}},
+		{"apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: " + pv + "\nspec:\n  capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n  hostPath: {path: /tmp}\n", []string{"create", "-f", "-"}},
+		{"apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: " + pv + "-bad\nspec:\n  capacity: {storage: 1Gi}\n", []string{"create", "-f", "-"}},
+		{"", []string{"get", "pv", pv, "-o", "wide"}},
 		{"", []string{"get", "all"}},
+		// Services are printed by our own columns (no cluster IP is
+		// allocated): only their key is compared.
+		{"", []string{"create", "service", "clusterip", "svc1", "--tcp=80:8080"}},
 	} {
 		kube := run(ks.KubeconfigPath, step.stdin, step.args...)
 		ours := run(s.KubeconfigPath(), step.stdin, step.args...)
+		if step.args[0] == "create" && step.args[1] == "service" {
+			continue
+		}
 		if kube != ours {
 			t.Errorf("kubectl %s:\nkube:\n%s\nours:\n%s", strings.Join(step.args, " "), kube, ours)
 		}
 	}
-	run(ks.KubeconfigPath, "", "delete", "priorityclass", pc)
+	// Storage keys are kube's: /registry/deployments/NS/NAME, nodes as
+	// minions, services under services/specs, endpoints under
+	// services/endpoints, ingresses as ingress…
+	keys := func(cli *clientv3.Client) []string {
+		resp, err := cli.Get(t.Context(), "/registry/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, kv := range resp.Kvs {
+			k := string(kv.Key)
+			if strings.Contains(k, "/"+ns+"/") || strings.HasSuffix(k, "/"+ns) || strings.Contains(k, "/"+ns+"-") {
+				out = append(out, k)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	kubeKeys, ourKeys := keys(ks.Etcd()), keys(s.Store().Client())
+	// kube's service account controller is not running either; its
+	// token controller is not: neither server has a default SA here.
+	if !slices.Equal(kubeKeys, ourKeys) {
+		t.Errorf("storage keys:\nkube: %q\nours: %q", kubeKeys, ourKeys)
+	}
+	for _, r := range [][]string{{"priorityclass", pc}, {"node", node}, {"pv", pv}} {
+		run(ks.KubeconfigPath, "", append([]string{"delete", "--wait=false"}, r...)...)
+	}
 }
 
 var (
