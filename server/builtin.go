@@ -7,10 +7,82 @@ package server
 const (
 	groupCRD          = "apiextensions.k8s.io"
 	groupCoordination = "coordination.k8s.io"
+	groupApps         = "apps"
+	groupBatch        = "batch"
+	groupRBAC         = "rbac.authorization.k8s.io"
+	groupPolicy       = "policy"
+	groupScheduling   = "scheduling.k8s.io"
+	groupNetworking   = "networking.k8s.io"
+	groupDiscovery    = "discovery.k8s.io"
 )
 
-func builtinResources() []*resource {
+// kubeResources are the built-ins whose Tables kube's printers make
+// (their typing says printed): the workload, RBAC, policy, scheduling,
+// networking and discovery kinds, and the rest of core v1. Storage keys
+// are kube's, including its old names (minions, controllers, ingress,
+// services/endpoints).
+func kubeResources() []*resource {
+	ns := func(group, plural, singular, kind string, status bool, short ...string) *resource {
+		return &resource{group: group, version: "v1", plural: plural, singular: singular, kind: kind,
+			namespaced: true, hasStatus: status, shortNames: short}
+	}
+	cluster := func(group, plural, singular, kind string, status bool, short ...string) *resource {
+		r := ns(group, plural, singular, kind, status, short...)
+		r.namespaced = false
+		return r
+	}
+	all := func(r *resource) *resource {
+		r.categories = []string{"all"}
+		return r
+	}
+	keyed := func(r *resource, name string) *resource {
+		r.keyName = name
+		return r
+	}
+	fields := func(r *resource, f map[string][]string) *resource {
+		r.fields = f
+		return r
+	}
+	endpoints := keyed(ns("", "endpoints", "endpoints", "Endpoints", false, "ep"), "services/endpoints")
+	endpoints.deprecated = "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
 	return []*resource{
+		endpoints,
+		ns("", "limitranges", "limitrange", "LimitRange", false, "limits"),
+		fields(keyed(cluster("", "nodes", "node", "Node", true, "no"), "minions"),
+			map[string][]string{"spec.unschedulable": {"spec", "unschedulable"}}),
+		cluster("", "persistentvolumes", "persistentvolume", "PersistentVolume", true, "pv"),
+		ns("", "persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", true, "pvc"),
+		ns("", "podtemplates", "podtemplate", "PodTemplate", false),
+		fields(keyed(all(ns("", "replicationcontrollers", "replicationcontroller", "ReplicationController", true, "rc")), "controllers"),
+			map[string][]string{"status.replicas": {"status", "replicas"}}),
+		ns("", "resourcequotas", "resourcequota", "ResourceQuota", true, "quota"),
+
+		all(ns(groupApps, "deployments", "deployment", "Deployment", true, "deploy")),
+		all(ns(groupApps, "replicasets", "replicaset", "ReplicaSet", true, "rs")),
+		all(ns(groupApps, "statefulsets", "statefulset", "StatefulSet", true, "sts")),
+		all(ns(groupApps, "daemonsets", "daemonset", "DaemonSet", true, "ds")),
+		ns(groupApps, "controllerrevisions", "controllerrevision", "ControllerRevision", false),
+
+		fields(all(ns(groupBatch, "jobs", "job", "Job", true)),
+			map[string][]string{"status.successful": {"status", "succeeded"}}),
+		all(ns(groupBatch, "cronjobs", "cronjob", "CronJob", true, "cj")),
+
+		ns(groupRBAC, "roles", "role", "Role", false),
+		ns(groupRBAC, "rolebindings", "rolebinding", "RoleBinding", false),
+		cluster(groupRBAC, "clusterroles", "clusterrole", "ClusterRole", false),
+		cluster(groupRBAC, "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", false),
+
+		ns(groupPolicy, "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true, "pdb"),
+		cluster(groupScheduling, "priorityclasses", "priorityclass", "PriorityClass", false, "pc"),
+		ns(groupNetworking, "networkpolicies", "networkpolicy", "NetworkPolicy", false, "netpol"),
+		keyed(ns(groupNetworking, "ingresses", "ingress", "Ingress", true, "ing"), "ingress"),
+		cluster(groupNetworking, "ingressclasses", "ingressclass", "IngressClass", false),
+		ns(groupDiscovery, "endpointslices", "endpointslice", "EndpointSlice", false),
+	}
+}
+
+func builtinResources() []*resource {
+	return append([]*resource{
 		{
 			version: "v1", plural: "namespaces", hasStatus: true, singular: "namespace", kind: "Namespace",
 			shortNames: []string{"ns"},
@@ -53,6 +125,7 @@ func builtinResources() []*resource {
 		},
 		{
 			version: "v1", plural: "services", hasStatus: true, singular: "service", kind: "Service", namespaced: true,
+			keyName:    "services/specs", // kube's key: endpoints are under services/endpoints
 			shortNames: []string{"svc"}, categories: []string{"all"},
 			columns: []column{
 				{name: "Type", path: []string{"spec", "type"}},
@@ -97,5 +170,5 @@ func builtinResources() []*resource {
 			shortNames: []string{"crd", "crds"}, categories: []string{"api-extensions"},
 			columns: []column{{name: "Created At", path: []string{"metadata", "creationTimestamp"}, typ: "date"}},
 		},
-	}
+	}, kubeResources()...)
 }

@@ -7,16 +7,48 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	_ "k8s.io/kubernetes/pkg/apis/apps/install"         // registers apps in legacyscheme
+	_ "k8s.io/kubernetes/pkg/apis/batch/install"        // registers batch
 	_ "k8s.io/kubernetes/pkg/apis/coordination/install" // registers coordination.k8s.io in legacyscheme
 	_ "k8s.io/kubernetes/pkg/apis/core/install"         // registers core/v1 (types, defaults, conversions)
+	_ "k8s.io/kubernetes/pkg/apis/discovery/install"    // registers discovery.k8s.io
+	_ "k8s.io/kubernetes/pkg/apis/networking/install"   // registers networking.k8s.io
+	_ "k8s.io/kubernetes/pkg/apis/policy/install"       // registers policy
+	_ "k8s.io/kubernetes/pkg/apis/rbac/install"         // registers rbac.authorization.k8s.io
+	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"   // registers scheduling.k8s.io
+	"k8s.io/kubernetes/pkg/registry/apps/controllerrevision"
+	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
+	"k8s.io/kubernetes/pkg/registry/apps/deployment"
+	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
+	"k8s.io/kubernetes/pkg/registry/apps/statefulset"
+	"k8s.io/kubernetes/pkg/registry/batch/cronjob"
+	"k8s.io/kubernetes/pkg/registry/batch/job"
 	"k8s.io/kubernetes/pkg/registry/coordination/lease"
 	"k8s.io/kubernetes/pkg/registry/core/configmap"
+	"k8s.io/kubernetes/pkg/registry/core/endpoint"
 	eventregistry "k8s.io/kubernetes/pkg/registry/core/event"
+	"k8s.io/kubernetes/pkg/registry/core/limitrange"
 	"k8s.io/kubernetes/pkg/registry/core/namespace"
+	"k8s.io/kubernetes/pkg/registry/core/node"
+	"k8s.io/kubernetes/pkg/registry/core/persistentvolume"
+	"k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim"
 	"k8s.io/kubernetes/pkg/registry/core/pod"
+	"k8s.io/kubernetes/pkg/registry/core/podtemplate"
+	"k8s.io/kubernetes/pkg/registry/core/replicationcontroller"
+	"k8s.io/kubernetes/pkg/registry/core/resourcequota"
 	"k8s.io/kubernetes/pkg/registry/core/secret"
 	"k8s.io/kubernetes/pkg/registry/core/service"
 	"k8s.io/kubernetes/pkg/registry/core/serviceaccount"
+	"k8s.io/kubernetes/pkg/registry/discovery/endpointslice"
+	"k8s.io/kubernetes/pkg/registry/networking/ingress"
+	"k8s.io/kubernetes/pkg/registry/networking/ingressclass"
+	"k8s.io/kubernetes/pkg/registry/networking/networkpolicy"
+	"k8s.io/kubernetes/pkg/registry/policy/poddisruptionbudget"
+	"k8s.io/kubernetes/pkg/registry/rbac/clusterrole"
+	"k8s.io/kubernetes/pkg/registry/rbac/clusterrolebinding"
+	"k8s.io/kubernetes/pkg/registry/rbac/role"
+	"k8s.io/kubernetes/pkg/registry/rbac/rolebinding"
+	"k8s.io/kubernetes/pkg/registry/scheduling/priorityclass"
 )
 
 // Typed built-in kinds: for each built-in resource served, the versioned
@@ -39,6 +71,9 @@ type typedKind struct {
 	strategy kindStrategy
 	status   rest.RESTUpdateStrategy // nil without a status subresource
 	finalize rest.RESTUpdateStrategy // namespaces' /finalize; nil for the others
+	// printed: Tables come from kube's own printers (kubeprint.go), not
+	// from the resource's hand-written columns.
+	printed bool
 }
 
 // crdScheme holds apiextensions.k8s.io, which kube-apiserver keeps out of
@@ -59,17 +94,57 @@ var typedKinds = func() map[string]*typedKind {
 			strategy: st, status: status,
 		}
 	}
+	// legacy is a kind of kube's legacy scheme in group, printed as
+	// kube prints it.
+	legacy := func(group, kind string, st kindStrategy, status rest.RESTUpdateStrategy) *typedKind {
+		return &typedKind{
+			scheme:   legacyscheme.Scheme,
+			external: schema.GroupVersionKind{Group: group, Version: "v1", Kind: kind},
+			internal: schema.GroupVersionKind{Group: group, Version: runtime.APIVersionInternal, Kind: kind},
+			strategy: st, status: status, printed: true,
+		}
+	}
 	crd := customresourcedefinition.NewStrategy(crdScheme)
 	namespaces := core("Namespace", namespace.Strategy, namespace.StatusStrategy)
 	namespaces.finalize = namespace.FinalizeStrategy
 	return map[string]*typedKind{
-		"/namespaces":      namespaces,
-		"/configmaps":      core("ConfigMap", configmap.Strategy, nil),
-		"/secrets":         core("Secret", secret.Strategy, nil),
-		"/pods":            core("Pod", pod.Strategy, pod.StatusStrategy),
-		"/services":        core("Service", service.Strategy, service.StatusStrategy),
-		"/serviceaccounts": core("ServiceAccount", serviceaccount.Strategy, nil),
-		"/events":          core("Event", eventregistry.Strategy, nil),
+		"/namespaces":             namespaces,
+		"/configmaps":             core("ConfigMap", configmap.Strategy, nil),
+		"/secrets":                core("Secret", secret.Strategy, nil),
+		"/pods":                   core("Pod", pod.Strategy, pod.StatusStrategy),
+		"/services":               core("Service", service.Strategy, service.StatusStrategy),
+		"/serviceaccounts":        core("ServiceAccount", serviceaccount.Strategy, nil),
+		"/events":                 core("Event", eventregistry.Strategy, nil),
+		"/endpoints":              legacy("", "Endpoints", endpoint.Strategy, nil),
+		"/limitranges":            legacy("", "LimitRange", limitrange.Strategy, nil),
+		"/nodes":                  legacy("", "Node", node.Strategy, node.StatusStrategy),
+		"/persistentvolumes":      legacy("", "PersistentVolume", persistentvolume.Strategy, persistentvolume.StatusStrategy),
+		"/persistentvolumeclaims": legacy("", "PersistentVolumeClaim", persistentvolumeclaim.Strategy, persistentvolumeclaim.StatusStrategy),
+		"/podtemplates":           legacy("", "PodTemplate", podtemplate.Strategy, nil),
+		"/replicationcontrollers": legacy("", "ReplicationController", replicationcontroller.Strategy, replicationcontroller.StatusStrategy),
+		"/resourcequotas":         legacy("", "ResourceQuota", resourcequota.Strategy, resourcequota.StatusStrategy),
+
+		groupApps + "/deployments":         legacy(groupApps, "Deployment", deployment.Strategy, deployment.StatusStrategy),
+		groupApps + "/replicasets":         legacy(groupApps, "ReplicaSet", replicaset.Strategy, replicaset.StatusStrategy),
+		groupApps + "/statefulsets":        legacy(groupApps, "StatefulSet", statefulset.Strategy, statefulset.StatusStrategy),
+		groupApps + "/daemonsets":          legacy(groupApps, "DaemonSet", daemonset.Strategy, daemonset.StatusStrategy),
+		groupApps + "/controllerrevisions": legacy(groupApps, "ControllerRevision", controllerrevision.Strategy, nil),
+
+		groupBatch + "/jobs":     legacy(groupBatch, "Job", job.Strategy, job.StatusStrategy),
+		groupBatch + "/cronjobs": legacy(groupBatch, "CronJob", cronjob.Strategy, cronjob.StatusStrategy),
+
+		groupRBAC + "/roles":               legacy(groupRBAC, "Role", role.Strategy, nil),
+		groupRBAC + "/rolebindings":        legacy(groupRBAC, "RoleBinding", rolebinding.Strategy, nil),
+		groupRBAC + "/clusterroles":        legacy(groupRBAC, "ClusterRole", clusterrole.Strategy, nil),
+		groupRBAC + "/clusterrolebindings": legacy(groupRBAC, "ClusterRoleBinding", clusterrolebinding.Strategy, nil),
+
+		groupPolicy + "/poddisruptionbudgets": legacy(groupPolicy, "PodDisruptionBudget", poddisruptionbudget.Strategy, poddisruptionbudget.StatusStrategy),
+		groupScheduling + "/priorityclasses":  legacy(groupScheduling, "PriorityClass", priorityclass.Strategy, nil),
+		groupNetworking + "/networkpolicies":  legacy(groupNetworking, "NetworkPolicy", networkpolicy.Strategy, nil),
+		groupNetworking + "/ingresses":        legacy(groupNetworking, "Ingress", ingress.Strategy, ingress.StatusStrategy),
+		groupNetworking + "/ingressclasses":   legacy(groupNetworking, "IngressClass", ingressclass.Strategy, nil),
+		groupDiscovery + "/endpointslices":    legacy(groupDiscovery, "EndpointSlice", endpointslice.Strategy, nil),
+
 		groupCoordination + "/leases": {
 			scheme:   legacyscheme.Scheme,
 			external: schema.GroupVersionKind{Group: groupCoordination, Version: "v1", Kind: "Lease"},

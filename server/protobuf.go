@@ -4,8 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
@@ -22,11 +29,14 @@ const contentProtobuf = "application/vnd.kubernetes.protobuf"
 // protobufScheme knows the built-in kinds served here.
 var protobufScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
-	if err := corev1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := coordinationv1.AddToScheme(s); err != nil {
-		panic(err)
+	for _, add := range []func(*runtime.Scheme) error{
+		corev1.AddToScheme, coordinationv1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme,
+		rbacv1.AddToScheme, policyv1.AddToScheme, schedulingv1.AddToScheme, networkingv1.AddToScheme,
+		discoveryv1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
 	}
 	// CustomResourceDefinitions are served in protobuf too, as kube's
 	// apiextensions server does (its clientset asks for it); custom

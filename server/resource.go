@@ -21,6 +21,12 @@ type resource struct {
 	// keyGroup is the group part of storage keys: "" for the core group
 	// and the built-ins kube stores without one (leases), else the group.
 	keyGroup string
+	// keyName is the resource part of storage keys when kube's differs
+	// from the plural (nodes are stored as "minions"); "" for the plural.
+	keyName string
+	// deprecated is the warning kube gives on every request to a
+	// deprecated built-in (v1 Endpoints); "" for the others.
+	deprecated string
 	// fields are the selectable fields beyond metadata.name and
 	// metadata.namespace, each with its path in the object.
 	fields map[string][]string
@@ -80,7 +86,11 @@ func (r *resource) prefix(ns string) string {
 		b.WriteString(r.keyGroup)
 		b.WriteByte('/')
 	}
-	b.WriteString(r.plural)
+	if r.keyName != "" {
+		b.WriteString(r.keyName)
+	} else {
+		b.WriteString(r.plural)
+	}
 	b.WriteByte('/')
 	if ns != "" && r.namespaced {
 		b.WriteString(ns)

@@ -116,6 +116,9 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 	ctx := trace.WithTrace(r.Context(), tr)
 	req := &call{s: s, w: w, r: r.WithContext(ctx), res: res, ns: ns, name: info.Name, tr: tr, status: statusOK,
 		scale: servesScale(res, info), finalize: info.Subresource == "finalize"}
+	if res.deprecated != "" {
+		req.warnStrict(strictErrors{res.deprecated})
+	}
 	switch {
 	case res.virtual && info.Verb == "create":
 		err = req.review()

@@ -47,6 +47,11 @@ func (c column) value(obj map[string]any) any {
 // tableColumns are the Table's column definitions for r: NAME, r's
 // columns, then AGE, as kube prints them.
 func tableColumns(r *resource) []wire.TableColumnDefinition {
+	if t := r.typed(); t != nil && t.printed {
+		if cols, err := t.printedColumns(); err == nil {
+			return cols
+		}
+	}
 	cols := []wire.TableColumnDefinition{{Name: "Name", Type: "string", Format: "name",
 		Description: "Name must be unique within a namespace."}}
 	for _, c := range r.columns {
@@ -78,11 +83,19 @@ func tableRow(r *resource, value []byte, include includeObject, now time.Time) (
 	}
 	name, _ := lookup(obj, []string{"metadata", "name"}).(string)
 	created, _ := lookup(obj, []string{"metadata", "creationTimestamp"}).(string)
-	cells := []any{name}
-	for _, c := range r.columns {
-		cells = append(cells, c.value(obj))
+	var cells []any
+	if t := r.typed(); t != nil && t.printed {
+		var err error
+		if cells, err = t.printedCells(value); err != nil {
+			return wire.TableRow{}, err
+		}
+	} else {
+		cells = []any{name}
+		for _, c := range r.columns {
+			cells = append(cells, c.value(obj))
+		}
+		cells = append(cells, translateTimestamp(created, now))
 	}
-	cells = append(cells, translateTimestamp(created, now))
 	row := wire.TableRow{Cells: cells}
 	switch include {
 	case includeFull:
