@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
 )
 
 // FuzzControllersList: any --controllers list is resolved or refused

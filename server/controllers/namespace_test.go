@@ -59,7 +59,9 @@ func countIn(t *testing.T, c *client.Client, gvr client.GroupVersionResource, ns
 // TestNamespaceController: a deleted namespace is emptied of every
 // namespaced resource, custom ones included, finalized and gone; other
 // namespaces keep theirs. The controller's client goes through a proxy
-// that drops connections and fails one request in forty.
+// that drops connections and fails one request in 400 (a pass makes
+// some two requests per served namespaced resource, about 60 now, and
+// must succeed whole to finalize).
 func TestNamespaceController(t *testing.T) {
 	s, admin := bare(t)
 	mustCreate(t, res(admin, crdGVR), widgetCRD())
@@ -74,7 +76,7 @@ func TestNamespaceController(t *testing.T) {
 		mustCreate(t, res(admin, nsGVR), obj("v1", "Namespace", ns, nil))
 		fill(t, admin, ns, 20)
 	}
-	runHost(t, faulty(t, s, 0.001, 40), controllers.Config{Controllers: []string{controllers.NamespaceController}})
+	runHost(t, faulty(t, s, 0.001, 400), controllers.Config{Controllers: []string{controllers.NamespaceController}})
 
 	if _, err := res(admin, nsGVR).Delete(t.Context(), "doomed", wire.DeleteOptions{}); err != nil {
 		t.Fatal(err)
