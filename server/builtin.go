@@ -43,6 +43,12 @@ func kubeResources() []*resource {
 		r.fields = f
 		return r
 	}
+	// scaled: the kind has kube's scale subresource, spec.replicas and
+	// status.replicas with the selector at spec.selector (scale.go).
+	scaled := func(r *resource) *resource {
+		r.scale = &crScale{SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas", builtinSelector: true}
+		return r
+	}
 	endpoints := keyed(ns("", "endpoints", "endpoints", "Endpoints", false, "ep"), "services/endpoints")
 	endpoints.deprecated = "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
 	return []*resource{
@@ -53,13 +59,13 @@ func kubeResources() []*resource {
 		cluster("", "persistentvolumes", "persistentvolume", "PersistentVolume", true, "pv"),
 		ns("", "persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", true, "pvc"),
 		ns("", "podtemplates", "podtemplate", "PodTemplate", false),
-		fields(keyed(all(ns("", "replicationcontrollers", "replicationcontroller", "ReplicationController", true, "rc")), "controllers"),
+		fields(keyed(scaled(all(ns("", "replicationcontrollers", "replicationcontroller", "ReplicationController", true, "rc"))), "controllers"),
 			map[string][]string{"status.replicas": {"status", "replicas"}}),
 		ns("", "resourcequotas", "resourcequota", "ResourceQuota", true, "quota"),
 
-		all(ns(groupApps, "deployments", "deployment", "Deployment", true, "deploy")),
-		all(ns(groupApps, "replicasets", "replicaset", "ReplicaSet", true, "rs")),
-		all(ns(groupApps, "statefulsets", "statefulset", "StatefulSet", true, "sts")),
+		scaled(all(ns(groupApps, "deployments", "deployment", "Deployment", true, "deploy"))),
+		scaled(all(ns(groupApps, "replicasets", "replicaset", "ReplicaSet", true, "rs"))),
+		scaled(all(ns(groupApps, "statefulsets", "statefulset", "StatefulSet", true, "sts"))),
 		all(ns(groupApps, "daemonsets", "daemonset", "DaemonSet", true, "ds")),
 		ns(groupApps, "controllerrevisions", "controllerrevision", "ControllerRevision", false),
 

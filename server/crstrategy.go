@@ -39,6 +39,10 @@ type crScale struct {
 	SpecReplicasPath   string  `json:"specReplicasPath"`
 	StatusReplicasPath string  `json:"statusReplicasPath"`
 	LabelSelectorPath  *string `json:"labelSelectorPath,omitempty"`
+	// builtinSelector: a built-in kind (Deployment, ReplicaSet,
+	// StatefulSet, ReplicationController) whose Scale's selector is its
+	// spec.selector written as a string, as kube's scale REST does.
+	builtinSelector bool
 }
 
 // labelSelectorPath is the selector path, "" when the CRD has none.

@@ -13,6 +13,8 @@ import (
 	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/listwatch/listwatch/server/internal/patch"
@@ -54,6 +56,11 @@ func scaleOf(d *doc, rev int64, sc *crScale) (*autoscalingv1.Scale, bool, error)
 			return nil, false, err
 		}
 	}
+	if sc.builtinSelector {
+		if selector, err = builtinSelector(u); err != nil {
+			return nil, false, err
+		}
+	}
 	s := &autoscalingv1.Scale{
 		TypeMeta: metav1.TypeMeta{APIVersion: "autoscaling/v1", Kind: "Scale"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -67,6 +74,36 @@ func scaleOf(d *doc, rev int64, sc *crScale) (*autoscalingv1.Scale, bool, error)
 		s.ResourceVersion = strconv.FormatInt(rev, 10)
 	}
 	return s, found, nil
+}
+
+// builtinSelector is the Scale selector of a built-in workload, as
+// kube's scale REST writes it: spec.selector, a LabelSelector (apps) or a
+// map of labels (ReplicationController), as a selector string.
+func builtinSelector(u *unstructured.Unstructured) (string, error) {
+	raw, found, err := unstructured.NestedFieldNoCopy(u.Object, "spec", "selector")
+	if err != nil || !found || raw == nil {
+		return "", err
+	}
+	if u.GetKind() == "ReplicationController" {
+		set, _, err := unstructured.NestedStringMap(u.Object, "spec", "selector")
+		if err != nil {
+			return "", err
+		}
+		return labels.SelectorFromSet(set).String(), nil
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return "", fmt.Errorf("spec.selector is %T", raw)
+	}
+	var ls metav1.LabelSelector
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &ls); err != nil {
+		return "", err
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&ls)
+	if err != nil {
+		return "", err
+	}
+	return sel.String(), nil
 }
 
 // getScale answers GET on /scale: 500 when the object has no replicas at

@@ -62,3 +62,19 @@ metadata:
 		})
 	}
 }
+
+// TestKubectlScaleDeployment: kubectl scale works on the built-in
+// workloads through their scale subresource, as on kube.
+func TestKubectlScaleDeployment(t *testing.T) {
+	s := startServer(t, "")
+	kubectl(t, s, "", "create", "deployment", "web", "--image=nginx", "--replicas=2")
+	if out := kubectl(t, s, "", "scale", "deployment", "web", "--replicas=4"); !strings.Contains(out, "deployment.apps/web scaled") {
+		t.Fatalf("scale: %s", out)
+	}
+	if out := kubectl(t, s, "", "get", "deployment", "web", "-o", "jsonpath={.spec.replicas}"); out != "4" {
+		t.Fatalf("replicas after scale: %q", out)
+	}
+	if out, err := kubectlErr(t, s, "", "scale", "deployment", "web", "--current-replicas=2", "--replicas=1"); err == nil || !strings.Contains(out, "Expected replicas to be 2, was 4") {
+		t.Fatalf("scale with a wrong --current-replicas: %v %s", err, out)
+	}
+}
