@@ -160,7 +160,12 @@ func (f *Fixture) Grow(ctx context.Context, n int) error {
 		return err
 	}
 	f.count = n
-	return nil
+	// A consistent read (no resourceVersion) brings a watch cache level
+	// with the writes just made — a server answers it only once its cache
+	// has seen them, or from etcd — so that the measured reads that may
+	// be served stale (resourceVersion=0) see the whole fixture.
+	_, err = client.NewResource[*object.Unstructured](f.c, f.gvr()).Namespace(f.Namespace).List(ctx, wire.ListOptions{Limit: 1})
+	return err
 }
 
 // Cleanup deletes the bench objects and, if Prepare created it, the
