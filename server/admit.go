@@ -180,8 +180,6 @@ func (c *call) prepareUpdate(d, old *doc) error {
 // prepareKind sets a CRD's status: established under its names.
 func (c *call) prepareKind(d, old *doc) {
 	switch {
-	case c.res.isNamespaces():
-		c.prepareNamespace(d, old)
 	case c.res.isCRDs():
 		setCRDStatus(d, old, c.s.reg, c.s.now())
 	}

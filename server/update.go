@@ -93,11 +93,6 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 		if err := c.admitCustom(next, cur); err != nil {
 			return nil, err
 		}
-		if c.finalize {
-			if err := c.validateNamespaceFinalizers(next); err != nil {
-				return nil, err
-			}
-		}
 		value := next.encode()
 		if c.finalizedByUpdate(next, cur) {
 			stored, err := s.deleteFinalized(ctx, c, kv.Revision, next)
