@@ -204,6 +204,11 @@ type resourceGetter struct {
 }
 
 func (r resourceGetter) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
+	if name == "" {
+		// The generic registry's key function: kube's answer to a Get
+		// without a name.
+		return nil, apierrors.NewBadRequest("Name parameter required.")
+	}
 	kind := storedKinds[r.resource]
 	key := kind.prefix + name
 	if r.resource != "nodes" {
