@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"io"
 	"net/http"
@@ -11,7 +14,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	jose "gopkg.in/go-jose/go-jose.v2"
 	"gopkg.in/go-jose/go-jose.v2/jwt"
@@ -56,6 +61,34 @@ func TestServiceAccountTokenClientGo(t *testing.T) {
 	pod, err := admin.CoreV1().Pods("default").Create(ctx, saPod("p", "robot"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+
+	// Discovery lists the subresource as kube does, in the legacy and the
+	// aggregated documents.
+	legacy, err := admin.Discovery().ServerResourcesForGroupVersion("v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, aggregated, err := admin.Discovery().ServerGroupsAndResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lists := range [][]*metav1.APIResourceList{{legacy}, aggregated} {
+		found := false
+		for _, l := range lists {
+			for _, r := range l.APIResources {
+				if l.GroupVersion == "v1" && r.Name == "serviceaccounts/token" {
+					found = r.Group == "authentication.k8s.io" && r.Version == "v1" && r.Kind == "TokenRequest" &&
+						slices.Equal(r.Verbs, []string{"create"}) && r.Namespaced
+					if !found {
+						t.Errorf("discovery: %+v", r)
+					}
+				}
+			}
+		}
+		if !found {
+			t.Error("discovery lacks serviceaccounts/token")
+		}
 	}
 
 	tr, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "robot", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
@@ -397,3 +430,71 @@ func TestServiceAccountSigningKeyPersists(t *testing.T) {
 }
 
 func pointerTo[T any](v T) *T { return &v }
+
+// warnings collects the warnings of a client-go client.
+type warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *warnings) HandleWarningHeader(_ int, _ string, msg string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.msgs = append(w.msgs, msg)
+}
+
+// TestServiceAccountTokenFlags: a signing key file (RSA here) replaces
+// the generated key; another issuer and audience; the maximum expiration
+// shortens longer requests with kube's warning.
+func TestServiceAccountTokenFlags(t *testing.T) {
+	dir := t.TempDir()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(dir, "sa.key")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, filepath.Join(dir, "data"), func(o *apiserver.Options) {
+		o.ServiceAccountSigningKeyFile = keyFile
+		o.ServiceAccountIssuers = []string{"https://issuer.example"}
+		o.APIAudiences = []string{"https://api.example"}
+		o.ServiceAccountMaxTokenExpiration = time.Hour
+	})
+	cfg := restConfig(t, s)
+	w := &warnings{}
+	cfg.WarningHandler = w
+	admin := kubernetes.NewForConfigOrDie(cfg)
+	if _, err := admin.CoreV1().ServiceAccounts("default").Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "robot"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := admin.CoreV1().ServiceAccounts("default").CreateToken(t.Context(), "robot", &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: pointerTo[int64](7200)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *tr.Spec.ExpirationSeconds != 3600 || !slices.Equal(tr.Spec.Audiences, []string{"https://api.example"}) {
+		t.Errorf("spec: %+v", tr.Spec)
+	}
+	if !slices.Contains(w.msgs, "requested expiration of 7200 seconds shortened to 3600 seconds") {
+		t.Errorf("warnings: %q", w.msgs)
+	}
+	tok, err := jwt.ParseSigned(tr.Status.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claims jwt.Claims
+	if err := tok.Claims(&key.PublicKey, &claims); err != nil || tok.Headers[0].Algorithm != "RS256" {
+		t.Fatalf("token not signed by the key file: %v %+v", err, tok.Headers)
+	}
+	if claims.Issuer != "https://issuer.example" {
+		t.Errorf("iss %q", claims.Issuer)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data", apiserver.ServiceAccountKeyFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a key was generated beside the key file: %v", err)
+	}
+	if _, err := whoami(t, s, tr.Status.Token); err != nil {
+		t.Errorf("whoami: %v", err)
+	}
+}
