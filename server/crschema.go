@@ -55,6 +55,8 @@ type crSchema struct {
 	statusStrategy crUpdateValidator
 	// table is kube's Table convertor of the version's printer columns.
 	table rest.TableConvertor
+	// coerceReads: reading a stored object may change it (readsCoerce).
+	coerceReads bool
 }
 
 // crValidator is the part of kube's customresource strategy that
@@ -149,6 +151,7 @@ func newCRSchema(crd *apiextensionsv1.CustomResourceDefinition, v string, kind s
 	return &crSchema{
 		structural: s, preserveUnknownFields: crd.Spec.PreserveUnknownFields,
 		strategy: strategy, statusStrategy: customresource.NewStatusStrategy(strategy), table: table,
+		coerceReads: !crd.Spec.PreserveUnknownFields && readsCoerce(s),
 	}, nil
 }
 
@@ -356,4 +359,62 @@ func (cs *crSchema) tableCells(value []byte, now time.Time) ([]any, bool) {
 		return nil, false
 	}
 	return t.Rows[0].Cells, true
+}
+
+// readsCoerce reports whether reading a stored object can change it:
+// the schema has a default, or a node that prunes (an object that does
+// not preserve unknown fields) or coerces embedded metadata. Schemas
+// that preserve everything and default nothing are read as stored.
+func readsCoerce(s *structuralschema.Structural) bool {
+	if s == nil {
+		return false
+	}
+	if s.Default.Object != nil || s.XEmbeddedResource {
+		return true
+	}
+	if s.Type == "object" && !s.XPreserveUnknownFields {
+		return true
+	}
+	if readsCoerce(s.Items) {
+		return true
+	}
+	if s.AdditionalProperties != nil && readsCoerce(s.AdditionalProperties.Structural) {
+		return true
+	}
+	for _, p := range s.Properties {
+		if readsCoerce(&p) {
+			return true
+		}
+	}
+	return false
+}
+
+// readStored is a stored custom resource as kube serves it: its storage
+// decoder prunes and defaults every object it reads with the schema (a
+// default added to the CRD after an object was written shows on reads).
+// The server sends stored bytes from its readers, so this is done on the
+// way out; an object the schema does not change is sent as stored.
+func (cs *crSchema) readStored(value []byte) []byte {
+	if cs == nil || !cs.coerceReads {
+		return value
+	}
+	uo := &unstructured.Unstructured{}
+	if err := uo.UnmarshalJSON(value); err != nil {
+		return value
+	}
+	was := runtime.DeepCopyJSON(uo.Object)
+	if _, err := cs.coerce(uo.Object); err != nil {
+		return value
+	}
+	if equality.Semantic.DeepEqual(uo.Object, was) {
+		return value
+	}
+	d, err := decodeDoc(value)
+	if err != nil {
+		return value
+	}
+	if setContent(d, uo.Object, was) != nil {
+		return value
+	}
+	return d.encodeWithRV(d.metaString("resourceVersion"))
 }

@@ -133,6 +133,7 @@ func (r *resource) qualifiedKind() string {
 // CRD serving several versions; objects are stored with apiVersion first
 // (see encodeObject), so this is a prefix splice, not a decode.
 func (r *resource) relabel(value []byte) []byte {
+	value = r.schema.readStored(value) // kube's decoding of stored custom resources
 	if !r.rewriteVersion {
 		return value
 	}
