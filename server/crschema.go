@@ -265,7 +265,17 @@ func (c *call) schemaCoerce(d *doc) error {
 			found.strict = append(found.strict, fmt.Sprintf("unknown field %q", p))
 		}
 		if c.r.Method == "PATCH" {
-			if err := c.checkPatched(found, d.encode()); err != nil {
+			// kube quotes the patched object as its JSON encoding
+			// of it, keys sorted.
+			patched := runtime.DeepCopyJSON(was)
+			if rv := d.metaString("resourceVersion"); rv != "" {
+				_ = unstructured.SetNestedField(patched, rv, "metadata", "resourceVersion")
+			}
+			b, err := json.Marshal(patched)
+			if err != nil {
+				return wire.NewInternalError(err)
+			}
+			if err := c.checkPatched(found, b); err != nil {
 				return err
 			}
 		} else if err := c.checkDecoded(found); err != nil {
