@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"sort"
+	"sync"
 	"time"
 
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
@@ -57,6 +59,54 @@ type crSchema struct {
 	table rest.TableConvertor
 	// coerceReads: reading a stored object may change it (readsCoerce).
 	coerceReads bool
+	// unchanged remembers stored objects that reading does not change.
+	unchanged readCache
+}
+
+// readCache is a bounded set of stored values (by two independent 64-bit
+// hashes and the length) that this schema reads back unchanged, so that
+// reading an object again costs a hash, not a decode. It is part of the
+// crSchema, so a change of the CRD starts a new one.
+type readCache struct {
+	mu     sync.Mutex
+	seeds  [2]maphash.Seed
+	seeded bool
+	seen   map[readKey]struct{}
+}
+
+type readKey struct {
+	h1, h2 uint64
+	n      int
+}
+
+// readCacheMax bounds the set; it is emptied when full.
+const readCacheMax = 1 << 16
+
+func (rc *readCache) key(v []byte) readKey {
+	rc.mu.Lock()
+	if !rc.seeded {
+		rc.seeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+		rc.seeded = true
+	}
+	s := rc.seeds
+	rc.mu.Unlock()
+	return readKey{maphash.Bytes(s[0], v), maphash.Bytes(s[1], v), len(v)}
+}
+
+func (rc *readCache) has(k readKey) bool {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	_, ok := rc.seen[k]
+	return ok
+}
+
+func (rc *readCache) add(k readKey) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.seen == nil || len(rc.seen) >= readCacheMax {
+		rc.seen = map[readKey]struct{}{}
+	}
+	rc.seen[k] = struct{}{}
 }
 
 // crValidator is the part of kube's customresource strategy that
@@ -408,6 +458,10 @@ func (cs *crSchema) readStored(value []byte) []byte {
 	if cs == nil || !cs.coerceReads {
 		return value
 	}
+	k := cs.unchanged.key(value)
+	if cs.unchanged.has(k) {
+		return value
+	}
 	uo := &unstructured.Unstructured{}
 	if err := uo.UnmarshalJSON(value); err != nil {
 		return value
@@ -417,6 +471,7 @@ func (cs *crSchema) readStored(value []byte) []byte {
 		return value
 	}
 	if equality.Semantic.DeepEqual(uo.Object, was) {
+		cs.unchanged.add(k)
 		return value
 	}
 	d, err := decodeDoc(value)
