@@ -175,6 +175,11 @@ func crSchemaScript(c *rawClient) []string {
 	schemaStep(c, "crd bad rule", "POST", crds, jsonCT, strings.Replace(strings.Replace(thingCRD(
 		`{"type":"object","properties":{"spec":{"type":"object","x-kubernetes-validations":[{"rule":"self.nope > 1"}],"properties":{"a":{"type":"string"}}}}}`),
 		"things", "badrules", -1), `"Thing"`, `"Badrule"`, -1))
+	schemaStep(c, "crd rule too expensive", "POST", crds, jsonCT, strings.Replace(strings.Replace(thingCRD(
+		`{"type":"object","properties":{"spec":{"type":"object","x-kubernetes-validations":[{"rule":"self.l.all(x, self.l.all(y, self.l.all(z, x + y + z != '')))"}],"properties":{"l":{"type":"array","items":{"type":"string"}}}}}}`),
+		"things", "costlies", -1), `"Thing"`, `"Costly"`, -1))
+	schemaStep(c, "crd bad column", "POST", crds, jsonCT, strings.Replace(strings.Replace(strings.Replace(thingCRD(thingSchema),
+		`".spec.replicas"`, `"spec.replicas["`, 1), "things", "badcolumns", -1), `"Thing"`, `"Badcolumn"`, -1))
 	waitSchemaServed(c, "v1")
 	waitSchemaServed(c, "v1beta1")
 	waitSchemaServed(c, "v1alpha1")
