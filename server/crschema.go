@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"net/http"
 	"sort"
 	"sync"
 	"time"
@@ -309,30 +310,50 @@ func (c *call) schemaCoerce(d *doc) error {
 		return wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
 			c.res.kind, c.res.version, c.res.kind, err))
 	}
-	if len(unknown) > 0 && c.fieldValidation() != fieldValidationIgnore {
+	// A create's or update's body had its unknown fields checked when
+	// it was decoded (schemaUnknownFields); a patch's result is checked
+	// here.
+	if len(unknown) > 0 && c.r.Method == http.MethodPatch && c.fieldValidation() != fieldValidationIgnore {
 		found := &doc{}
 		for _, p := range unknown {
 			found.strict = append(found.strict, fmt.Sprintf("unknown field %q", p))
 		}
-		if c.r.Method == "PATCH" {
-			// kube quotes the patched object as its JSON encoding
-			// of it, keys sorted.
-			patched := runtime.DeepCopyJSON(was)
-			if rv := d.metaString("resourceVersion"); rv != "" {
-				_ = unstructured.SetNestedField(patched, rv, "metadata", "resourceVersion")
-			}
-			b, err := json.Marshal(patched)
-			if err != nil {
-				return wire.NewInternalError(err)
-			}
-			if err := c.checkPatched(found, b); err != nil {
-				return err
-			}
-		} else if err := c.checkDecoded(found); err != nil {
+		// kube quotes the patched object as its JSON encoding of it,
+		// keys sorted.
+		patched := runtime.DeepCopyJSON(was)
+		if rv := d.metaString("resourceVersion"); rv != "" {
+			_ = unstructured.SetNestedField(patched, rv, "metadata", "resourceVersion")
+		}
+		b, err := json.Marshal(patched)
+		if err != nil {
+			return wire.NewInternalError(err)
+		}
+		if err := c.checkPatched(found, b); err != nil {
 			return err
 		}
 	}
 	return setContent(d, u.Object, was)
+}
+
+// schemaUnknownFields adds to the strict errors of d, a request body
+// just decoded, the fields the schema prunes, after those decoding found
+// (duplicates, unknown metadata fields), as kube's decoder of a custom
+// resource reports them: checkDecoded then applies the request's
+// fieldValidation to all of them at once.
+func (c *call) schemaUnknownFields(d *doc) error {
+	u, err := toUnstructured(d)
+	if err != nil {
+		return err
+	}
+	unknown, err := c.res.schema.coerce(u.Object)
+	if err != nil {
+		return wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
+			c.res.kind, c.res.version, c.res.kind, err))
+	}
+	for _, p := range unknown {
+		d.strict = append(d.strict, fmt.Sprintf("unknown field %q", p))
+	}
+	return nil
 }
 
 // defaultStored returns the stored object old as kube reads it from

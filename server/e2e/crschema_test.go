@@ -191,6 +191,12 @@ func crSchemaScript(c *rawClient) []string {
 		thing("b", `{"name":"abc","bogus":1,"extra":{"kept":true},"ports":[{"name":"x","bad":2}]}`))
 	schemaStep(c, "unknown warn", "POST", t, jsonCT,
 		`{"apiVersion":"`+schemaGroup+`/v1","kind":"Thing","metadata":{"name":"b"},"top":1,"spec":{"name":"abc","bogus":1,"extra":{"kept":true},"ports":[{"name":"x","bad":2}]}}`, spec...)
+	schemaStep(c, "unknown metadata and spec strict", "POST", t+"?fieldValidation=Strict", jsonCT,
+		`{"apiVersion":"`+schemaGroup+`/v1","kind":"Thing","metadata":{"name":"m","colour":1},"spec":{"name":"abc","bogus":1}}`)
+	schemaStep(c, "unknown metadata and spec warn", "POST", t, jsonCT,
+		`{"apiVersion":"`+schemaGroup+`/v1","kind":"Thing","metadata":{"name":"m","colour":1},"spec":{"name":"abc","bogus":1}}`, "spec.bogus", "metadata.colour")
+	schemaStep(c, "update unknown strict", "PUT", t+"/m?fieldValidation=Strict", jsonCT,
+		`{"apiVersion":"`+schemaGroup+`/v1","kind":"Thing","metadata":{"name":"m","colour":1},"spec":{"name":"abc","bogus":1}}`)
 	schemaStep(c, "unknown ignore", "POST", t+"?fieldValidation=Ignore", jsonCT, thing("c", `{"name":"abc","bogus":1}`), spec...)
 	schemaStep(c, "type", "POST", t, jsonCT, thing("x", `{"name":"abc","replicas":"two"}`))
 	schemaStep(c, "enum", "POST", t, jsonCT, thing("x", `{"name":"abc","mode":"medium"}`))
