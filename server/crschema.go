@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"sort"
 	"sync"
-	"time"
 
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -356,9 +355,8 @@ func (c *call) schemaUnknownFields(d *doc) error {
 	return nil
 }
 
-// defaultStored returns the stored object old as kube reads it from
-// storage for a write over it: pruned and defaulted by the version's
-// schema.
+// defaultStored makes u, a stored object about to be written over, what
+// kube reads from storage: pruned and defaulted by the version's schema.
 func (cs *crSchema) defaultStored(u *unstructured.Unstructured) {
 	_, _ = cs.coerce(u.Object)
 }
@@ -426,8 +424,8 @@ func (cs *crSchema) tableColumns() ([]wire.TableColumnDefinition, bool) {
 
 // tableCells are the cells of the stored object value, as kube's
 // tableconvertor computes them (full JSONPath, cells typed by column
-// type); false without a convertor.
-func (cs *crSchema) tableCells(value []byte, now time.Time) ([]any, bool) {
+// type, dates aged by kube's clock); false without a convertor.
+func (cs *crSchema) tableCells(value []byte) ([]any, bool) {
 	if cs == nil || cs.table == nil {
 		return nil, false
 	}

@@ -87,7 +87,7 @@ func tableRow(r *resource, value []byte, include includeObject, now time.Time) (
 	name, _ := lookup(obj, []string{"metadata", "name"}).(string)
 	created, _ := lookup(obj, []string{"metadata", "creationTimestamp"}).(string)
 	var cells []any
-	if cs, ok := r.schema.tableCells(value, now); ok {
+	if cs, ok := r.schema.tableCells(value); ok {
 		cells = cs
 	} else if t := r.typed(); t != nil && t.printed {
 		var err error
