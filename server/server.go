@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	rbacregistryvalidation "k8s.io/kubernetes/pkg/registry/rbac/validation"
 
 	"github.com/listwatch/listwatch/internal/run"
 	"github.com/listwatch/listwatch/server/auth"
@@ -73,6 +74,10 @@ type Config struct {
 	// APIAudiences are the audiences of tokens issued for this server,
 	// which TokenReview checks as kube's does.
 	APIAudiences []string
+	// RBACRuleResolver resolves users' RBAC rules for the escalation
+	// checks of writes to RBAC objects (rbac_escalation.go). Nil: no RBAC
+	// object grants anything there.
+	RBACRuleResolver rbacregistryvalidation.AuthorizationRuleResolver
 }
 
 // Server is the API: routing, discovery, and the verbs over storage.
@@ -89,6 +94,8 @@ type Server struct {
 	reviewers map[string]*reviewer
 	// aggDiscovery answers /api and /apis in the aggregated form.
 	aggDiscovery *aggregatedDiscovery
+	// rbac checks writes of RBAC objects for escalation.
+	rbac *rbacEscalation
 
 	// bootOnce closes booted when Run has made the default namespaces
 	// and loaded the CRDs; /readyz fails until then.
@@ -126,6 +133,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.reg = newRegistry(readers)
 	s.reviewers = newReviewers(cfg.Authorizer, cfg.TokenAuthenticator, cfg.APIAudiences)
+	s.rbac = newRBACEscalation(cfg.Authorizer, cfg.RBACRuleResolver)
 	s.aggDiscovery = newAggregatedDiscovery(s)
 	if s.log == nil {
 		s.log = slog.Default()
