@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -41,9 +45,12 @@ func NewRBAC(client kubernetes.Interface) *RBAC {
 	clusterRoles := &rbac.ClusterRoleGetter{Lister: v1.ClusterRoles().Lister()}
 	clusterRoleBindings := &rbac.ClusterRoleBindingLister{Lister: v1.ClusterRoleBindings().Lister()}
 	return &RBAC{
-		factory:  f,
-		authz:    rbac.New(roles, roleBindings, clusterRoles, clusterRoleBindings),
-		resolver: rbacregistryvalidation.NewDefaultRuleResolver(roles, roleBindings, clusterRoles, clusterRoleBindings),
+		factory: f,
+		authz:   rbac.New(roles, roleBindings, clusterRoles, clusterRoleBindings),
+		// kube's escalation checks read the registry, whose NotFound
+		// names the resource in the plural.
+		resolver: rbacregistryvalidation.NewDefaultRuleResolver(
+			storageRoles{roles}, roleBindings, storageClusterRoles{clusterRoles}, clusterRoleBindings),
 		synced: []cache.InformerSynced{
 			v1.Roles().Informer().HasSynced, v1.RoleBindings().Informer().HasSynced,
 			v1.ClusterRoles().Informer().HasSynced, v1.ClusterRoleBindings().Informer().HasSynced,
@@ -74,7 +81,11 @@ func (r *RBAC) HasSynced() bool {
 	return true
 }
 
-// RuleResolver is kube's rule resolver over the same objects.
+// RuleResolver is kube's rule resolver over the same objects, for the
+// escalation checks of writes to RBAC objects: a missing role is reported
+// as kube's registry reports it there (naming the request's resource:
+// rolebindings.rbac.authorization.k8s.io "x" not found), not as its
+// informers do (role.rbac…).
 func (r *RBAC) RuleResolver() rbacregistryvalidation.AuthorizationRuleResolver { return r.resolver }
 
 // Authorize implements Authorizer with kube's RBAC authorizer.
@@ -128,4 +139,37 @@ func Attributes(u *request.User, info *request.Info) authorizer.AttributesRecord
 		ResourceRequest: info.IsResourceRequest,
 		Path:            info.Path,
 	}
+}
+
+// storageRoles and storageClusterRoles report a missing role as kube's
+// registry does: its NotFound names the resource of the request (from the
+// request info in ctx; a RoleBinding's write names rolebindings), and the
+// resource in the plural without one.
+type storageRoles struct{ g *rbac.RoleGetter }
+
+func (s storageRoles) GetRole(ctx context.Context, namespace, name string) (*rbacv1.Role, error) {
+	r, err := s.g.GetRole(ctx, namespace, name)
+	if apierrors.IsNotFound(err) {
+		return nil, apierrors.NewNotFound(requestResource(ctx, "roles"), name)
+	}
+	return r, err
+}
+
+type storageClusterRoles struct{ g *rbac.ClusterRoleGetter }
+
+func (s storageClusterRoles) GetClusterRole(ctx context.Context, name string) (*rbacv1.ClusterRole, error) {
+	r, err := s.g.GetClusterRole(ctx, name)
+	if apierrors.IsNotFound(err) {
+		return nil, apierrors.NewNotFound(requestResource(ctx, "clusterroles"), name)
+	}
+	return r, err
+}
+
+// requestResource is the resource of the request in ctx, as kube's
+// registry qualifies its errors, or rbac's resource otherwise.
+func requestResource(ctx context.Context, resource string) schema.GroupResource {
+	if info, ok := genericapirequest.RequestInfoFrom(ctx); ok {
+		return schema.GroupResource{Group: info.APIGroup, Resource: info.Resource}
+	}
+	return rbacv1.Resource(resource)
 }
