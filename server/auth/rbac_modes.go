@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -101,26 +102,26 @@ type Chain struct {
 func NewChain(cfg ChainConfig) (*Chain, error) {
 	c := &Chain{authz: UnionAuthorizer{PrivilegedGroups(GroupMasters)}}
 	if !slices.Contains(cfg.Modes, ModeRBAC) {
-		c.add(SelfReviews, ourResolver{SelfReviews})
+		c.add("", SelfReviews, ourResolver{SelfReviews})
 	}
 	for _, m := range cfg.Modes {
 		switch m {
 		case ModeAlwaysAllow:
 			a := authorizerfactory.NewAlwaysAllowAuthorizer()
-			c.add(FromKube(a), a)
+			c.add(m, FromKube(a), a)
 		case ModeAlwaysDeny:
 			a := authorizerfactory.NewAlwaysDenyAuthorizer()
-			c.add(FromKube(a), a)
+			c.add(m, FromKube(a), a)
 		case ModeABAC:
 			if cfg.Policy == nil {
 				return nil, errors.New("authorization-mode ABAC's authorization policy file not passed")
 			}
-			c.add(cfg.Policy, ourResolver{cfg.Policy})
+			c.add(m, cfg.Policy, ourResolver{cfg.Policy})
 		case ModeRBAC:
 			if cfg.RBAC == nil {
 				return nil, errors.New("auth: authorization-mode RBAC needs its authorizer")
 			}
-			c.add(cfg.RBAC, cfg.RBAC)
+			c.add(m, cfg.RBAC, cfg.RBAC)
 		default:
 			return nil, fmt.Errorf("authorization-mode %q is not supported by this server", m)
 		}
@@ -128,9 +129,29 @@ func NewChain(cfg ChainConfig) (*Chain, error) {
 	return c, nil
 }
 
-func (c *Chain) add(a Authorizer, r authorizer.RuleResolver) {
+// add appends a mode's authorizer; the reasons it gives when it has no
+// opinion are prefixed with the mode's name in lower case, as kube's
+// named union of authorizers does ("rbac: ...", "abac: No policy
+// matched.").
+func (c *Chain) add(mode string, a Authorizer, r authorizer.RuleResolver) {
+	if mode != "" {
+		a = named{name: strings.ToLower(mode), a: a}
+	}
 	c.authz = append(c.authz, a)
 	c.resolvers = append(c.resolvers, r)
+}
+
+type named struct {
+	name string
+	a    Authorizer
+}
+
+func (n named) Authorize(ctx context.Context, u *request.User, info *request.Info) (Decision, string, error) {
+	d, reason, err := n.a.Authorize(ctx, u, info)
+	if d == DecisionNoOpinion && reason != "" {
+		reason = n.name + ": " + reason
+	}
+	return d, reason, err
 }
 
 // Authorize implements Authorizer.
