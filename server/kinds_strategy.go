@@ -51,6 +51,9 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) error {
 	}
 	ctx := c.strategyContext(old == nil)
 	if old == nil {
+		if err = c.checkEscalation(ctx, obj, nil); err != nil {
+			return err
+		}
 		err = rest.BeforeCreate(t.strategy, ctx, obj)
 	} else {
 		var oldObj runtime.Object
@@ -64,6 +67,9 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) error {
 			if m, merr := meta.Accessor(o); merr == nil {
 				m.SetResourceVersion(rv)
 			}
+		}
+		if err = c.checkEscalation(ctx, obj, oldObj); err != nil {
+			return err
 		}
 		var strategy rest.RESTUpdateStrategy = t.strategy
 		switch {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	rbacregistryvalidation "k8s.io/kubernetes/pkg/registry/rbac/validation"
 
 	"github.com/listwatch/listwatch/internal/run"
 	"github.com/listwatch/listwatch/server/auth"
@@ -77,6 +78,10 @@ type Config struct {
 	// ServiceAccountTokens, if set, serves serviceaccounts/token and
 	// makes TokenReviews validate service-account tokens (satoken.go).
 	ServiceAccountTokens *ServiceAccountTokenConfig
+	// RBACRuleResolver resolves users' RBAC rules for the escalation
+	// checks of writes to RBAC objects (rbac_escalation.go). Nil: no RBAC
+	// object grants anything there.
+	RBACRuleResolver rbacregistryvalidation.AuthorizationRuleResolver
 }
 
 // Server is the API: routing, discovery, and the verbs over storage.
@@ -95,6 +100,8 @@ type Server struct {
 	tokens *sastorage.TokenREST
 	// aggDiscovery answers /api and /apis in the aggregated form.
 	aggDiscovery *aggregatedDiscovery
+	// rbac checks writes of RBAC objects for escalation.
+	rbac *rbacEscalation
 
 	// bootOnce closes booted when Run has made the default namespaces
 	// and loaded the CRDs; /readyz fails until then.
@@ -135,6 +142,7 @@ func New(cfg Config) (*Server, error) {
 	if err := s.installServiceAccountTokens(cfg); err != nil {
 		return nil, err
 	}
+	s.rbac = newRBACEscalation(cfg.Authorizer, cfg.RBACRuleResolver)
 	s.aggDiscovery = newAggregatedDiscovery(s)
 	if s.log == nil {
 		s.log = slog.Default()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/server/controllers"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -38,8 +39,14 @@ type Options struct {
 	// TokenAuthFile is an extra static token file (token,user,uid,"groups").
 	// The admin token generated in DataDir is always accepted.
 	TokenAuthFile string
-	// AuthorizationPolicyFile is an ABAC policy (JSON lines). Without one,
-	// only system:masters (the admin) is allowed.
+	// AuthorizationModes is kube-apiserver's --authorization-mode: the
+	// authorizers asked in order after system:masters (always allowed),
+	// among RBAC, ABAC, AlwaysAllow and AlwaysDeny (Node and Webhook are
+	// refused). Nil means RBAC, or RBAC,ABAC when AuthorizationPolicyFile
+	// is set (a policy file without a mode keeps working); as in kube, an
+	// explicit list has ABAC if and only if there is a policy file.
+	AuthorizationModes []string
+	// AuthorizationPolicyFile is an ABAC policy (JSON lines), for mode ABAC.
 	AuthorizationPolicyFile string
 
 	// ServiceAccountIssuers are kube's --service-account-issuer: the first
@@ -102,7 +109,7 @@ type Options struct {
 	// dearer than bytes.
 	DisableResponseCompression bool
 	// Profiling serves net/http/pprof under /debug/pprof/, to system:masters
-	// or whom an ABAC policy grants the path. Off by default (kube: on).
+	// or whom RBAC (or an ABAC policy) grants the path. Off by default (kube: on).
 	Profiling bool
 
 	// Controllers chooses the controllers serve runs (package
@@ -177,6 +184,12 @@ func (o Options) withDefaults() (Options, error) {
 		if _, err := controllers.Enabled(o.Controllers); err != nil {
 			return o, errors.Join(ErrOptions, fmt.Errorf("--controllers: %w", err))
 		}
+	}
+	if o.AuthorizationModes == nil {
+		o.AuthorizationModes = auth.DefaultModes(o.AuthorizationPolicyFile != "")
+	}
+	if err := auth.ValidateModes(o.AuthorizationModes, o.AuthorizationPolicyFile != ""); err != nil {
+		return o, errors.Join(ErrOptions, err)
 	}
 	if (o.EtcdCertFile == "") != (o.EtcdKeyFile == "") {
 		return o, errors.Join(ErrOptions, errors.New("--etcd-certfile and --etcd-keyfile go together"))

@@ -128,12 +128,26 @@ type parts struct {
 	// controllers run in the server, over loopback to it.
 	controllers *controllers.Host
 	loopback    *client.Client
+	// rbac is the RBAC authorizer's informers and bootstrap policy.
+	rbac *rbacParts
 }
 
 // build constructs the server on an etcd client and credentials; it
 // starts nothing. On error nothing is left open.
-func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (*parts, error) {
+func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (_ *parts, err error) {
 	p := &parts{store: etcd.New(cli, etcd.WithRegisterer(o.Registerer))}
+	// Listening first: the RBAC authorizer's loopback client needs the URL.
+	ln, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.Port)))
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: listen: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			ln.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	p.url = "https://" + net.JoinHostPort(clientHost(o.BindAddress), strconv.Itoa(port))
 	// The direct reader serves everything with --disable-watch-cache, and
 	// otherwise what the caches cannot (yet); its Run keeps the bookmarks
 	// of its watches timely.
@@ -152,16 +166,23 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (*parts, err
 	if err != nil {
 		return nil, err
 	}
+	if err := sa.oidc.install(o.ServiceAccountIssuers[0], o.ServiceAccountJWKSURI, strings.TrimPrefix(p.url, "https://"), sa.keys); err != nil {
+		o.Logger.Info("service-account issuer discovery not served", "err", err)
+	}
 	authn, tokens, err := authenticator(o, creds, sa)
 	if err != nil {
 		return nil, err
 	}
-	authz, err := authorizer(o)
+	if p.rbac, err = newRBAC(p.url, creds); err != nil {
+		return nil, err
+	}
+	authz, err := authorizer(o, p.rbac.authz)
 	if err != nil {
 		return nil, err
 	}
 	api, err := server.New(server.Config{
 		Authorizer:         authz,
+		RBACRuleResolver:   p.rbac.authz.RuleResolver(),
 		TokenAuthenticator: tokens,
 		APIAudiences:       o.APIAudiences,
 		Store:              p.store,
@@ -198,22 +219,11 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (*parts, err
 		ErrorLog: slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug),
 	}
 
-	ln, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.Port)))
-	if err != nil {
-		return nil, fmt.Errorf("apiserver: listen: %w", err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	p.url = "https://" + net.JoinHostPort(clientHost(o.BindAddress), strconv.Itoa(port))
-	if err := sa.oidc.install(o.ServiceAccountIssuers[0], o.ServiceAccountJWKSURI, strings.TrimPrefix(p.url, "https://"), sa.keys); err != nil {
-		o.Logger.Info("service-account issuer discovery not served", "err", err)
-	}
 	if err := pki.WriteKubeconfig(o.KubeconfigPath, p.url, creds); err != nil {
-		ln.Close()
 		return nil, err
 	}
 	p.ln = ln
 	if err := p.buildControllers(o, creds); err != nil {
-		ln.Close()
 		return nil, err
 	}
 	return p, nil
@@ -294,9 +304,25 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 		}
 		return p.controllers.Run(ctx)
 	})
-	g.Go("ready", func(ctx context.Context) error {
+	g.Go("rbac", func(ctx context.Context) error {
 		select {
 		case <-p.api.Ready():
+		case <-ctx.Done():
+			return nil
+		}
+		return p.rbac.run(ctx, a.opts.Logger)
+	})
+	g.Go("ready", func(ctx context.Context) error {
+		// Ready once the API has its defaults and the RBAC authorizer
+		// its bootstrap policy (kube's readyz waits for the
+		// rbac/bootstrap-roles hook).
+		select {
+		case <-p.api.Ready():
+		case <-ctx.Done():
+			return nil
+		}
+		select {
+		case <-p.rbac.ready:
 			a.opts.Logger.Info("listwatch serving", "url", p.url, "kubeconfig", a.opts.KubeconfigPath, "dataDir", a.opts.DataDir)
 			close(a.ready)
 		case <-ctx.Done():
@@ -411,20 +437,26 @@ func readTokenFile(path string) (*auth.TokenFile, error) {
 	return tf, nil
 }
 
-func authorizer(o Options) (auth.Authorizer, error) {
-	if o.AuthorizationPolicyFile == "" {
-		return auth.NewAuthorizer(nil), nil
+// authorizer is the chain of --authorization-mode (auth.NewChain).
+func authorizer(o Options, rbac *auth.RBAC) (auth.Authorizer, error) {
+	cfg := auth.ChainConfig{Modes: o.AuthorizationModes, RBAC: rbac}
+	if o.AuthorizationPolicyFile != "" {
+		f, err := os.Open(o.AuthorizationPolicyFile)
+		if err != nil {
+			return nil, fmt.Errorf("apiserver: policy file: %w", err)
+		}
+		defer f.Close()
+		policy, err := auth.ParsePolicyFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("apiserver: policy file %s: %w", o.AuthorizationPolicyFile, err)
+		}
+		cfg.Policy = policy
 	}
-	f, err := os.Open(o.AuthorizationPolicyFile)
+	chain, err := auth.NewChain(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("apiserver: policy file: %w", err)
+		return nil, fmt.Errorf("apiserver: %w", err)
 	}
-	defer f.Close()
-	policy, err := auth.ParsePolicyFile(f)
-	if err != nil {
-		return nil, fmt.Errorf("apiserver: policy file %s: %w", o.AuthorizationPolicyFile, err)
-	}
-	return auth.NewAuthorizer(policy), nil
+	return chain, nil
 }
 
 // clientHost is the host clients should dial for a bind address.

@@ -17,12 +17,17 @@
 //     constant time.
 //
 // Authorization. An Authorizer returns Allow, Deny or NoOpinion for a user
-// and a request.Info. NewAuthorizer builds the server's chain: members of
-// system:masters are always allowed; then the ABAC policy, if any (one JSON
-// Policy per line, ParsePolicyFile); with no policy file nobody else is
-// allowed. ABAC matching is kube's, including its quirks: a readonly policy
-// still allows get/list/watch only, "*" for user or group means every
-// authenticated user, and a nonResourcePath ending in "*" is a prefix.
+// and a request.Info. NewChain builds the server's chain from kube's
+// --authorization-mode list (ValidateModes): members of system:masters are
+// always allowed first; then each mode in order: RBAC (kube's RBAC
+// authorizer over client-go informers of the server's RBAC objects, see
+// RBAC), ABAC (one JSON Policy per line, ParsePolicyFile, matched with
+// kube's rules and quirks: a readonly policy allows get/list/watch only,
+// "*" for user or group means every authenticated user, a nonResourcePath
+// ending in "*" is a prefix), AlwaysAllow, AlwaysDeny. A mode's reason is
+// prefixed with its name, as kube's named union does. NewAuthorizer is the
+// chain without modes (system:masters and SelfReviews, then an optional
+// ABAC policy), for tests and servers built without one.
 //
 // Anonymous requests: AnonymousPublicInfo makes a request with no
 // credential at all system:anonymous (group system:unauthenticated) when it

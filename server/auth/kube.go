@@ -72,7 +72,11 @@ func (k KubeAuthorizer) Authorize(ctx context.Context, a authorizer.Attributes) 
 
 // RulesFor implements authorizer.RuleResolver over the authorizer's
 // rules (see Rules).
-func (k KubeAuthorizer) RulesFor(_ context.Context, u user.Info, namespace string) ([]authorizer.ResourceRuleInfo, []authorizer.NonResourceRuleInfo, bool, error) {
+func (k KubeAuthorizer) RulesFor(ctx context.Context, u user.Info, namespace string) ([]authorizer.ResourceRuleInfo, []authorizer.NonResourceRuleInfo, bool, error) {
+	if rr, ok := k.Authorizer.(authorizer.RuleResolver); ok {
+		// A Chain: its modes' rule resolvers, as kube's.
+		return rr.RulesFor(ctx, u, namespace)
+	}
 	res, nonRes, incomplete := Rules(k.Authorizer, UserFromKube(u), namespace)
 	return res, nonRes, incomplete, nil
 }

@@ -28,8 +28,8 @@ var issuerDiscoveryPaths = []string{
 // discovery document and keys; other users need the admin or a policy
 // that grants the paths. It has no opinion on anything else.
 //
-// This is the one place authorization of these paths is decided; an RBAC
-// authorizer with kube's bootstrap policy would replace it.
+// The chain uses it only without RBAC (auth.NewChain); under RBAC kube's
+// bootstrap role and binding grant the same.
 var ServiceAccountIssuerDiscovery Authorizer = issuerDiscovery{}
 
 type issuerDiscovery struct{}

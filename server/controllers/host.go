@@ -170,6 +170,7 @@ var starters = map[string]func(*term) error{
 	ServiceAccountController: startServiceAccountController,
 	RootCAPublisher:          startRootCAPublisher,
 	GarbageCollector:         startGarbageCollector,
+	ClusterRoleAggregation:   startClusterRoleAggregation,
 }
 
 func defaultIdentity() string {

@@ -74,7 +74,7 @@ func TestEnabled(t *testing.T) {
 		{nil, nil},
 		{[]string{}, nil},
 		{[]string{"namespace"}, []string{controllers.NamespaceController}},
-		{[]string{"*", "-garbagecollector"}, all[:3]},
+		{[]string{"*", "-garbagecollector"}, append(append([]string{}, all[:3]...), all[4:]...)},
 		{[]string{"-namespace-controller", "*", "namespace"}, all[1:]},
 		{[]string{"serviceaccount", "-serviceaccount"}, []string{controllers.ServiceAccountController}},
 	}

@@ -17,19 +17,21 @@ const (
 	ServiceAccountController = "serviceaccount-controller"
 	RootCAPublisher          = "root-ca-certificate-publisher-controller"
 	GarbageCollector         = "garbage-collector-controller"
+	ClusterRoleAggregation   = "clusterrole-aggregation-controller"
 )
 
 // aliases are the short names kube-controller-manager also accepts.
 var aliases = map[string]string{
-	"namespace":              NamespaceController,
-	"serviceaccount":         ServiceAccountController,
-	"root-ca-cert-publisher": RootCAPublisher,
-	"garbagecollector":       GarbageCollector,
+	"namespace":               NamespaceController,
+	"serviceaccount":          ServiceAccountController,
+	"root-ca-cert-publisher":  RootCAPublisher,
+	"garbagecollector":        GarbageCollector,
+	"clusterrole-aggregation": ClusterRoleAggregation,
 }
 
 // Names lists every controller a Host can run, all on by default.
 func Names() []string {
-	return []string{NamespaceController, ServiceAccountController, RootCAPublisher, GarbageCollector}
+	return []string{NamespaceController, ServiceAccountController, RootCAPublisher, GarbageCollector, ClusterRoleAggregation}
 }
 
 // canonical is name without its alias, or "" if it names no controller.

@@ -1,0 +1,212 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/component-helpers/auth/rbac/reconciliation"
+	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac/bootstrappolicy"
+
+	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/server/internal/pki"
+)
+
+// rbacParts are the RBAC authorizer's informers and the loopback client
+// they and the bootstrap policy use.
+type rbacParts struct {
+	authz  *auth.RBAC
+	client kubernetes.Interface
+	http   *http.Client
+	ready  chan struct{} // closed once bootstrapped and synced
+}
+
+// newRBAC builds the RBAC authorizer over a client-go client of the
+// server's own URL as its admin (system:masters), as kube-apiserver's
+// loopback client.
+func newRBAC(url string, creds *pki.Credentials) (*rbacParts, error) {
+	cfg := &rest.Config{
+		Host: url,
+		TLSClientConfig: rest.TLSClientConfig{
+			CAData: creds.CAPEM, CertData: creds.AdminCertPEM, KeyData: creds.AdminKeyPEM,
+		},
+		// No client-side rate limit: the bootstrap policy is a few
+		// hundred requests, which 50 QPS would spread over seconds.
+		QPS:       -1,
+		UserAgent: "listwatch-rbac",
+		Timeout:   time.Minute,
+	}
+	// Our own HTTP client (not client-go's shared transport cache), so
+	// that its idle connections can be closed when the server stops.
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: rbac client: %w", err)
+	}
+	cs, err := kubernetes.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: rbac client: %w", err)
+	}
+	return &rbacParts{authz: auth.NewRBAC(cs), client: cs, http: hc, ready: make(chan struct{})}, nil
+}
+
+// run reconciles kube's bootstrap roles and bindings (kube-apiserver's
+// rbac/bootstrap-roles post-start hook), then starts the informers and
+// closes ready once they have listed everything, so that a server ready
+// authorizes with the bootstrap policy in place. It returns when ctx
+// ends, with the informers stopped.
+func (r *rbacParts) run(ctx context.Context, log *slog.Logger) error {
+	defer r.http.CloseIdleConnections()
+	if err := ensureBootstrapPolicy(ctx, r.client, log); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	r.authz.Start(ctx)
+	defer r.authz.Shutdown()
+	if r.authz.WaitForSync(ctx) {
+		close(r.ready)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// bootstrapAttempts bound how long the bootstrap policy is retried, as
+// kube's hook polls for 30s before the server gives up.
+const (
+	bootstrapInterval = time.Second
+	bootstrapTimeout  = 30 * time.Second
+	// bootstrapParallelism is how many objects are reconciled at once.
+	bootstrapParallelism = 16
+)
+
+// ensureBootstrapPolicy creates or reconciles kube's bootstrap ClusterRoles
+// (with the controllers' ones), ClusterRoleBindings, and the Roles and
+// RoleBindings of kube-system and kube-public, with kube's reconciliation
+// (k8s.io/component-helpers/auth/rbac/reconciliation): missing rules and
+// subjects are added to objects annotated
+// rbac.authorization.kubernetes.io/autoupdate=true (the default), and
+// objects annotated "false" are left alone. It retries as kube's hook
+// does, and fails if the policy is still incomplete after 30s.
+func ensureBootstrapPolicy(ctx context.Context, client kubernetes.Interface, log *slog.Logger) error {
+	deadline := time.Now().Add(bootstrapTimeout)
+	for {
+		err := reconcileBootstrapPolicy(ctx, client, log)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return fmt.Errorf("apiserver: unable to initialize roles: %w", err)
+		}
+		log.Warn("rbac bootstrap policy incomplete; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(bootstrapInterval):
+		}
+	}
+}
+
+func reconcileBootstrapPolicy(ctx context.Context, client kubernetes.Interface, log *slog.Logger) error {
+	rbac := client.RbacV1()
+	// Storage answers first, as kube's hook checks.
+	if _, err := rbac.ClusterRoles().List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+		return err
+	}
+	// The objects are independent: they are reconciled a few at a time,
+	// which makes a fresh server's bootstrap several times faster.
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, bootstrapParallelism)
+	)
+	try := func(what string, f func() error) {
+		if ctx.Err() != nil {
+			return
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			err := retry.OnError(retry.DefaultBackoff, func(err error) bool {
+				return apierrors.IsConflict(err) || apierrors.IsServiceUnavailable(err)
+			}, f)
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("%s: %w", what, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	roleResult := func(kind, name string, res *reconciliation.ReconcileClusterRoleResult) {
+		if res.Protected && res.Operation != reconciliation.ReconcileNone {
+			log.Warn("skipped reconcile-protected "+kind+" with missing permissions", "name", name, "missing", len(res.MissingRules))
+		}
+	}
+	for _, cr := range append(bootstrappolicy.ClusterRoles(), bootstrappolicy.ControllerRoles()...) {
+		try("clusterrole "+cr.Name, func() error {
+			res, err := (&reconciliation.ReconcileRoleOptions{
+				Role:    reconciliation.ClusterRoleRuleOwner{ClusterRole: &cr},
+				Client:  reconciliation.ClusterRoleModifier{Client: rbac.ClusterRoles()},
+				Confirm: true,
+			}).Run()
+			if err == nil {
+				roleResult("clusterrole", cr.Name, res)
+			}
+			return err
+		})
+	}
+	for _, crb := range append(bootstrappolicy.ClusterRoleBindings(), bootstrappolicy.ControllerRoleBindings()...) {
+		try("clusterrolebinding "+crb.Name, func() error {
+			_, err := (&reconciliation.ReconcileRoleBindingOptions{
+				RoleBinding: reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: &crb},
+				Client:      reconciliation.ClusterRoleBindingClientAdapter{Client: rbac.ClusterRoleBindings()},
+				Confirm:     true,
+			}).Run()
+			return err
+		})
+	}
+	for ns, roles := range bootstrappolicy.NamespaceRoles() {
+		for _, role := range roles {
+			try("role "+ns+"/"+role.Name, func() error {
+				res, err := (&reconciliation.ReconcileRoleOptions{
+					Role:    reconciliation.RoleRuleOwner{Role: &role},
+					Client:  reconciliation.RoleModifier{Client: rbac, NamespaceClient: client.CoreV1().Namespaces()},
+					Confirm: true,
+				}).Run()
+				if err == nil {
+					roleResult("role", ns+"/"+role.Name, res)
+				}
+				return err
+			})
+		}
+	}
+	for ns, bindings := range bootstrappolicy.NamespaceRoleBindings() {
+		for _, rb := range bindings {
+			try("rolebinding "+ns+"/"+rb.Name, func() error {
+				_, err := (&reconciliation.ReconcileRoleBindingOptions{
+					RoleBinding: reconciliation.RoleBindingAdapter{RoleBinding: &rb},
+					Client:      reconciliation.RoleBindingClientAdapter{Client: rbac, NamespaceClient: client.CoreV1().Namespaces()},
+					Confirm:     true,
+				}).Run()
+				return err
+			})
+		}
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
