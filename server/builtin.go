@@ -176,5 +176,5 @@ func builtinResources() []*resource {
 			shortNames: []string{"crd", "crds"}, categories: []string{"api-extensions"},
 			columns: []column{{name: "Created At", path: []string{"metadata", "creationTimestamp"}, typ: "date"}},
 		},
-	}, kubeResources()...)
+	}, append(kubeResources(), groupsResources()...)...)
 }

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"maps"
+
 	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -71,6 +73,9 @@ type typedKind struct {
 	strategy kindStrategy
 	status   rest.RESTUpdateStrategy // nil without a status subresource
 	finalize rest.RESTUpdateStrategy // namespaces' /finalize; nil for the others
+	// subs are the strategies of the other subresources that update the
+	// object (certificatesigningrequests/approval…), by name.
+	subs map[string]rest.RESTUpdateStrategy
 	// printed: Tables come from kube's own printers (kubeprint.go), not
 	// from the resource's hand-written columns.
 	printed bool
@@ -107,7 +112,7 @@ var typedKinds = func() map[string]*typedKind {
 	crd := customresourcedefinition.NewStrategy(crdScheme)
 	namespaces := core("Namespace", namespace.Strategy, namespace.StatusStrategy)
 	namespaces.finalize = namespace.FinalizeStrategy
-	return map[string]*typedKind{
+	kinds := map[string]*typedKind{
 		"/namespaces":             namespaces,
 		"/configmaps":             core("ConfigMap", configmap.Strategy, nil),
 		"/secrets":                core("Secret", secret.Strategy, nil),
@@ -159,6 +164,8 @@ var typedKinds = func() map[string]*typedKind {
 			status:   customresourcedefinition.NewStatusStrategy(crdScheme),
 		},
 	}
+	maps.Copy(kinds, groupsTypedKinds()) // kinds_groups.go
+	return kinds
 }()
 
 // typed returns r's typing; nil for custom resources.

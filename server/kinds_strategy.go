@@ -16,6 +16,8 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/warning"
 
+	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -71,6 +73,8 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) error {
 			strategy = t.status
 		case c.finalize && t.finalize != nil:
 			strategy = t.finalize
+		case c.sub != "" && t.subs[c.sub] != nil:
+			strategy = t.subs[c.sub]
 		}
 		err = rest.BeforeUpdate(strategy, ctx, obj, oldObj)
 	}
@@ -99,8 +103,13 @@ func (c *call) strategyContext(create bool) context.Context {
 		info.Subresource = "status"
 	case c.finalize:
 		info.Subresource = "finalize"
+	case c.sub != "":
+		info.Subresource = c.sub
 	}
-	ctx := genericapirequest.WithNamespace(c.r.Context(), c.ns)
+	ctx := genericapirequest.WithNamespace(withServer(c.r.Context(), c.s), c.ns)
+	if u, ok := request.UserFrom(c.r.Context()); ok {
+		ctx = genericapirequest.WithUser(ctx, auth.UserToKube(u))
+	}
 	ctx = genericapirequest.WithRequestInfo(ctx, info)
 	return warning.WithWarningRecorder(ctx, warnRecorder{c})
 }

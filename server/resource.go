@@ -44,6 +44,9 @@ type resource struct {
 	// hasStatus: the resource serves a status subresource, whose writes
 	// change only .status.
 	hasStatus bool
+	// subresources are the other subresources served that update the
+	// object with a strategy of their own (typedKind.subs).
+	subresources []string
 	// scale is the scale subresource of a custom resource, nil if none
 	// (scale.go); strategy is kube's strategy for a custom resource
 	// (crstrategy.go).

@@ -83,7 +83,7 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 		if info.Verb != "update" {
 			return nil, "", false, methodNotAllowed()
 		}
-	} else if info.Subresource != "" && !status && !servesScale(res, info) {
+	} else if info.Subresource != "" && !status && !servesScale(res, info) && servesSub(res, info) == "" {
 		return nil, "", false, notFoundPath()
 	}
 	if res.namespaced {
@@ -115,7 +115,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 	defer tr.LogIfLong(r.Context(), s.log, s.slow)
 	ctx := trace.WithTrace(r.Context(), tr)
 	req := &call{s: s, w: w, r: r.WithContext(ctx), res: res, ns: ns, name: info.Name, tr: tr, status: statusOK,
-		scale: servesScale(res, info), finalize: info.Subresource == "finalize"}
+		scale: servesScale(res, info), finalize: info.Subresource == "finalize", sub: servesSub(res, info)}
 	if res.deprecated != "" {
 		req.warnStrict(strictErrors{res.deprecated})
 	}
@@ -173,6 +173,9 @@ type call struct {
 	// finalize: the request is on a namespace's finalize subresource; a
 	// write may change spec.finalizers, not status.
 	finalize bool
+	// sub: the request is on another subresource updating the object
+	// with a strategy of its own (typedKind.subs), named so; "" if not.
+	sub string
 }
 
 // writeObject writes one stored value (with its resourceVersion) as the

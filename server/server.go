@@ -87,6 +87,9 @@ type Server struct {
 	metrics *metrics
 	// reviewers answer the identity APIs, by "group/plural" (identity.go).
 	reviewers map[string]*reviewer
+	// authz is cfg.Authorizer, for kube's strategies that authorize
+	// (kinds_groups.go).
+	authz auth.Authorizer
 	// aggDiscovery answers /api and /apis in the aggregated form.
 	aggDiscovery *aggregatedDiscovery
 
@@ -126,6 +129,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.reg = newRegistry(readers)
 	s.reviewers = newReviewers(cfg.Authorizer, cfg.TokenAuthenticator, cfg.APIAudiences)
+	if s.authz = cfg.Authorizer; s.authz == nil {
+		s.authz = auth.NewAuthorizer(nil)
+	}
 	s.aggDiscovery = newAggregatedDiscovery(s)
 	if s.log == nil {
 		s.log = slog.Default()
