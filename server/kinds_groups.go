@@ -14,7 +14,6 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
-	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -23,6 +22,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	aggregatorinstall "k8s.io/kube-aggregator/pkg/apis/apiregistration/install"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"k8s.io/kube-aggregator/pkg/registry/apiservice"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install"      // registers autoscaling
@@ -58,8 +58,8 @@ import (
 
 	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/server/request"
-	"github.com/listwatch/listwatch/wire"
 	"github.com/listwatch/listwatch/server/storage"
+	"github.com/listwatch/listwatch/wire"
 )
 
 // The rest of kube-apiserver v1.37's built-in groups: autoscaling,
