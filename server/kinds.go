@@ -69,6 +69,9 @@ type kindStrategy interface {
 type typedKind struct {
 	scheme   *runtime.Scheme
 	external schema.GroupVersionKind // the served version
+	// storage is the version objects are stored in when it is not the
+	// served one (convert.go); zero for the others.
+	storage schema.GroupVersionKind
 	internal schema.GroupVersionKind
 	strategy kindStrategy
 	status   rest.RESTUpdateStrategy // nil without a status subresource
@@ -172,6 +175,9 @@ var typedKinds = func() map[string]*typedKind {
 func (r *resource) typed() *typedKind {
 	if r.crd != "" {
 		return nil
+	}
+	if t, ok := typedKinds[r.group+"/"+r.version+"/"+r.plural]; ok {
+		return t // a version stored as another (convert.go)
 	}
 	return typedKinds[r.group+"/"+r.plural]
 }

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"slices"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	nodev1 "k8s.io/api/node/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -37,6 +39,7 @@ import (
 	"k8s.io/kubernetes/pkg/registry/certificates/certificates"
 	"k8s.io/kubernetes/pkg/registry/certificates/clustertrustbundle"
 	"k8s.io/kubernetes/pkg/registry/certificates/podcertificaterequest"
+	eventregistry "k8s.io/kubernetes/pkg/registry/core/event"
 	"k8s.io/kubernetes/pkg/registry/flowcontrol/flowschema"
 	"k8s.io/kubernetes/pkg/registry/flowcontrol/prioritylevelconfiguration"
 	"k8s.io/kubernetes/pkg/registry/networking/ipaddress"
@@ -78,6 +81,7 @@ const (
 	groupStorage          = "storage.k8s.io"
 	groupStorageMigration = "storagemigration.k8s.io"
 	groupAPIRegistration  = "apiregistration.k8s.io"
+	groupEvents           = "events.k8s.io"
 )
 
 // aggregatorScheme holds apiregistration.k8s.io, which kube-apiserver
@@ -107,9 +111,18 @@ func groupsTypedKinds() map[string]*typedKind {
 		apiservice.NewStrategy(aggregatorScheme), apiservice.NewStatusStrategy(aggregatorScheme))
 	apiservices.scheme = aggregatorScheme
 	apiservices.printed = false // the aggregator's own table (default columns here)
+	// Served as one version, stored as another (convert.go); typedKinds
+	// keys them with their version.
+	hpaV1 := kind(groupAutoscaling, "v1", "HorizontalPodAutoscaler", horizontalpodautoscaler.Strategy, horizontalpodautoscaler.StatusStrategy)
+	hpaV1.storage = schema.GroupVersionKind{Group: groupAutoscaling, Version: "v2", Kind: "HorizontalPodAutoscaler"}
+	events := kind(groupEvents, "v1", "Event", eventregistry.Strategy, nil)
+	events.internal = schema.GroupVersionKind{Version: runtime.APIVersionInternal, Kind: "Event"}
+	events.storage = schema.GroupVersionKind{Version: "v1", Kind: "Event"}
 	return map[string]*typedKind{
 		groupAutoscaling + "/horizontalpodautoscalers": kind(groupAutoscaling, "v2", "HorizontalPodAutoscaler",
 			horizontalpodautoscaler.Strategy, horizontalpodautoscaler.StatusStrategy),
+		groupAutoscaling + "/v1/horizontalpodautoscalers": hpaV1,
+		groupEvents + "/v1/events":                        events,
 
 		groupCertificates + "/certificatesigningrequests": csrs,
 		groupCertificates + "/clustertrustbundles":        kind(groupCertificates, "v1", "ClusterTrustBundle", clustertrustbundle.Strategy, nil),
@@ -166,8 +179,30 @@ func groupsResources() []*resource {
 	apiservices := res(groupAPIRegistration, "v1", "apiservices", "apiservice", "APIService", false, true)
 	apiservices.keyGroup = groupAPIRegistration
 	apiservices.categories = []string{"api-extensions"}
+	// Stored as another version (convert.go): autoscaling/v1 in the v2
+	// HPAs' keys, events.k8s.io/v1 in core v1 Events' keys, selected by
+	// the fields kube maps to the stored ones.
+	hpaV1 := res(groupAutoscaling, "v1", "horizontalpodautoscalers", "horizontalpodautoscaler", "HorizontalPodAutoscaler", true, true, "hpa")
+	hpaV1.categories = []string{"all"}
+	events := fields(res(groupEvents, "v1", "events", "event", "Event", true, false, "ev"), map[string][]string{
+		"regarding.kind":            {"involvedObject", "kind"},
+		"regarding.namespace":       {"involvedObject", "namespace"},
+		"regarding.name":            {"involvedObject", "name"},
+		"regarding.uid":             {"involvedObject", "uid"},
+		"regarding.apiVersion":      {"involvedObject", "apiVersion"},
+		"regarding.resourceVersion": {"involvedObject", "resourceVersion"},
+		"regarding.fieldPath":       {"involvedObject", "fieldPath"},
+		"reportingController":       {"reportingComponent"},
+		"reason":                    {"reason"},
+		"type":                      {"type"},
+	})
+	for _, r := range []*resource{hpaV1, events} {
+		r.converted, r.rewriteVersion = true, true
+	}
 	return []*resource{
 		hpa,
+		hpaV1,
+		events,
 		csrs,
 		fields(res(groupCertificates, "v1", "clustertrustbundles", "clustertrustbundle", "ClusterTrustBundle", false, false),
 			map[string][]string{"spec.signerName": {"spec", "signerName"}}),
@@ -206,7 +241,7 @@ func groupsResources() []*resource {
 // groupsProtobuf add the served versions of the kinds this file adds to
 // the protobuf scheme (protobuf.go).
 var groupsProtobuf = []func(*runtime.Scheme) error{
-	autoscalingv2.AddToScheme, certificatesv1.AddToScheme, flowcontrolv1.AddToScheme, nodev1.AddToScheme,
+	autoscalingv1.AddToScheme, autoscalingv2.AddToScheme, eventsv1.AddToScheme, certificatesv1.AddToScheme, flowcontrolv1.AddToScheme, nodev1.AddToScheme,
 	resourcev1.AddToScheme, storagev1.AddToScheme, storagemigrationv1.AddToScheme, apiregistrationv1.AddToScheme,
 }
 

@@ -174,14 +174,17 @@ func (c *call) decodeTyped(t *typedKind, d *doc) (runtime.Object, error) {
 
 // decodeStored decodes a stored object (laxly: it was admitted already).
 func (t *typedKind) decodeStored(d *doc) (runtime.Object, error) {
-	into, err := t.scheme.New(t.external)
+	into, err := t.scheme.New(t.stored())
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := laxDecoders[t.scheme].Decode(d.encode(), nil, into); err != nil {
+	// The value is in the stored version, or in the served one when it
+	// was converted for the response (convert.go): decode what it says.
+	obj, _, err := laxDecoders[t.scheme].Decode(d.encode(), nil, into)
+	if err != nil {
 		return nil, err
 	}
-	return t.internalOf(into)
+	return t.internalOf(obj)
 }
 
 // internalOf defaults a versioned object and converts it to the internal
@@ -198,10 +201,14 @@ func (t *typedKind) internalOf(external runtime.Object) (runtime.Object, error) 
 	return internal, nil
 }
 
-// encodeInto converts an internal object back to the served version and
-// replaces d's fields with its JSON encoding.
+// encodeInto converts an internal object back to the stored version (the
+// served one but for convert.go's kinds) and replaces d's fields with its
+// JSON encoding.
 func (t *typedKind) encodeInto(internal runtime.Object, d *doc) error {
-	external, err := t.scheme.New(t.external)
+	if t.converts() {
+		d.apiVersion, d.kind = t.storage.GroupVersion().String(), t.storage.Kind
+	}
+	external, err := t.scheme.New(t.stored())
 	if err != nil {
 		return wire.NewInternalError(err)
 	}

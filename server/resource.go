@@ -41,6 +41,9 @@ type resource struct {
 	// may carry another apiVersion and are relabelled on the way out
 	// (conversion strategy None).
 	rewriteVersion bool
+	// converted: the resource is stored as another version or group
+	// (convert.go): values are converted on the way out, not relabelled.
+	converted bool
 	// hasStatus: the resource serves a status subresource, whose writes
 	// change only .status.
 	hasStatus bool
@@ -133,6 +136,9 @@ func (r *resource) qualifiedKind() string {
 // CRD serving several versions; objects are stored with apiVersion first
 // (see encodeObject), so this is a prefix splice, not a decode.
 func (r *resource) relabel(value []byte) []byte {
+	if r.converted {
+		return r.toServed(value)
+	}
 	if !r.rewriteVersion {
 		return value
 	}
