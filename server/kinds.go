@@ -168,6 +168,7 @@ var typedKinds = func() map[string]*typedKind {
 		},
 	}
 	maps.Copy(kinds, groupsTypedKinds()) // kinds_groups.go
+	kinds["/pods"].subs = podSubStrategies()
 	return kinds
 }()
 

@@ -40,6 +40,7 @@ import (
 	"k8s.io/kubernetes/pkg/registry/certificates/clustertrustbundle"
 	"k8s.io/kubernetes/pkg/registry/certificates/podcertificaterequest"
 	eventregistry "k8s.io/kubernetes/pkg/registry/core/event"
+	"k8s.io/kubernetes/pkg/registry/core/pod"
 	"k8s.io/kubernetes/pkg/registry/flowcontrol/flowschema"
 	"k8s.io/kubernetes/pkg/registry/flowcontrol/prioritylevelconfiguration"
 	"k8s.io/kubernetes/pkg/registry/networking/ipaddress"
@@ -157,6 +158,15 @@ func groupsTypedKinds() map[string]*typedKind {
 		groupNetworking + "/servicecidrs": kind(groupNetworking, "v1", "ServiceCIDR", servicecidr.Strategy, servicecidr.StatusStrategy),
 
 		groupAPIRegistration + "/apiservices": apiservices,
+	}
+}
+
+// podSubStrategies are kube's strategies of the pods subresources that
+// update a pod: ephemeralcontainers and resize.
+func podSubStrategies() map[string]rest.RESTUpdateStrategy {
+	return map[string]rest.RESTUpdateStrategy{
+		"ephemeralcontainers": pod.EphemeralContainersStrategy,
+		"resize":              pod.ResizeStrategy,
 	}
 }
 

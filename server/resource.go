@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -62,6 +63,14 @@ type resource struct {
 	// virtual: the resource is create-only and never stored (the identity
 	// APIs, identity.go); it has no reader.
 	virtual bool
+	// handler answers every request on a virtual resource that is not a
+	// review (bindings, componentstatuses: bindings.go); verbList, if
+	// set, are its discovery verbs.
+	handler  func(*call, *request.Info) error
+	verbList []string
+	// subCreate are the create-only subresources (pods/binding) and what
+	// answers them.
+	subCreate map[string]func(*call) error
 }
 
 // isCRDs reports whether r is the built-in CustomResourceDefinition
@@ -108,6 +117,9 @@ func (r *resource) prefix(ns string) string {
 func (r *resource) key(ns, name string) string { return r.prefix(ns) + name }
 
 func (r *resource) verbs() []string {
+	if r.verbList != nil {
+		return r.verbList
+	}
 	if r.virtual {
 		return []string{"create"}
 	}

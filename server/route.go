@@ -61,6 +61,12 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 	if !ok || !info.Routable(res.scope()) {
 		return nil, "", false, notFoundPath()
 	}
+	if res.handler != nil {
+		if res.namespaced {
+			ns = info.Namespace
+		}
+		return res, ns, false, nil // the handler routes (bindings.go)
+	}
 	if res.virtual {
 		// Create-only: kube routes no path below the collection.
 		if info.Name != "" || info.Subresource != "" {
@@ -83,7 +89,8 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 		if info.Verb != "update" {
 			return nil, "", false, methodNotAllowed()
 		}
-	} else if info.Subresource != "" && !status && !servesScale(res, info) && servesSub(res, info) == "" {
+	} else if info.Subresource != "" && !status && !servesScale(res, info) && servesSub(res, info) == "" &&
+		(res.subCreate[info.Subresource] == nil || info.Name == "") {
 		return nil, "", false, notFoundPath()
 	}
 	if res.namespaced {
@@ -91,6 +98,12 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 	}
 	if res.namespaced && ns == "" && info.Verb != "list" && info.Verb != "watch" {
 		return nil, "", false, notFoundPath()
+	}
+	if res.subCreate[info.Subresource] != nil && info.Name != "" {
+		if info.Verb != "create" {
+			return nil, "", false, methodNotAllowed()
+		}
+		return res, ns, false, nil // pods/binding (bindings.go)
 	}
 	switch {
 	case info.Verb == "":
@@ -120,6 +133,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 		req.warnStrict(strictErrors{res.deprecated})
 	}
 	switch {
+	case res.handler != nil:
+		err = res.handler(req, info)
+	case res.subCreate[info.Subresource] != nil:
+		err = res.subCreate[info.Subresource](req)
 	case res.virtual && info.Verb == "create":
 		err = req.review()
 	case res.virtual:
