@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -279,4 +280,22 @@ func TestEventsRecorder(t *testing.T) {
 	if !ok || c.Reason != "Synced" || c.Message != "synced 1" || c.ReportingController != "example-controller" || c.Action != "Sync" {
 		t.Fatalf("recorded: %+v", ev.Object)
 	}
+}
+
+// FuzzConvertValue: converting any value to a served version either
+// fails or yields JSON, never panics, for both converted resources.
+func FuzzConvertValue(f *testing.F) {
+	f.Add([]byte(`{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"h"},"spec":{"maxReplicas":3,"metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":50}}}]}}`))
+	f.Add([]byte(`{"apiVersion":"v1","kind":"Event","metadata":{"name":"e"},"involvedObject":{"kind":"Pod","name":"p"},"message":"m"}`))
+	f.Add([]byte(`{"apiVersion":"v1","kind":"Pod"}`))
+	f.Add([]byte(`not json`))
+	kinds := []*typedKind{typedKinds["autoscaling/v1/horizontalpodautoscalers"], typedKinds["events.k8s.io/v1/events"]}
+	f.Fuzz(func(t *testing.T, value []byte) {
+		for _, k := range kinds {
+			out, err := k.convertValue(value)
+			if err == nil && !json.Valid(out) {
+				t.Fatalf("%s: invalid JSON %q", k.external, out)
+			}
+		}
+	})
 }

@@ -65,6 +65,9 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 		if res.namespaced {
 			ns = info.Namespace
 		}
+		if res.namespaced && ns == "" {
+			return nil, "", false, notFoundPath()
+		}
 		return res, ns, false, nil // the handler routes (bindings.go)
 	}
 	if res.virtual {
