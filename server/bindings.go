@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -235,6 +236,25 @@ func (c *call) componentStatuses(info *request.Info) error {
 	}
 	if gvk.Kind == "ComponentStatus" {
 		return c.writeObject(http.StatusOK, b)
+	}
+	if o, err := negotiate(c.r.Header.Get("Accept"), c.res); err == nil && o.form == formTable {
+		list := external.(*corev1.ComponentStatusList)
+		values := make([][]byte, 0, len(list.Items))
+		for i := range list.Items {
+			item := &list.Items[i]
+			item.APIVersion, item.Kind = "v1", "ComponentStatus"
+			v, err := json.Marshal(item)
+			if err != nil {
+				return wire.NewInternalError(err)
+			}
+			values = append(values, v)
+		}
+		t, err := c.table(o, values, wire.ListMeta{})
+		if err != nil {
+			return err
+		}
+		writeJSON(c.w, http.StatusOK, t)
+		return nil
 	}
 	writeRaw(c.w, http.StatusOK, b)
 	return nil

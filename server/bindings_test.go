@@ -68,8 +68,12 @@ func TestComponentStatuses(t *testing.T) {
 	e.expectStatus(404, "NotFound", `componentstatus "nope" not found`, "GET", "/api/v1/componentstatuses/nope", nil)
 	e.expectStatus(405, "MethodNotAllowed", "", "POST", "/api/v1/componentstatuses", map[string]any{"metadata": map[string]any{"name": "x"}})
 	tbl := e.must(200, "GET", "/api/v1/componentstatuses/etcd-0", nil, "Accept", tableAccept)
-	if rows, _ := tbl["rows"].([]any); len(rows) != 1 {
+	if rows, _ := tbl["rows"].([]any); len(rows) != 1 || rows[0].(map[string]any)["cells"].([]any)[1] != "Healthy" {
 		t.Fatalf("table: %v", tbl)
+	}
+	tbl = e.must(200, "GET", "/api/v1/componentstatuses", nil, "Accept", tableAccept)
+	if rows, _ := tbl["rows"].([]any); len(rows) != 3 || tbl["columnDefinitions"].([]any)[1].(map[string]any)["name"] != "Status" {
+		t.Fatalf("list table: %v", tbl)
 	}
 }
 

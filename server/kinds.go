@@ -71,7 +71,7 @@ type typedKind struct {
 	external schema.GroupVersionKind // the served version
 	// storage is the version objects are stored in when it is not the
 	// served one (convert.go); zero for the others.
-	storage schema.GroupVersionKind
+	storage  schema.GroupVersionKind
 	internal schema.GroupVersionKind
 	strategy kindStrategy
 	status   rest.RESTUpdateStrategy // nil without a status subresource
@@ -82,6 +82,10 @@ type typedKind struct {
 	// printed: Tables come from kube's own printers (kubeprint.go), not
 	// from the resource's hand-written columns.
 	printed bool
+	// defaultTable: kube's REST storage of the kind uses the default
+	// table (Name, Created At) though a printer exists
+	// (csistoragecapacities).
+	defaultTable bool
 }
 
 // crdScheme holds apiextensions.k8s.io, which kube-apiserver keeps out of

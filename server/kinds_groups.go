@@ -108,6 +108,9 @@ func groupsTypedKinds() map[string]*typedKind {
 	csrs.subs = map[string]rest.RESTUpdateStrategy{"approval": certificates.ApprovalStrategy}
 	pcr := podcertificaterequest.NewStrategy()
 	claims := resourceclaim.NewStrategy(ctxNamespaces{}, ctxAuthorizer{})
+	capacities := kind(groupStorage, "v1", "CSIStorageCapacity", csistoragecapacity.Strategy, nil)
+	capacities.defaultTable = true
+	componentStatuses := kind("", "v1", "ComponentStatus", nil, nil) // read-only (bindings.go)
 	apiservices := kind(groupAPIRegistration, "v1", "APIService",
 		apiservice.NewStrategy(aggregatorScheme), apiservice.NewStatusStrategy(aggregatorScheme))
 	apiservices.scheme = aggregatorScheme
@@ -146,7 +149,8 @@ func groupsTypedKinds() map[string]*typedKind {
 
 		groupStorage + "/csidrivers":              kind(groupStorage, "v1", "CSIDriver", csidriver.Strategy, nil),
 		groupStorage + "/csinodes":                kind(groupStorage, "v1", "CSINode", csinode.Strategy, csinode.StatusStrategy),
-		groupStorage + "/csistoragecapacities":    kind(groupStorage, "v1", "CSIStorageCapacity", csistoragecapacity.Strategy, nil),
+		groupStorage + "/csistoragecapacities":    capacities,
+		"/componentstatuses":                      componentStatuses,
 		groupStorage + "/storageclasses":          kind(groupStorage, "v1", "StorageClass", storageclass.Strategy, nil),
 		groupStorage + "/volumeattachments":       kind(groupStorage, "v1", "VolumeAttachment", volumeattachment.Strategy, volumeattachment.StatusStrategy),
 		groupStorage + "/volumeattributesclasses": kind(groupStorage, "v1", "VolumeAttributesClass", volumeattributesclass.Strategy, nil),

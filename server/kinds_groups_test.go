@@ -200,8 +200,8 @@ func groupKinds(t *testing.T) []groupKind {
 			key:          "/registry/volumeattachments/va",
 		},
 		{
-			path:         "/apis/storage.k8s.io/v1/volumeattributesclasses",
-			valid:        obj("storage.k8s.io/v1", "VolumeAttributesClass", "vac", map[string]any{"driverName": "example.com",
+			path: "/apis/storage.k8s.io/v1/volumeattributesclasses",
+			valid: obj("storage.k8s.io/v1", "VolumeAttributesClass", "vac", map[string]any{"driverName": "example.com",
 				"parameters": map[string]any{"iops": "100"}}),
 			invalid:      obj("storage.k8s.io/v1", "VolumeAttributesClass", "vac2", map[string]any{"driverName": ""}),
 			invalidField: "driverName",
