@@ -317,3 +317,26 @@ func TestCSRApproval(t *testing.T) {
 		t.Fatalf("fieldSelector spec.signerName=other: %v", list)
 	}
 }
+
+// TestFlowControlBootstrap: kube's mandatory and suggested FlowSchemas and
+// PriorityLevelConfigurations exist once the server is up, with kube's
+// auto-update annotation, and an edited one is not overwritten by a
+// restart's bootstrap.
+func TestFlowControlBootstrap(t *testing.T) {
+	e := newEnv(t)
+	const fs = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas"
+	const pl = "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations"
+	for _, p := range []string{fs + "/exempt", fs + "/catch-all", fs + "/system-leader-election", pl + "/exempt", pl + "/catch-all", pl + "/workload-low"} {
+		o := e.must(200, "GET", p, nil)
+		if path(o, "metadata", "annotations", "apf.kubernetes.io/autoupdate-spec") != "true" {
+			t.Errorf("%s: %v", p, o["metadata"])
+		}
+	}
+	e.must(200, "PATCH", pl+"/workload-low", `{"metadata":{"labels":{"edited":"yes"}}}`, "Content-Type", jsonMerge)
+	if err := e.srv.bootstrapFlowControl(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if o := e.must(200, "GET", pl+"/workload-low", nil); path(o, "metadata", "labels", "edited") != "yes" {
+		t.Fatalf("bootstrap overwrote: %v", o["metadata"])
+	}
+}

@@ -171,6 +171,9 @@ func (s *Server) Run(ctx context.Context) error {
 		if err := s.bootstrapNamespaces(ctx); err != nil {
 			return err
 		}
+		if err := s.bootstrapFlowControl(ctx); err != nil { // flowcontrol.go
+			return err
+		}
 		err := s.followCRDs(ctx, func() { s.bootOnce.Do(func() { close(s.booted) }) })
 		if err == nil {
 			cancel() // the API's work has ended: so does Run

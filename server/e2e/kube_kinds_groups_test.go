@@ -84,6 +84,9 @@ func groupKindSteps(t *testing.T, ns string) []kindStep {
 		y("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", ns+"-fs", "spec:\n  priorityLevelConfiguration: {name: "+ns+"-plc}\n  matchingPrecedence: 500\n"),
 		y("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", ns+"-badfs", "spec:\n  priorityLevelConfiguration: {name: x}\n  matchingPrecedence: 20000\n"),
 		get("flowschemas", ns+"-fs", "-o", "custom-columns=NAME:.metadata.name,PL:.spec.priorityLevelConfiguration.name,PREC:.spec.matchingPrecedence"),
+		// kube's mandatory and suggested objects, created at start.
+		get("flowschemas", "-o", "custom-columns=NAME:.metadata.name,PL:.spec.priorityLevelConfiguration.name,PREC:.spec.matchingPrecedence,AUTO:.metadata.annotations"),
+		get("prioritylevelconfigurations", "-o", "wide"),
 		// node.k8s.io
 		y("node.k8s.io/v1", "RuntimeClass", ns+"-rc", "handler: runc\n"),
 		y("node.k8s.io/v1", "RuntimeClass", ns+"-badrc", "handler: \"\"\n"),
