@@ -55,9 +55,27 @@ func (s LabelSelector) Matches(labels map[string]string) bool {
 	return true
 }
 
+// MatchesFunc is Matches over labels held in another form: get returns a
+// label's value and whether the object has that label.
+func (s LabelSelector) MatchesFunc(get func(key string) (string, bool)) bool {
+	for _, r := range s.reqs {
+		v, ok := get(r.Key)
+		if !r.matchesValue(v, ok) {
+			return false
+		}
+	}
+	return true
+}
+
 // Matches reports whether labels satisfy r.
 func (r Requirement) Matches(labels map[string]string) bool {
 	v, ok := labels[r.Key]
+	return r.matchesValue(v, ok)
+}
+
+// matchesValue reports whether a label of value v, present when ok,
+// satisfies r.
+func (r Requirement) matchesValue(v string, ok bool) bool {
 	switch r.Operator {
 	case OpEquals, OpDoubleEquals, OpIn:
 		return ok && slices.Contains(r.Values, v)

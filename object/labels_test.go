@@ -36,6 +36,10 @@ func TestParseLabelSelector(t *testing.T) {
 		if got := s.Matches(labels); got != c.match {
 			t.Errorf("%q matches=%v, want %v", c.sel, got, c.match)
 		}
+		get := func(k string) (string, bool) { v, ok := labels[k]; return v, ok }
+		if got := s.MatchesFunc(get); got != c.match {
+			t.Errorf("%q MatchesFunc=%v, want %v", c.sel, got, c.match)
+		}
 		if s.String() != c.canon {
 			t.Errorf("%q canonical %q, want %q", c.sel, s.String(), c.canon)
 		}
@@ -76,6 +80,10 @@ func FuzzParseLabelSelector(f *testing.F) {
 		l := map[string]string{k: v}
 		if s.Matches(l) != again.Matches(l) {
 			t.Fatalf("decisions differ for %q", in)
+		}
+		get := func(key string) (string, bool) { val, ok := l[key]; return val, ok }
+		if s.MatchesFunc(get) != s.Matches(l) {
+			t.Fatalf("MatchesFunc and Matches differ for %q", in)
 		}
 	})
 }

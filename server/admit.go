@@ -56,6 +56,11 @@ func (c *call) decodeBody() (*doc, error) {
 	if err := c.checkType(d); err != nil {
 		return nil, err
 	}
+	if c.res.schema != nil && !c.scale {
+		if err := c.schemaUnknownFields(d); err != nil { // crschema.go
+			return nil, err
+		}
+	}
 	if err := c.checkDecoded(d); err != nil {
 		return nil, err
 	}

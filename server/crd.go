@@ -134,6 +134,11 @@ func crdResourcesOf(d *doc, name string) (rs []*resource, err error) {
 			served++
 		}
 	}
+	typed, err := crdDefinition(d)
+	if err != nil {
+		return nil, fmt.Errorf("crd %s: %w", name, err)
+	}
+	deprecated := crdDeprecationWarnings(typed)
 	singular := names.Singular
 	if singular == "" {
 		singular = strings.ToLower(names.Kind)
@@ -150,6 +155,13 @@ func crdResourcesOf(d *doc, name string) (rs []*resource, err error) {
 			hasStatus: v.Subresources.Status != nil, scale: v.Subresources.Scale,
 		}
 		r.strategy = newCRStrategy(r.group, r.version, r.kind, r.namespaced, r.hasStatus, r.scale)
+		r.deprecated = deprecated[v.Name]
+		if r.schema, err = newCRSchema(typed, v.Name, r.kind, r.namespaced, r.hasStatus, r.scale); err != nil {
+			return nil, fmt.Errorf("crd %s: %w", name, err)
+		}
+		if r.schema != nil {
+			r.strategy = r.schema.strategy
+		}
 		for _, col := range v.AdditionalPrinterColumns {
 			path, ok := simpleJSONPath(col.JSONPath)
 			if !ok || col.Name == "Age" {

@@ -91,6 +91,11 @@ func (c *call) admitCustom(d, old *doc) error {
 	if c.res.crd == "" {
 		return nil
 	}
+	if c.res.schema != nil {
+		if err := c.schemaCoerce(d); err != nil {
+			return err
+		}
+	}
 	var err error
 	if old == nil {
 		err = c.prepareCustomCreate(d)
@@ -99,6 +104,9 @@ func (c *call) admitCustom(d, old *doc) error {
 	}
 	if err != nil {
 		return err
+	}
+	if c.res.schema != nil {
+		return c.validateSchema(d, old)
 	}
 	if err := c.validateCustomMeta(d, old); err != nil {
 		return err

@@ -92,6 +92,9 @@ func (s *Server) resourceList(group, version string) (wire.APIResourceList, bool
 		if r.scale != nil {
 			list.Resources = append(list.Resources, scaleDiscovery(r))
 		}
+		if r.group == "" && r.plural == "serviceaccounts" && s.tokens != nil {
+			list.Resources = append(list.Resources, tokenDiscovery())
+		}
 		for _, sub := range r.subresources {
 			list.Resources = append(list.Resources, subDiscovery(r, sub))
 		}

@@ -56,6 +56,9 @@ type resource struct {
 	// (crstrategy.go).
 	scale    *crScale
 	strategy crPreparer
+	// schema is what the CRD version's schema decides for its objects
+	// (crschema.go); nil for built-ins and versions without a schema.
+	schema *crSchema
 	// reader serves LIST and WATCH of the resource's objects; the
 	// registry sets it when it registers the resource, and closes it when
 	// this definition of the resource is replaced or removed.
@@ -148,6 +151,7 @@ func (r *resource) qualifiedKind() string {
 // CRD serving several versions; objects are stored with apiVersion first
 // (see encodeObject), so this is a prefix splice, not a decode.
 func (r *resource) relabel(value []byte) []byte {
+	value = r.schema.readStored(value) // kube's decoding of stored custom resources
 	if r.converted {
 		return r.toServed(value)
 	}

@@ -83,6 +83,12 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 		}
 		return res, ns, false, nil
 	}
+	if isTokenRequest(res, info) {
+		if info.Verb != "create" {
+			return nil, "", false, methodNotAllowed()
+		}
+		return res, info.Namespace, false, nil
+	}
 	status = info.Subresource == "status" && res.hasStatus &&
 		(info.Verb == "get" || info.Verb == "update" || info.Verb == "patch")
 	if err := customSubresource(res, info); err != nil {
@@ -142,6 +148,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 		err = res.subCreate[info.Subresource](req)
 	case res.virtual && info.Verb == "create":
 		err = req.review()
+	case isTokenRequest(res, info):
+		err = req.tokenRequest()
 	case res.virtual:
 		err = methodNotAllowed()
 	case info.Verb == "get":

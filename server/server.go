@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	sastorage "k8s.io/kubernetes/pkg/registry/core/serviceaccount/storage"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -73,6 +74,9 @@ type Config struct {
 	// APIAudiences are the audiences of tokens issued for this server,
 	// which TokenReview checks as kube's does.
 	APIAudiences []string
+	// ServiceAccountTokens, if set, serves serviceaccounts/token and
+	// makes TokenReviews validate service-account tokens (satoken.go).
+	ServiceAccountTokens *ServiceAccountTokenConfig
 }
 
 // Server is the API: routing, discovery, and the verbs over storage.
@@ -87,6 +91,8 @@ type Server struct {
 	metrics *metrics
 	// reviewers answer the identity APIs, by "group/plural" (identity.go).
 	reviewers map[string]*reviewer
+	// tokens serves serviceaccounts/token; nil when not configured.
+	tokens *sastorage.TokenREST
 	// authz is cfg.Authorizer, for kube's strategies that authorize
 	// (kinds_groups.go).
 	authz auth.Authorizer
@@ -129,6 +135,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.reg = newRegistry(readers)
 	s.reviewers = newReviewers(cfg.Authorizer, cfg.TokenAuthenticator, cfg.APIAudiences)
+	if err := s.installServiceAccountTokens(cfg); err != nil {
+		return nil, err
+	}
 	if s.authz = cfg.Authorizer; s.authz == nil {
 		s.authz = auth.NewAuthorizer(nil)
 	}

@@ -52,6 +52,9 @@ func tableColumns(r *resource) []wire.TableColumnDefinition {
 			return cols
 		}
 	}
+	if cols, ok := r.schema.tableColumns(); ok {
+		return cols
+	}
 	cols := []wire.TableColumnDefinition{{Name: "Name", Type: "string", Format: "name",
 		Description: "Name must be unique within a namespace."}}
 	for _, c := range r.columns {
@@ -84,7 +87,9 @@ func tableRow(r *resource, value []byte, include includeObject, now time.Time) (
 	name, _ := lookup(obj, []string{"metadata", "name"}).(string)
 	created, _ := lookup(obj, []string{"metadata", "creationTimestamp"}).(string)
 	var cells []any
-	if t := r.typed(); t != nil && t.printed {
+	if cs, ok := r.schema.tableCells(value); ok {
+		cells = cs
+	} else if t := r.typed(); t != nil && t.printed {
 		var err error
 		if cells, err = t.printedCells(value); err != nil {
 			return wire.TableRow{}, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,6 +41,30 @@ type Options struct {
 	// AuthorizationPolicyFile is an ABAC policy (JSON lines). Without one,
 	// only system:masters (the admin) is allowed.
 	AuthorizationPolicyFile string
+
+	// ServiceAccountIssuers are kube's --service-account-issuer: the first
+	// is the iss of the tokens issued, all are accepted. Default
+	// DefaultServiceAccountIssuer.
+	ServiceAccountIssuers []string
+	// ServiceAccountSigningKeyFile is the PEM private key tokens are
+	// signed with (kube's --service-account-signing-key-file). Default: a
+	// key generated in DataDir (ServiceAccountKeyFile) on first start.
+	ServiceAccountSigningKeyFile string
+	// ServiceAccountKeyFiles hold more PEM keys (public or private) that
+	// tokens may be signed with (kube's --service-account-key-file); the
+	// signing key's is always accepted.
+	ServiceAccountKeyFiles []string
+	// ServiceAccountMaxTokenExpiration caps TokenRequests'
+	// expirationSeconds (kube's --service-account-max-token-expiration);
+	// 0: no cap.
+	ServiceAccountMaxTokenExpiration time.Duration
+	// ServiceAccountJWKSURI overrides the jwks_uri of the OIDC discovery
+	// document (kube's --service-account-jwks-uri); default
+	// https://<server address>/openid/v1/jwks.
+	ServiceAccountJWKSURI string
+	// APIAudiences are the audiences a token must have to be accepted
+	// (kube's --api-audiences); default the issuers.
+	APIAudiences []string
 
 	// In-flight limits (429 beyond), kube's defaults 400 and 200; watches
 	// count against MaxWatches (default 10000) instead. system:masters is
@@ -129,6 +154,15 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.CompactionInterval == 0 {
 		o.CompactionInterval = 5 * time.Minute
+	}
+	if len(o.ServiceAccountIssuers) == 0 {
+		o.ServiceAccountIssuers = []string{DefaultServiceAccountIssuer}
+	}
+	if len(o.APIAudiences) == 0 {
+		o.APIAudiences = slices.Clone(o.ServiceAccountIssuers)
+	}
+	if o.ServiceAccountMaxTokenExpiration < 0 {
+		return o, errors.Join(ErrOptions, errors.New("--service-account-max-token-expiration must not be negative"))
 	}
 	if o.KubeconfigPath == "" {
 		o.KubeconfigPath = filepath.Join(o.DataDir, "kubeconfig")

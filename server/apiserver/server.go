@@ -9,11 +9,14 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	kubesa "k8s.io/kubernetes/pkg/serviceaccount"
 
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/internal/run"
@@ -145,7 +148,11 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (*parts, err
 	if o.CompactionInterval > 0 {
 		p.compactor = &etcd.Compactor{Store: p.store, Interval: o.CompactionInterval, Logger: o.Logger}
 	}
-	authn, tokens, err := authenticator(o, creds)
+	sa, err := newServiceAccountTokens(o, p.store)
+	if err != nil {
+		return nil, err
+	}
+	authn, tokens, err := authenticator(o, creds, sa)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +163,7 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (*parts, err
 	api, err := server.New(server.Config{
 		Authorizer:         authz,
 		TokenAuthenticator: tokens,
-		APIAudiences:       []string{apiAudience},
+		APIAudiences:       o.APIAudiences,
 		Store:              p.store,
 		Reader:             p.direct,
 		Readers:            readers,
@@ -167,12 +174,13 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (*parts, err
 		MaxBodyBytes:       o.MaxBodyBytes,
 
 		DisableWatchListCompression: o.DisableResponseCompression,
+		ServiceAccountTokens:        sa.serverConfig(o),
 	})
 	if err != nil {
 		return nil, err
 	}
 	p.api = api
-	handler, err := handler(o, api, authn, authz)
+	handler, err := handler(o, api, authn, authz, sa.oidc)
 	if err != nil {
 		return nil, err
 	}
@@ -196,6 +204,9 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (*parts, err
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	p.url = "https://" + net.JoinHostPort(clientHost(o.BindAddress), strconv.Itoa(port))
+	if err := sa.oidc.install(o.ServiceAccountIssuers[0], o.ServiceAccountJWKSURI, strings.TrimPrefix(p.url, "https://"), sa.keys); err != nil {
+		o.Logger.Info("service-account issuer discovery not served", "err", err)
+	}
 	if err := pki.WriteKubeconfig(o.KubeconfigPath, p.url, creds); err != nil {
 		ln.Close()
 		return nil, err
@@ -321,7 +332,7 @@ func (a *APIServer) startEtcd(ctx context.Context) (*clientv3.Client, func(), er
 // handler wraps the API in the security and limit filters, in the order
 // the filters package documents, and adds /metrics (and with Profiling
 // /debug/pprof/) behind them.
-func handler(o Options, api *server.Server, authn auth.Authenticator, authz auth.Authorizer) (http.Handler, error) {
+func handler(o Options, api *server.Server, authn auth.Authenticator, authz auth.Authorizer, oidc *openIDHandler) (http.Handler, error) {
 	metrics, err := filters.NewRequestMetrics(o.Registerer)
 	if err != nil {
 		return nil, err
@@ -335,6 +346,10 @@ func handler(o Options, api *server.Server, authn auth.Authenticator, authz auth
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", apiHandler)
+	// The service-account issuer's OIDC discovery (satoken.go).
+	oidc.fallback = apiHandler
+	mux.Handle(kubesa.OpenIDConfigPath, oidc)
+	mux.Handle(kubesa.JWKSPath, oidc)
 	if g, ok := o.Registerer.(prometheus.Gatherer); ok {
 		mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	}
@@ -362,9 +377,11 @@ func handler(o Options, api *server.Server, authn auth.Authenticator, authz auth
 
 // authenticator is the client certificate (verified here, not in the TLS
 // handshake, so a bad one does not cut the connection), then the token
-// files; a request without any credential is anonymous on the public-info
-// paths only. tokens is the token files alone, which TokenReviews use.
-func authenticator(o Options, creds *pki.Credentials) (authn, tokens auth.Authenticator, err error) {
+// files, then service-account tokens; a request without any credential is
+// anonymous on the public-info paths only. tokens is the token files
+// alone, which TokenReviews use (with the service-account tokens, see
+// server.ServiceAccountTokenConfig).
+func authenticator(o Options, creds *pki.Credentials, sa *saTokens) (authn, tokens auth.Authenticator, err error) {
 	var tfs auth.Union
 	for _, path := range []string{creds.Path(pki.TokenFile), o.TokenAuthFile} {
 		if path == "" {
@@ -377,13 +394,9 @@ func authenticator(o Options, creds *pki.Credentials) (authn, tokens auth.Authen
 		tfs = append(tfs, tf)
 	}
 	authns := append(auth.Union{auth.X509{Roots: pki.ClientCAPool(creds)}}, tfs...)
+	authns = append(authns, sa.authn)
 	return auth.AnonymousPublicInfo{Authenticator: authns}, tfs, nil
 }
-
-// apiAudience is the audience of tokens meant for this server: kube's
-// default --api-audiences, its service-account issuer, as kube-apiserver
-// is usually run.
-const apiAudience = "https://kubernetes.default.svc"
 
 func readTokenFile(path string) (*auth.TokenFile, error) {
 	f, err := os.Open(path)

@@ -93,11 +93,13 @@ func (p privilegedGroups) Authorize(_ context.Context, u *request.User, _ *reque
 
 // NewAuthorizer is the server's authorization chain: system:masters first,
 // then SelfReviews (what kube's system:basic-user role grants every
-// authenticated user), then the ABAC policy. A nil policy (no policy file)
-// allows nobody else; an empty, non-nil policy likewise.
+// authenticated user) and ServiceAccountIssuerDiscovery (kube's
+// system:service-account-issuer-discovery binding), then the ABAC policy.
+// A nil policy (no policy file) allows nobody else; an empty, non-nil
+// policy likewise.
 func NewAuthorizer(policy PolicyList) Authorizer {
 	if policy == nil {
-		return UnionAuthorizer{PrivilegedGroups(GroupMasters), SelfReviews}
+		return UnionAuthorizer{PrivilegedGroups(GroupMasters), SelfReviews, ServiceAccountIssuerDiscovery}
 	}
-	return UnionAuthorizer{PrivilegedGroups(GroupMasters), SelfReviews, policy}
+	return UnionAuthorizer{PrivilegedGroups(GroupMasters), SelfReviews, ServiceAccountIssuerDiscovery, policy}
 }

@@ -17,13 +17,23 @@ import (
 // k8s.io/apiserver's interfaces, for kube's access-review and token-review
 // REST implementations (package server serves them).
 
-// UserFromKube converts a kube user to ours (extra is dropped: our
-// authenticators never set it).
+// UserFromKube converts a kube user to ours.
 func UserFromKube(u user.Info) *request.User {
 	if u == nil {
 		return nil
 	}
-	return &request.User{Name: u.GetName(), UID: u.GetUID(), Groups: slices.Clone(u.GetGroups())}
+	return &request.User{Name: u.GetName(), UID: u.GetUID(), Groups: slices.Clone(u.GetGroups()), Extra: cloneExtra(u.GetExtra())}
+}
+
+func cloneExtra(e map[string][]string) map[string][]string {
+	if len(e) == 0 {
+		return nil
+	}
+	c := make(map[string][]string, len(e))
+	for k, v := range e {
+		c[k] = slices.Clone(v)
+	}
+	return c
 }
 
 // UserToKube converts our user to kube's.
@@ -31,7 +41,7 @@ func UserToKube(u *request.User) user.Info {
 	if u == nil {
 		return nil
 	}
-	return &user.DefaultInfo{Name: u.Name, UID: u.UID, Groups: slices.Clone(u.Groups)}
+	return &user.DefaultInfo{Name: u.Name, UID: u.UID, Groups: slices.Clone(u.Groups), Extra: cloneExtra(u.Extra)}
 }
 
 // KubeAuthorizer adapts a to kube's authorizer interface.
@@ -143,13 +153,29 @@ func (pl PolicyList) rules(u *request.User, namespace string) (res []authorizer.
 // audiences, the token is valid only if one of them is an API audience,
 // and the response carries those. A token not accepted gets kube's error,
 // "invalid bearer token".
+//
+// ServiceAccounts, if set, is tried first: kube's service-account token
+// authenticator, which knows the audiences of its tokens and checks them
+// against those the review asks for (or the API audiences).
 type KubeTokenAuthenticator struct {
-	Authenticator Authenticator
-	APIAudiences  []string
+	Authenticator   Authenticator
+	APIAudiences    []string
+	ServiceAccounts authenticator.Token
 }
 
 // AuthenticateRequest implements authenticator.Request.
 func (k KubeTokenAuthenticator) AuthenticateRequest(r *http.Request) (*authenticator.Response, bool, error) {
+	if k.ServiceAccounts != nil {
+		if tok, ok := bearerToken(r); ok {
+			resp, ok, err := k.ServiceAccounts.AuthenticateToken(r.Context(), tok)
+			if err != nil {
+				return nil, false, err
+			}
+			if ok {
+				return resp, true, nil
+			}
+		}
+	}
 	var auds authenticator.Audiences
 	if want, ok := authenticator.AudiencesFrom(r.Context()); ok && len(k.APIAudiences) > 0 {
 		auds = authenticator.Audiences(k.APIAudiences).Intersect(want)

@@ -38,6 +38,9 @@ type User struct {
 	Name   string
 	UID    string
 	Groups []string
+	// Extra is what kube's user.Info carries besides (a service-account
+	// token's pod name and uid, node, credential id).
+	Extra map[string][]string
 }
 
 type infoKey struct{}

@@ -43,6 +43,13 @@ func (p Predicate) MatchesAttrs(labels, fields map[string]string) bool {
 	return p.Label.Matches(labels) && p.Field.MatchesSet(fields)
 }
 
+// MatchesLookup is Matches on attributes held in another form: label
+// returns a label's value and whether it is set, field a field's value
+// ("" when absent).
+func (p Predicate) MatchesLookup(label func(string) (string, bool), field func(string) string) bool {
+	return p.Label.MatchesFunc(label) && p.Field.Matches(field)
+}
+
 // DefaultAttrs gives an object's labels and its metadata.name and
 // metadata.namespace fields, the fields every resource can select on.
 func DefaultAttrs(value []byte) (labels, fields map[string]string, err error) {

@@ -1,0 +1,254 @@
+package server
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// gadgetSchema exercises each rule a CRD schema can state.
+const gadgetSchema = `{"type":"object","properties":{
+ "spec":{"type":"object","required":["name"],
+  "x-kubernetes-validations":[
+   {"rule":"self.minReplicas <= self.maxReplicas","message":"minReplicas must not exceed maxReplicas"},
+   {"rule":"self.name != 'forbidden'","messageExpression":"'the name ' + self.name + ' is reserved'"}],
+  "properties":{
+   "name":{"type":"string","minLength":2,"maxLength":10,"pattern":"^[a-z]+$"},
+   "mode":{"type":"string","enum":["fast","slow"],"default":"fast"},
+   "replicas":{"type":"integer","minimum":0,"maximum":10,"default":1},
+   "minReplicas":{"type":"integer","default":0},
+   "maxReplicas":{"type":"integer","default":5},
+   "ratio":{"type":"number","multipleOf":0.5},
+   "when":{"type":"string","format":"date-time"},
+   "port":{"x-kubernetes-int-or-string":true},
+   "note":{"type":"string","nullable":true},
+   "tags":{"type":"array","items":{"type":"string","maxLength":20},"x-kubernetes-list-type":"set","maxItems":3},
+   "ports":{"type":"array","maxItems":10,"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"],
+    "items":{"type":"object","required":["name"],"properties":{"name":{"type":"string","maxLength":20},"port":{"type":"integer"}}}},
+   "labels":{"type":"object","additionalProperties":{"type":"string"},"maxProperties":2},
+   "extra":{"type":"object","x-kubernetes-preserve-unknown-fields":true},
+   "template":{"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true},
+   "fixed":{"type":"string","maxLength":20,"x-kubernetes-validations":[{"rule":"self == oldSelf","message":"fixed is immutable"}]}}},
+ "status":{"type":"object","properties":{"phase":{"type":"string","enum":["A","B"]}}}}}`
+
+func gadgetCRD(t *testing.T, schema string, extra map[string]any) map[string]any {
+	t.Helper()
+	var s any
+	if err := json.Unmarshal([]byte(schema), &s); err != nil {
+		t.Fatal(err)
+	}
+	v := map[string]any{"name": "v1", "served": true, "storage": true,
+		"subresources": map[string]any{"status": map[string]any{}},
+		"schema":       map[string]any{"openAPIV3Schema": s},
+		"additionalPrinterColumns": []any{
+			map[string]any{"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
+			map[string]any{"name": "HTTP", "type": "integer", "jsonPath": `.spec.ports[?(@.name=="http")].port`},
+		}}
+	versions := []any{v}
+	if extra != nil {
+		versions = append(versions, extra)
+	}
+	return map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "gadgets.example.com"},
+		"spec": map[string]any{"group": "example.com", "scope": "Namespaced",
+			"names":    map[string]any{"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+			"versions": versions},
+	}
+}
+
+const gadgets = "/apis/example.com/v1/namespaces/default/gadgets"
+
+func gadget(name, spec string) string {
+	return `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"` + name + `"},"spec":` + spec + `}`
+}
+
+func causesOf(m map[string]any) []string {
+	var out []string
+	d, _ := m["details"].(map[string]any)
+	cs, _ := d["causes"].([]any)
+	for _, c := range cs {
+		cm := c.(map[string]any)
+		out = append(out, cm["reason"].(string)+"|"+cm["field"].(string)+"|"+cm["message"].(string))
+	}
+	return out
+}
+
+const notChecked = "FieldValueInvalid|<nil>|Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"
+
+// Each rule of a CRD schema refuses what it should with kube's 422, its
+// field paths and messages (the texts are kube-apiserver v1.37's; see
+// e2e TestCustomResourceSchemaLikeKube for the side-by-side run).
+func TestCustomResourceSchemaValidation(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", crdPath, gadgetCRD(t, gadgetSchema, nil))
+	for _, tc := range []struct {
+		name, spec string
+		causes     []string
+	}{
+		{"type", `{"name":"abc","replicas":"two"}`, []string{`FieldValueTypeInvalid|spec.replicas|Invalid value: "string": spec.replicas in body must be of type integer: "string"`, notChecked}},
+		{"enum", `{"name":"abc","mode":"medium"}`, []string{`FieldValueNotSupported|spec.mode|Unsupported value: "medium": supported values: "fast", "slow"`, notChecked}},
+		{"minimum", `{"name":"abc","replicas":-1}`, []string{`FieldValueInvalid|spec.replicas|Invalid value: -1: spec.replicas in body should be greater than or equal to 0`}},
+		{"maximum", `{"name":"abc","replicas":11,"maxReplicas":20}`, []string{`FieldValueInvalid|spec.replicas|Invalid value: 11: spec.replicas in body should be less than or equal to 10`}},
+		{"pattern", `{"name":"ABC"}`, []string{`FieldValueInvalid|spec.name|Invalid value: "ABC": spec.name in body should match '^[a-z]+$'`}},
+		{"minLength", `{"name":"a"}`, []string{`FieldValueInvalid|spec.name|Invalid value: "a": spec.name in body should be at least 2 chars long`}},
+		{"maxLength", `{"name":"abcdefghijkl"}`, []string{`FieldValueTooLong|spec.name|Too long: may not be more than 10 bytes`, notChecked}},
+		{"required", `{"mode":"slow"}`, []string{`FieldValueRequired|spec.name|Required value`, notChecked}},
+		{"int-or-string", `{"name":"abc","port":true}`, []string{`FieldValueTypeInvalid|spec.port|Invalid value: "boolean": spec.port in body must be of type integer,string: "boolean"`, notChecked}},
+		{"multipleOf", `{"name":"abc","ratio":0.3}`, []string{`FieldValueInvalid|spec.ratio|Invalid value: 0.3: spec.ratio in body should be a multiple of 0.5`}},
+		{"format", `{"name":"abc","when":"yesterday"}`, []string{`FieldValueTypeInvalid|spec.when|Invalid value: "yesterday": spec.when in body must be of type date-time: "yesterday"`, notChecked}},
+		{"set", `{"name":"abc","tags":["a","a"]}`, []string{`FieldValueDuplicate|spec.tags[1]|Duplicate value: "a"`}},
+		{"map keys", `{"name":"abc","ports":[{"name":"h","port":1},{"name":"h","port":2}]}`, []string{`FieldValueDuplicate|spec.ports[1]|Duplicate value: {"name":"h"}`}},
+		{"maxItems", `{"name":"abc","tags":["a","b","c","d"]}`, []string{`FieldValueTooMany|spec.tags|Too many: 4: must have at most 3 items`, notChecked}},
+		{"maxProperties", `{"name":"abc","labels":{"a":"1","b":"2","c":"3"}}`, []string{`FieldValueTooMany|spec.labels|Too many: 3: must have at most 2 items`, notChecked}},
+		{"embedded", `{"name":"abc","template":{"metadata":{"name":"t"}}}`, []string{`FieldValueRequired|spec.template.apiVersion|Required value`, `FieldValueRequired|spec.template.kind|Required value`, notChecked}},
+		{"cel", `{"name":"abc","minReplicas":6}`, []string{`FieldValueInvalid|spec|Invalid value: minReplicas must not exceed maxReplicas`}},
+		{"messageExpression", `{"name":"forbidden"}`, []string{`FieldValueInvalid|spec|Invalid value: the name forbidden is reserved`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := e.expectStatus(422, "Invalid", "", "POST", gadgets, gadget("x", tc.spec))
+			if got := causesOf(m); !slices.Equal(got, tc.causes) {
+				t.Fatalf("causes:\n%q\nwant\n%q", got, tc.causes)
+			}
+			if !strings.HasPrefix(m["message"].(string), `Gadget.example.com "x" is invalid: `) {
+				t.Fatalf("message %q", m["message"])
+			}
+		})
+	}
+	// Nothing invalid was stored.
+	if items := e.must(200, "GET", gadgets, nil)["items"].([]any); len(items) != 0 {
+		t.Fatalf("stored: %v", items)
+	}
+}
+
+// Unknown fields are pruned; fieldValidation decides between kube's 400
+// (Strict), a Warning each (Warn, the default) and silence (Ignore).
+// Defaults are applied, nulls the schema does not allow dropped.
+func TestCustomResourceSchemaPruningAndDefaults(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", crdPath, gadgetCRD(t, gadgetSchema, nil))
+	body := gadget("a", `{"name":"abc","bogus":1,"extra":{"kept":true},"ports":[{"name":"x","bad":2}],"note":null,"ratio":null}`)
+	e.expectStatus(400, "BadRequest", `Gadget in version "v1" cannot be handled as a Gadget: strict decoding error: unknown field "spec.bogus", unknown field "spec.ports[0].bad"`,
+		"POST", gadgets+"?fieldValidation=Strict", body)
+	r := e.do("POST", gadgets, body)
+	if r.code != 201 {
+		t.Fatalf("warn: %d %s", r.code, r.body)
+	}
+	if w := warnings(r); !slices.Equal(w, []string{`299 - "unknown field \"spec.bogus\""`, `299 - "unknown field \"spec.ports[0].bad\""`}) {
+		t.Fatalf("warnings %q", w)
+	}
+	spec, _ := json.Marshal(r.json(t)["spec"])
+	const want = `{"extra":{"kept":true},"maxReplicas":5,"minReplicas":0,"mode":"fast","name":"abc","note":null,"ports":[{"name":"x"}],"replicas":1}`
+	if string(spec) != want {
+		t.Fatalf("stored spec %s, want %s", spec, want)
+	}
+	r = e.do("POST", gadgets+"?fieldValidation=Ignore", gadget("b", `{"name":"abc","bogus":1}`))
+	if r.code != 201 || len(warnings(r)) != 0 || path(r.json(t), "spec", "bogus") != nil {
+		t.Fatalf("ignore: %d %q %s", r.code, warnings(r), r.body)
+	}
+	// A merge patch removing a defaulted field gets the default back;
+	// an unknown field in a patch under Strict is kube's 422 on "patch".
+	got := e.must(200, "PATCH", gadgets+"/a", `{"spec":{"mode":null,"replicas":3}}`, "Content-Type", "application/merge-patch+json")
+	if path(got, "spec", "mode") != "fast" || path(got, "spec", "replicas") != float64(3) {
+		t.Fatalf("patched: %v", got["spec"])
+	}
+	m := e.expectStatus(422, "Invalid", "", "PATCH", gadgets+"/a?fieldValidation=Strict", `{"spec":{"bogus":1}}`, "Content-Type", "application/merge-patch+json")
+	if msg := m["message"].(string); !strings.HasPrefix(msg, ` "" is invalid: patch: Invalid value: "{`) || !strings.HasSuffix(msg, `: strict decoding error: unknown field "spec.bogus"`) {
+		t.Fatalf("patch strict: %q", msg)
+	}
+}
+
+// Transition rules see the old object; /status writes validate status
+// against its schema and cannot change spec.
+func TestCustomResourceSchemaUpdates(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", crdPath, gadgetCRD(t, gadgetSchema, nil))
+	e.must(201, "POST", gadgets, gadget("f", `{"name":"full","fixed":"one"}`))
+	merge := []string{"Content-Type", "application/merge-patch+json"}
+	m := e.expectStatus(422, "Invalid", `Gadget.example.com "f" is invalid: spec.fixed: Invalid value: "two": fixed is immutable`,
+		"PATCH", gadgets+"/f", `{"spec":{"fixed":"two"}}`, merge...)
+	if c := causesOf(m); !slices.Equal(c, []string{`FieldValueInvalid|spec.fixed|Invalid value: "two": fixed is immutable`}) {
+		t.Fatalf("causes %q", c)
+	}
+	e.expectStatus(422, "Invalid", `Gadget.example.com "f" is invalid: [status.phase: Unsupported value: "C": supported values: "A", "B", <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`,
+		"PATCH", gadgets+"/f/status", `{"status":{"phase":"C"}}`, merge...)
+	got := e.must(200, "PATCH", gadgets+"/f/status", `{"spec":{"replicas":99},"status":{"phase":"B","bogus":1}}`, merge...)
+	if path(got, "spec", "replicas") != float64(1) || path(got, "status", "bogus") != nil || path(got, "status", "phase") != "B" {
+		t.Fatalf("status write: %v", got)
+	}
+	e.expectStatus(422, "Invalid", `Gadget.example.com "f" is invalid: spec.replicas: Invalid value: 12: spec.replicas in body should be less than or equal to 10`,
+		"PATCH", gadgets+"/f", `{"spec":{"replicas":12}}`, merge...)
+}
+
+// A default added to the schema shows on objects stored before it, on
+// GET, LIST and WATCH, as kube's storage decoder applies it; the stored
+// bytes do not change.
+func TestCustomResourceSchemaDefaultsOnRead(t *testing.T) {
+	e := newEnv(t)
+	crd := e.must(201, "POST", crdPath, gadgetCRD(t, gadgetSchema, nil))
+	e.must(201, "POST", gadgets, gadget("a", `{"name":"abc"}`))
+	spec := path(crd, "spec", "versions").([]any)[0].(map[string]any)["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)["properties"].(map[string]any)["spec"].(map[string]any)
+	spec["properties"].(map[string]any)["added"] = map[string]any{"type": "string", "default": "yes"}
+	e.must(200, "PUT", crdPath+"/gadgets.example.com", crd)
+	got := e.must(200, "GET", gadgets+"/a", nil)
+	if path(got, "spec", "added") != "yes" {
+		t.Fatalf("get: %v", got["spec"])
+	}
+	items := e.must(200, "GET", gadgets, nil)["items"].([]any)
+	if len(items) != 1 || path(items[0].(map[string]any), "spec", "added") != "yes" {
+		t.Fatalf("list: %v", items)
+	}
+	w := e.watch(gadgets + "?watch=1")
+	ev := w.expect("ADDED", "a")
+	if path(ev.Object, "spec", "added") != "yes" {
+		t.Fatalf("watch: %v", ev.Object)
+	}
+	kv, err := e.store.Get(t.Context(), "/registry/example.com/gadgets/default/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(kv.Value), "added") {
+		t.Fatalf("stored object changed by a read: %s", kv.Value)
+	}
+}
+
+// Deprecated versions warn on every request, with kube's default text or
+// the CRD's deprecationWarning; printer columns take kube's full JSONPath.
+func TestCustomResourceSchemaDeprecationAndColumns(t *testing.T) {
+	e := newEnv(t)
+	var s any
+	_ = json.Unmarshal([]byte(gadgetSchema), &s)
+	beta := map[string]any{"name": "v1beta1", "served": true, "storage": false, "deprecated": true,
+		"schema": map[string]any{"openAPIV3Schema": s}}
+	e.must(201, "POST", crdPath, gadgetCRD(t, gadgetSchema, beta))
+	e.must(201, "POST", gadgets, gadget("a", `{"name":"abc","ports":[{"name":"grpc","port":9},{"name":"http","port":80}]}`))
+	r := e.do("GET", "/apis/example.com/v1beta1/namespaces/default/gadgets/a", nil)
+	if w := warnings(r); r.code != 200 || !slices.Equal(w, []string{`299 - "example.com/v1beta1 Gadget is deprecated; use example.com/v1 Gadget"`}) {
+		t.Fatalf("v1beta1: %d %q", r.code, w)
+	}
+	if r := e.do("GET", gadgets+"/a", nil); len(warnings(r)) != 0 {
+		t.Fatalf("v1 warned: %q", warnings(r))
+	}
+	tbl := e.must(200, "GET", gadgets, nil, "Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	var names []string
+	for _, c := range tbl["columnDefinitions"].([]any) {
+		names = append(names, c.(map[string]any)["name"].(string)+":"+c.(map[string]any)["type"].(string))
+	}
+	if !slices.Equal(names, []string{"Name:string", "Replicas:integer", "HTTP:integer"}) {
+		t.Fatalf("columns %v", names)
+	}
+	cells := tbl["rows"].([]any)[0].(map[string]any)["cells"].([]any)
+	if len(cells) != 3 || cells[0] != "a" || cells[1] != float64(1) || cells[2] != float64(80) {
+		t.Fatalf("cells %v", cells)
+	}
+}
+
+// kube's CRD strategy already refuses schemas that are not structural.
+func TestCRDNonStructuralSchemaRefused(t *testing.T) {
+	e := newEnv(t)
+	m := e.expectStatus(422, "Invalid", "", "POST", crdPath, gadgetCRD(t, `{"type":"object","properties":{"spec":{"properties":{"a":{"type":"string"}}}}}`, nil))
+	if c := causesOf(m); !slices.Equal(c, []string{"FieldValueRequired|spec.validation.openAPIV3Schema.properties[spec].type|Required value: must not be empty for specified object fields"}) {
+		t.Fatalf("causes %q", c)
+	}
+}

@@ -1,0 +1,61 @@
+package server
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"reflect"
+	"testing"
+
+	kubesa "k8s.io/kubernetes/pkg/serviceaccount"
+)
+
+// withServiceAccountTokens configures the token subresource with a fresh
+// key.
+func withServiceAccountTokens(t *testing.T) envOption {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issuer, err := kubesa.JWTTokenGenerator("https://kubernetes.default.svc", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(c *Config) {
+		c.APIAudiences = []string{"https://kubernetes.default.svc"}
+		c.ServiceAccountTokens = &ServiceAccountTokenConfig{Issuer: issuer}
+	}
+}
+
+// TestTokenDiscoveryMatchesKube: with tokens configured, serviceaccounts
+// are described in aggregated discovery exactly as kube-apiserver v1.37.2
+// describes them, token subresource included; without, there is no such
+// subresource (and the path is 404).
+func TestTokenDiscoveryMatchesKube(t *testing.T) {
+	kube := loadKubeDiscovery(t)["/v1/serviceaccounts"]
+	for _, tokens := range []bool{true, false} {
+		var opts []envOption
+		if tokens {
+			opts = append(opts, withServiceAccountTokens(t))
+		}
+		e := newEnv(t, opts...)
+		core, _ := aggregatedList(t, e, "/api")
+		var got any
+		for _, r := range core.Items[0].Versions[0].Resources {
+			if r.Resource == "serviceaccounts" {
+				got = r.Subresources
+			}
+		}
+		if tokens && !reflect.DeepEqual(got, kube.Subresources) {
+			t.Errorf("serviceaccounts subresources:\n listwatch %+v\n kube      %+v", got, kube.Subresources)
+		}
+		if !tokens && !reflect.ValueOf(got).IsNil() {
+			t.Errorf("without tokens: %+v", got)
+		}
+		r := e.do("POST", "/api/v1/namespaces/default/serviceaccounts/x/token", `{}`, "Content-Type", "application/json")
+		want := map[bool]string{true: `serviceaccounts "x" not found`, false: "the server could not find the requested resource"}[tokens]
+		if msg, _ := r.json(t)["message"].(string); r.code != 404 || msg != want {
+			t.Errorf("tokens %v: POST token of a missing service account: %d %s", tokens, r.code, r.body)
+		}
+	}
+}
