@@ -149,6 +149,9 @@ func (c *call) prepareCreate(d *doc) {
 // prepareUpdate carries the server-owned fields of old into d and checks
 // that the immutable ones were not changed.
 func (c *call) prepareUpdate(d, old *doc) error {
+	if c.res.converted {
+		old = c.res.servedDoc(old) // convert.go: d is in the served version
+	}
 	if c.status {
 		// Only .status changes; the rest, metadata included, is the stored one.
 		st, has := d.rest["status"]

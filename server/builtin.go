@@ -111,6 +111,8 @@ func builtinResources() []*resource {
 		{
 			version: "v1", plural: "pods", hasStatus: true, singular: "pod", kind: "Pod", namespaced: true,
 			shortNames: []string{"po"}, categories: []string{"all"},
+			subresources: []string{"ephemeralcontainers", "resize"}, // kinds_groups.go
+			subCreate:    map[string]func(*call) error{"binding": (*call).podBinding},
 			fields: map[string][]string{
 				"spec.nodeName":            {"spec", "nodeName"},
 				"spec.restartPolicy":       {"spec", "restartPolicy"},
@@ -176,5 +178,5 @@ func builtinResources() []*resource {
 			shortNames: []string{"crd", "crds"}, categories: []string{"api-extensions"},
 			columns: []column{{name: "Created At", path: []string{"metadata", "creationTimestamp"}, typ: "date"}},
 		},
-	}, kubeResources()...)
+	}, append(kubeResources(), groupsResources()...)...)
 }

@@ -95,6 +95,9 @@ func (s *Server) resourceList(group, version string) (wire.APIResourceList, bool
 		if r.group == "" && r.plural == "serviceaccounts" && s.tokens != nil {
 			list.Resources = append(list.Resources, tokenDiscovery())
 		}
+		for _, sub := range r.subresources {
+			list.Resources = append(list.Resources, subDiscovery(r, sub))
+		}
 	}
 	return list, len(list.Resources) > 0
 }

@@ -61,7 +61,8 @@ func kubeGroupNames(t *testing.T) []string {
 // in discovery exactly as kube-apiserver v1.37.2 describes it — scope,
 // kind, singular name, verbs, short names, categories — and each of its
 // subresources served exists in kube with the same kind and verbs; groups
-// come in kube's order. It logs what kube serves that listwatch does not.
+// come in kube's order. Every resource kube serves is served, but for the
+// one gap the test names.
 func TestDiscoveryMatchesKube(t *testing.T) {
 	kube := loadKubeDiscovery(t)
 	e := newEnv(t)
@@ -104,6 +105,11 @@ func TestDiscoveryMatchesKube(t *testing.T) {
 	}
 	slices.Sort(missing)
 	t.Logf("served %d of kube-apiserver v1.37.2's %d resources; not yet: %v", len(served), len(kube), missing)
+	// THE ONLY ALLOWED GAP: admissionregistration.k8s.io, until the webhook work serves it.
+	allowedGap := []string{"admissionregistration.k8s.io/v1/mutatingadmissionpolicies", "admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings", "admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", "admissionregistration.k8s.io/v1/validatingadmissionpolicies", "admissionregistration.k8s.io/v1/validatingadmissionpolicybindings", "admissionregistration.k8s.io/v1/validatingwebhookconfigurations"}
+	if missing = slices.DeleteFunc(missing, func(k string) bool { return slices.Contains(allowedGap, k) }); len(missing) > 0 {
+		t.Errorf("kube-apiserver v1.37.2 serves these, listwatch does not: %v", missing)
+	}
 
 	var order []string
 	for _, g := range groups.Items {

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"maps"
+
 	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -67,13 +69,23 @@ type kindStrategy interface {
 type typedKind struct {
 	scheme   *runtime.Scheme
 	external schema.GroupVersionKind // the served version
+	// storage is the version objects are stored in when it is not the
+	// served one (convert.go); zero for the others.
+	storage  schema.GroupVersionKind
 	internal schema.GroupVersionKind
 	strategy kindStrategy
 	status   rest.RESTUpdateStrategy // nil without a status subresource
 	finalize rest.RESTUpdateStrategy // namespaces' /finalize; nil for the others
+	// subs are the strategies of the other subresources that update the
+	// object (certificatesigningrequests/approval…), by name.
+	subs map[string]rest.RESTUpdateStrategy
 	// printed: Tables come from kube's own printers (kubeprint.go), not
 	// from the resource's hand-written columns.
 	printed bool
+	// defaultTable: kube's REST storage of the kind uses the default
+	// table (Name, Created At) though a printer exists
+	// (csistoragecapacities).
+	defaultTable bool
 }
 
 // crdScheme holds apiextensions.k8s.io, which kube-apiserver keeps out of
@@ -107,7 +119,7 @@ var typedKinds = func() map[string]*typedKind {
 	crd := customresourcedefinition.NewStrategy(crdScheme)
 	namespaces := core("Namespace", namespace.Strategy, namespace.StatusStrategy)
 	namespaces.finalize = namespace.FinalizeStrategy
-	return map[string]*typedKind{
+	kinds := map[string]*typedKind{
 		"/namespaces":             namespaces,
 		"/configmaps":             core("ConfigMap", configmap.Strategy, nil),
 		"/secrets":                core("Secret", secret.Strategy, nil),
@@ -159,12 +171,18 @@ var typedKinds = func() map[string]*typedKind {
 			status:   customresourcedefinition.NewStatusStrategy(crdScheme),
 		},
 	}
+	maps.Copy(kinds, groupsTypedKinds()) // kinds_groups.go
+	kinds["/pods"].subs = podSubStrategies()
+	return kinds
 }()
 
 // typed returns r's typing; nil for custom resources.
 func (r *resource) typed() *typedKind {
 	if r.crd != "" {
 		return nil
+	}
+	if t, ok := typedKinds[r.group+"/"+r.version+"/"+r.plural]; ok {
+		return t // a version stored as another (convert.go)
 	}
 	return typedKinds[r.group+"/"+r.plural]
 }

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/warning"
 
+	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -77,6 +79,8 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) error {
 			strategy = t.status
 		case c.finalize && t.finalize != nil:
 			strategy = t.finalize
+		case c.sub != "" && t.subs[c.sub] != nil:
+			strategy = t.subs[c.sub]
 		}
 		err = rest.BeforeUpdate(strategy, ctx, obj, oldObj)
 	}
@@ -105,8 +109,13 @@ func (c *call) strategyContext(create bool) context.Context {
 		info.Subresource = "status"
 	case c.finalize:
 		info.Subresource = "finalize"
+	case c.sub != "":
+		info.Subresource = c.sub
 	}
-	ctx := genericapirequest.WithNamespace(c.r.Context(), c.ns)
+	ctx := genericapirequest.WithNamespace(withServer(c.r.Context(), c.s), c.ns)
+	if u, ok := request.UserFrom(c.r.Context()); ok {
+		ctx = genericapirequest.WithUser(ctx, auth.UserToKube(u))
+	}
 	ctx = genericapirequest.WithRequestInfo(ctx, info)
 	return warning.WithWarningRecorder(ctx, warnRecorder{c})
 }
@@ -171,14 +180,17 @@ func (c *call) decodeTyped(t *typedKind, d *doc) (runtime.Object, error) {
 
 // decodeStored decodes a stored object (laxly: it was admitted already).
 func (t *typedKind) decodeStored(d *doc) (runtime.Object, error) {
-	into, err := t.scheme.New(t.external)
+	into, err := t.scheme.New(t.stored())
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := laxDecoders[t.scheme].Decode(d.encode(), nil, into); err != nil {
+	// The value is in the stored version, or in the served one when it
+	// was converted for the response (convert.go): decode what it says.
+	obj, _, err := laxDecoders[t.scheme].Decode(d.encode(), nil, into)
+	if err != nil {
 		return nil, err
 	}
-	return t.internalOf(into)
+	return t.internalOf(obj)
 }
 
 // internalOf defaults a versioned object and converts it to the internal
@@ -195,10 +207,14 @@ func (t *typedKind) internalOf(external runtime.Object) (runtime.Object, error) 
 	return internal, nil
 }
 
-// encodeInto converts an internal object back to the served version and
-// replaces d's fields with its JSON encoding.
+// encodeInto converts an internal object back to the stored version (the
+// served one but for convert.go's kinds) and replaces d's fields with its
+// JSON encoding.
 func (t *typedKind) encodeInto(internal runtime.Object, d *doc) error {
-	external, err := t.scheme.New(t.external)
+	if t.converts() {
+		d.apiVersion, d.kind = t.storage.GroupVersion().String(), t.storage.Kind
+	}
+	external, err := t.scheme.New(t.stored())
 	if err != nil {
 		return wire.NewInternalError(err)
 	}

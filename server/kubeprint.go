@@ -80,6 +80,9 @@ var printerKinds sync.Map // schema.GroupVersionKind → bool
 // (Role, ClusterRole, LimitRange…) get kube's default table: Name and
 // Created At.
 func (t *typedKind) hasPrinter() bool {
+	if t.defaultTable {
+		return false
+	}
 	if v, ok := printerKinds.Load(t.internal); ok {
 		return v.(bool)
 	}

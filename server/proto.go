@@ -58,6 +58,9 @@ func protoItem(r *resource, value []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.converted {
+		value = r.toServed(value) // convert.go
+	}
 	return jsonToProto(value, obj)
 }
 

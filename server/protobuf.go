@@ -29,11 +29,11 @@ const contentProtobuf = "application/vnd.kubernetes.protobuf"
 // protobufScheme knows the built-in kinds served here.
 var protobufScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
+	for _, add := range append([]func(*runtime.Scheme) error{
 		corev1.AddToScheme, coordinationv1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme,
 		rbacv1.AddToScheme, policyv1.AddToScheme, schedulingv1.AddToScheme, networkingv1.AddToScheme,
 		discoveryv1.AddToScheme,
-	} {
+	}, groupsProtobuf...) { // groupsProtobuf: kinds_groups.go
 		if err := add(s); err != nil {
 			panic(err)
 		}

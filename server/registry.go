@@ -58,7 +58,7 @@ func newRegistry(readers Readers) *registry {
 		r.reader = readers.Open(readerSpec(r.prefix(""), r.fields))
 		reg.addLocked(r)
 	}
-	for _, r := range identityResources() {
+	for _, r := range append(identityResources(), coreSpecialResources()...) { // bindings.go
 		reg.addLocked(r) // virtual: no reader
 	}
 	return reg

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -41,9 +42,15 @@ type resource struct {
 	// may carry another apiVersion and are relabelled on the way out
 	// (conversion strategy None).
 	rewriteVersion bool
+	// converted: the resource is stored as another version or group
+	// (convert.go): values are converted on the way out, not relabelled.
+	converted bool
 	// hasStatus: the resource serves a status subresource, whose writes
 	// change only .status.
 	hasStatus bool
+	// subresources are the other subresources served that update the
+	// object with a strategy of their own (typedKind.subs).
+	subresources []string
 	// scale is the scale subresource of a custom resource, nil if none
 	// (scale.go); strategy is kube's strategy for a custom resource
 	// (crstrategy.go).
@@ -59,6 +66,14 @@ type resource struct {
 	// virtual: the resource is create-only and never stored (the identity
 	// APIs, identity.go); it has no reader.
 	virtual bool
+	// handler answers every request on a virtual resource that is not a
+	// review (bindings, componentstatuses: bindings.go); verbList, if
+	// set, are its discovery verbs.
+	handler  func(*call, *request.Info) error
+	verbList []string
+	// subCreate are the create-only subresources (pods/binding) and what
+	// answers them.
+	subCreate map[string]func(*call) error
 }
 
 // isCRDs reports whether r is the built-in CustomResourceDefinition
@@ -105,6 +120,9 @@ func (r *resource) prefix(ns string) string {
 func (r *resource) key(ns, name string) string { return r.prefix(ns) + name }
 
 func (r *resource) verbs() []string {
+	if r.verbList != nil {
+		return r.verbList
+	}
 	if r.virtual {
 		return []string{"create"}
 	}
@@ -134,6 +152,9 @@ func (r *resource) qualifiedKind() string {
 // (see encodeObject), so this is a prefix splice, not a decode.
 func (r *resource) relabel(value []byte) []byte {
 	value = r.schema.readStored(value) // kube's decoding of stored custom resources
+	if r.converted {
+		return r.toServed(value)
+	}
 	if !r.rewriteVersion {
 		return value
 	}

@@ -61,6 +61,15 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 	if !ok || !info.Routable(res.scope()) {
 		return nil, "", false, notFoundPath()
 	}
+	if res.handler != nil {
+		if res.namespaced {
+			ns = info.Namespace
+		}
+		if res.namespaced && ns == "" {
+			return nil, "", false, notFoundPath()
+		}
+		return res, ns, false, nil // the handler routes (bindings.go)
+	}
 	if res.virtual {
 		// Create-only: kube routes no path below the collection.
 		if info.Name != "" || info.Subresource != "" {
@@ -89,7 +98,8 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 		if info.Verb != "update" {
 			return nil, "", false, methodNotAllowed()
 		}
-	} else if info.Subresource != "" && !status && !servesScale(res, info) {
+	} else if info.Subresource != "" && !status && !servesScale(res, info) && servesSub(res, info) == "" &&
+		(res.subCreate[info.Subresource] == nil || info.Name == "") {
 		return nil, "", false, notFoundPath()
 	}
 	if res.namespaced {
@@ -97,6 +107,12 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 	}
 	if res.namespaced && ns == "" && info.Verb != "list" && info.Verb != "watch" {
 		return nil, "", false, notFoundPath()
+	}
+	if res.subCreate[info.Subresource] != nil && info.Name != "" {
+		if info.Verb != "create" {
+			return nil, "", false, methodNotAllowed()
+		}
+		return res, ns, false, nil // pods/binding (bindings.go)
 	}
 	switch {
 	case info.Verb == "":
@@ -121,11 +137,15 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 	defer tr.LogIfLong(r.Context(), s.log, s.slow)
 	ctx := trace.WithTrace(r.Context(), tr)
 	req := &call{s: s, w: w, r: r.WithContext(ctx), res: res, ns: ns, name: info.Name, tr: tr, status: statusOK,
-		scale: servesScale(res, info), finalize: info.Subresource == "finalize"}
+		scale: servesScale(res, info), finalize: info.Subresource == "finalize", sub: servesSub(res, info)}
 	if res.deprecated != "" {
 		req.warnStrict(strictErrors{res.deprecated})
 	}
 	switch {
+	case res.handler != nil:
+		err = res.handler(req, info)
+	case res.subCreate[info.Subresource] != nil:
+		err = res.subCreate[info.Subresource](req)
 	case res.virtual && info.Verb == "create":
 		err = req.review()
 	case isTokenRequest(res, info):
@@ -181,6 +201,9 @@ type call struct {
 	// finalize: the request is on a namespace's finalize subresource; a
 	// write may change spec.finalizers, not status.
 	finalize bool
+	// sub: the request is on another subresource updating the object
+	// with a strategy of its own (typedKind.subs), named so; "" if not.
+	sub string
 }
 
 // writeObject writes one stored value (with its resourceVersion) as the

@@ -98,6 +98,9 @@ type Server struct {
 	reviewers map[string]*reviewer
 	// tokens serves serviceaccounts/token; nil when not configured.
 	tokens *sastorage.TokenREST
+	// authz is cfg.Authorizer, for kube's strategies that authorize
+	// (kinds_groups.go).
+	authz auth.Authorizer
 	// aggDiscovery answers /api and /apis in the aggregated form.
 	aggDiscovery *aggregatedDiscovery
 	// rbac checks writes of RBAC objects for escalation.
@@ -143,6 +146,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.rbac = newRBACEscalation(cfg.Authorizer, cfg.RBACRuleResolver)
+	if s.authz = cfg.Authorizer; s.authz == nil {
+		s.authz = auth.NewAuthorizer(nil)
+	}
 	s.aggDiscovery = newAggregatedDiscovery(s)
 	if s.log == nil {
 		s.log = slog.Default()
@@ -180,6 +186,9 @@ func (s *Server) Run(ctx context.Context) error {
 	defer cancel()
 	g.Go("crds", func(ctx context.Context) error {
 		if err := s.bootstrapNamespaces(ctx); err != nil {
+			return err
+		}
+		if err := s.bootstrapFlowControl(ctx); err != nil { // flowcontrol.go
 			return err
 		}
 		err := s.followCRDs(ctx, func() { s.bootOnce.Do(func() { close(s.booted) }) })

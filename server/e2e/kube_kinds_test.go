@@ -40,10 +40,7 @@ func TestKubeKindsKubectlSameAsOurs(t *testing.T) {
 	tmpl := "  selector:\n    matchLabels: " + labels + "\n  template:\n    metadata:\n      labels: " + labels +
 		"\n    spec:\n      containers:\n      - {name: c, image: nginx}\n"
 	pc, node, pv := ns+"-high", ns+"-node", ns+"-pv"
-	for _, step := range []struct {
-		stdin string
-		args  []string
-	}{
+	for _, step := range append(groupKindSteps(t, ns), []kindStep{ // kube_kinds_groups_test.go
 		{"", []string{"create", "deployment", "web", "--image=nginx", "--replicas=2"}},
 		{"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: bad\nspec:\n  selector:\n    matchLabels: {app: one}\n  template:\n    metadata:\n      labels: {app: two}\n    spec:\n      containers:\n      - {name: c, image: nginx}\n", []string{"create", "-f", "-"}},
 		{"", []string{"get", "deployments", "-o", "wide"}},
@@ -86,7 +83,7 @@ func TestKubeKindsKubectlSameAsOurs(t *testing.T) {
 		// Services are printed by our own columns (no cluster IP is
 		// allocated): only their key is compared.
 		{"", []string{"create", "service", "clusterip", "svc1", "--tcp=80:8080"}},
-	} {
+	}...) {
 		kube := run(ks.KubeconfigPath, step.stdin, step.args...)
 		ours := run(s.KubeconfigPath(), step.stdin, step.args...)
 		if step.args[0] == "create" && step.args[1] == "service" {

@@ -1,0 +1,63 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
+
+	"github.com/listwatch/listwatch/server/storage"
+)
+
+// bootstrapFlowControl creates kube-apiserver's mandatory and suggested
+// FlowSchemas and PriorityLevelConfigurations (k8s.io/apiserver's
+// flowcontrol bootstrap objects, with their auto-update annotation) that
+// do not exist, as kube's APF configuration ensurer does at start. It does
+// not update existing ones; a server racing another to create one loses
+// quietly (ErrExists).
+func (s *Server) bootstrapFlowControl(ctx context.Context) error {
+	var objs []runtime.Object
+	for _, o := range append(bootstrap.MandatoryPriorityLevelConfigurations, bootstrap.SuggestedPriorityLevelConfigurations...) {
+		o = o.DeepCopy()
+		o.APIVersion, o.Kind = flowcontrolv1.SchemeGroupVersion.String(), "PriorityLevelConfiguration"
+		objs = append(objs, o)
+	}
+	for _, o := range append(bootstrap.MandatoryFlowSchemas, bootstrap.SuggestedFlowSchemas...) {
+		o = o.DeepCopy()
+		o.APIVersion, o.Kind = flowcontrolv1.SchemeGroupVersion.String(), "FlowSchema"
+		objs = append(objs, o)
+	}
+	for _, o := range objs {
+		plural := "flowschemas"
+		if _, ok := o.(*flowcontrolv1.PriorityLevelConfiguration); ok {
+			plural = "prioritylevelconfigurations"
+		}
+		r, ok := s.reg.lookup(groupFlowcontrol, "v1", plural)
+		if !ok {
+			return nil
+		}
+		b, err := json.Marshal(o)
+		if err != nil {
+			return err
+		}
+		d, err := decodeDoc(b)
+		if err != nil {
+			return err
+		}
+		name := d.metaString("name")
+		c := &call{s: s, res: r, name: name, r: internalRequest(ctx, http.MethodPost)}
+		c.prepareCreate(d)
+		if err := c.admit(d, nil); err != nil {
+			return fmt.Errorf("server: creating %s %s: %w", plural, name, err)
+		}
+		if _, err := s.store.Create(ctx, r.key("", name), d.encode()); err != nil && !errors.Is(err, storage.ErrExists) {
+			return fmt.Errorf("server: creating %s %s: %w", plural, name, err)
+		}
+	}
+	return nil
+}
