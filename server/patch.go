@@ -1,11 +1,22 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
-	"github.com/listwatch/listwatch/server/internal/patch"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/mergepatch"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
+
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -17,55 +28,102 @@ const (
 	contentApplyPatch     = "application/apply-patch+yaml"
 )
 
-// patch answers PATCH on an object: merge, JSON and (for built-ins)
+// Patches are applied with the libraries kube-apiserver's patch handler
+// (k8s.io/apiserver/pkg/endpoints/handlers/patch.go) uses: evanphx's
+// json-patch v4 for JSON and merge patches, apimachinery's strategicpatch
+// with the served Go type's patch metadata for strategic merge patches.
+
+// maxJSONPatchOperations is kube's limit on the operations of one JSON patch.
+const maxJSONPatchOperations = 10000
+
+// jsonPatchMaxCopyBytes is kube-apiserver's default bound on what the copy
+// operations of one JSON patch may duplicate (its JSONPatchMaxCopyBytes).
+const jsonPatchMaxCopyBytes = 3 * 1024 * 1024
+
+func init() {
+	if jsonpatch.AccumulatedCopySizeLimit == 0 || jsonpatch.AccumulatedCopySizeLimit > jsonPatchMaxCopyBytes {
+		jsonpatch.AccumulatedCopySizeLimit = jsonPatchMaxCopyBytes
+	}
+}
+
+// patchTypes are the patch content types r accepts, in kube's order:
+// custom resources take no strategic merge patch.
+func (r *resource) patchTypes() []string {
+	if r.typed() == nil {
+		return []string{contentJSONPatch, contentMergePatch, contentApplyPatch}
+	}
+	return []string{contentJSONPatch, contentMergePatch, contentStrategicPatch, contentApplyPatch}
+}
+
+// unsupportedPatch is kube's 415 for a patch type the resource does not take.
+func unsupportedPatch(accepted []string) error {
+	return kubeStatus(apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "",
+		"the body of the request was in an unknown format - accepted media types include: "+strings.Join(accepted, ", "), 0, false))
+}
+
+// patchContentType is the request's patch type, kube's way: the
+// Content-Type without parameters, which must be one r accepts.
+func (c *call) patchContentType() (string, error) {
+	ct := c.r.Header.Get("Content-Type")
+	if i := strings.Index(ct, ";"); i > 0 {
+		ct = ct[:i]
+	}
+	accepted := c.res.patchTypes()
+	if !slices.Contains(accepted, ct) {
+		return "", unsupportedPatch(accepted)
+	}
+	return ct, nil
+}
+
+// patch answers PATCH on an object: JSON, merge and (for built-ins)
 // strategic merge patches, applied to the current object in a
 // read-patch-write loop that retries when another writer got in between.
 // A resourceVersion the patch sets is a precondition (409 if stale).
-// Server-side apply is not supported: 415.
 func (c *call) patch() error {
 	if c.scale {
 		return c.patchScale()
 	}
-	if err := c.checkFieldValidationParam("PatchOptions"); err != nil {
+	ct, err := c.patchContentType()
+	if err != nil {
 		return err
 	}
-	ct, _ := parseMediaRange(c.r.Header.Get("Content-Type"))
-	var apply func(doc, p []byte) ([]byte, error)
-	switch ct {
-	case contentMergePatch:
-		apply = patch.MergePatch
-	case contentJSONPatch:
-		apply = patch.JSONPatch
-	case contentStrategicPatch:
-		schema, ok := patch.SchemaFor(c.res.group, c.res.kind)
-		if !ok || c.res.crd != "" {
-			return wire.NewUnsupportedMediaType(ct)
-		}
-		apply = func(doc, p []byte) ([]byte, error) { return patch.StrategicMergePatch(doc, p, schema) }
-	default:
-		return wire.NewUnsupportedMediaType(ct)
+	if err := c.checkFieldValidationParam("PatchOptions"); err != nil {
+		return err
 	}
 	body, err := c.readBody()
 	if err != nil {
 		return err
 	}
-	var bodyErrs strictErrors // kube checks merge and strategic patches' own keys
-	if ct != contentJSONPatch {
-		bodyErrs = patchDuplicates(body)
+	if ct == contentApplyPatch {
+		return c.apply(body)
+	}
+	if !json.Valid(body) {
+		return wire.NewBadRequest("invalid JSON patch")
 	}
 	stored, err := c.s.guaranteedUpdate(c.r.Context(), c, 0, func(cur *doc) (*doc, error) {
 		curRV := cur.metaString("resourceVersion")
-		patched, err := apply(c.res.relabel(cur.encodeWithRV(curRV)), body) // as the URL's version sees it
-		if err != nil {
-			return nil, patchError(err)
-		}
-		next, err := decodeDoc(patched)
-		if err != nil {
-			return nil, err
-		}
-		next.strict = append(slices.Clone(bodyErrs), next.strict...)
-		if err := c.checkPatched(next, patched); err != nil {
-			return nil, err
+		current := c.res.relabel(cur.encodeWithRV(curRV)) // as the URL's version sees it
+		var next *doc
+		if ct == contentStrategicPatch {
+			next, err = c.strategicPatch(current, body)
+			if err != nil {
+				return nil, err
+			}
+		} else {
+			patched, bodyErrs, err := c.applyJSONPatch(ct, current, body)
+			if err != nil {
+				return nil, err
+			}
+			if err := checkDepth(patched); err != nil {
+				return nil, err
+			}
+			if next, err = decodeDoc(patched); err != nil {
+				return nil, err
+			}
+			next.strict = append(bodyErrs, next.strict...)
+			if err := c.checkPatched(next, patched); err != nil {
+				return nil, err
+			}
 		}
 		if rv := next.metaString("resourceVersion"); rv != "" && rv != curRV {
 			return nil, wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
@@ -78,22 +136,182 @@ func (c *call) patch() error {
 	return c.writeObject(http.StatusOK, stored)
 }
 
-// patchError maps the patch package's errors to kube's answers.
-func patchError(err error) error {
+// jsonPatchOp is one operation of a JSON patch, as kube strictly decodes
+// it to find unknown fields.
+type jsonPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	From  string `json:"from"`
+	Value any    `json:"value"`
+}
+
+// applyJSONPatch applies a JSON patch or a merge patch (ct) to current as
+// kube's jsonPatcher does, returning the result and the strict decoding
+// errors of the patch itself (duplicate keys, unknown operation fields)
+// when fieldValidation asks for them.
+func (c *call) applyJSONPatch(ct string, current, body []byte) ([]byte, strictErrors, error) {
+	strict := c.fieldValidation() != fieldValidationIgnore
+	var bodyErrs strictErrors
+	switch ct {
+	case contentJSONPatch:
+		if strict {
+			var ops []jsonPatchOp
+			errs, err := kjson.UnmarshalStrict(body, &ops)
+			if err != nil {
+				return nil, nil, wire.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			}
+			for _, e := range errs {
+				bodyErrs = append(bodyErrs, fmt.Sprintf("json patch %v", e))
+			}
+		}
+		p, err := jsonpatch.DecodePatch(body)
+		if err != nil {
+			return nil, nil, wire.NewBadRequest(err.Error())
+		}
+		if len(p) > maxJSONPatchOperations {
+			return nil, nil, kubeStatus(apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
+				"The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(p))))
+		}
+		patched, err := applyJSONPatchOps(p, current)
+		if err != nil {
+			return nil, nil, kubeStatus(apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false))
+		}
+		return patched, bodyErrs, nil
+	case contentMergePatch:
+		if strict {
+			errs, err := kjson.UnmarshalStrict(body, &map[string]any{})
+			if err != nil {
+				return nil, nil, wire.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			}
+			for _, e := range errs {
+				bodyErrs = append(bodyErrs, e.Error())
+			}
+		}
+		patched, err := jsonpatch.MergePatch(current, body)
+		if errors.Is(err, jsonpatch.ErrBadJSONPatch) {
+			return nil, nil, wire.NewBadRequest(err.Error())
+		}
+		if err != nil {
+			return nil, nil, wire.NewInternalError(err)
+		}
+		return patched, bodyErrs, nil
+	}
+	return nil, nil, wire.NewInternalError(fmt.Errorf("unknown Content-Type header for patch: %v", ct))
+}
+
+// applyJSONPatchOps applies p; a panic of the library (which kube's
+// handler would turn into a 500) is an error here too.
+func applyJSONPatchOps(p jsonpatch.Patch, current []byte) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("%v", r)
+		}
+	}()
+	return p.Apply(current)
+}
+
+// strategicPatch applies a strategic merge patch to current, a built-in
+// object, as kube's smpPatcher does: on the served version's Go type, with
+// its patch strategies, then decoded (unknown fields per fieldValidation)
+// and defaulted.
+func (c *call) strategicPatch(current, body []byte) (*doc, error) {
+	t := c.res.typed()
+	versioned, err := t.scheme.New(t.external)
+	if err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	if _, _, err := laxDecoders[t.scheme].Decode(current, nil, versioned); err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	original, err := runtime.DefaultUnstructuredConverter.ToUnstructured(versioned)
+	if err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	strict := c.fieldValidation() != fieldValidationIgnore
+	patchMap := map[string]any{}
+	var strictErrs []error
+	if strict {
+		if strictErrs, err = kjson.UnmarshalStrict(body, &patchMap); err != nil {
+			return nil, wire.NewBadRequest(err.Error())
+		}
+	} else if err := kjson.UnmarshalCaseSensitivePreserveInts(body, &patchMap); err != nil {
+		return nil, wire.NewBadRequest(err.Error())
+	}
+	schemaRef, err := t.scheme.New(t.external)
+	if err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	patched, err := strategicMergeMapPatch(original, patchMap, schemaRef)
+	if err != nil {
+		return nil, strategicPatchError(err)
+	}
+	if b, merr := json.Marshal(patched); merr == nil {
+		if err := checkDepth(b); err != nil {
+			return nil, err
+		}
+	}
+	out, err := t.scheme.New(t.external)
+	if err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	patchInvalid := func(msg string) error {
+		return kubeStatus(apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
+			field.Invalid(field.NewPath("patch"), fmt.Sprintf("%+v", patchMap), msg)}))
+	}
+	err = runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(patched, out, strict)
+	strictErr, isStrict := runtime.AsStrictDecodingError(err)
 	switch {
-	case errors.Is(err, patch.ErrTooDeep):
-		return tooDeep()
-	case errors.Is(err, patch.ErrTooManyOperations):
-		st := wire.NewRequestEntityTooLarge(int64(patch.MaxOperations))
-		st.Message = err.Error()
-		return st
-	case errors.Is(err, patch.ErrInvalidPatch):
+	case err != nil && !isStrict:
+		return nil, patchInvalid(err.Error())
+	case isStrict:
+		strictErrs = append(strictErrs, strictErr.Errors()...)
+	}
+	if len(strictErrs) > 0 {
+		if c.fieldValidation() == fieldValidationStrict {
+			return nil, patchInvalid(runtime.NewStrictDecodingError(strictErrs).Error())
+		}
+		var warn strictErrors
+		for _, e := range strictErrs {
+			warn = append(warn, e.Error())
+		}
+		c.warnStrict(warn)
+	}
+	t.scheme.Default(out)
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	return decodeDoc(b)
+}
+
+// strategicMergeMapPatch is strategicpatch.StrategicMergeMapPatch; a
+// panic of the library (kube's handler would answer 500) is an error.
+func strategicMergeMapPatch(original, patch map[string]any, ref runtime.Object) (out map[string]any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("%v", r)
+		}
+	}()
+	return strategicpatch.StrategicMergeMapPatch(original, patch, ref)
+}
+
+// strategicPatchError is kube's interpretStrategicMergePatchError.
+func strategicPatchError(err error) error {
+	switch err {
+	case mergepatch.ErrBadJSONDoc, mergepatch.ErrBadPatchFormatForPrimitiveList, mergepatch.ErrBadPatchFormatForRetainKeys,
+		mergepatch.ErrBadPatchFormatForSetElementOrderList, mergepatch.ErrUnsupportedStrategicMergePatchFormat:
 		return wire.NewBadRequest(err.Error())
-	case errors.Is(err, patch.ErrConflict):
-		st := wire.NewInvalid("", "", "")
-		st.Message = err.Error()
-		st.Details = nil
-		return st
+	case mergepatch.ErrNoListOfLists, mergepatch.ErrPatchContentNotMatchRetainKeys:
+		return kubeStatus(apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false))
+	}
+	var api apierrors.APIStatus
+	if errors.As(err, &api) {
+		return kubeStatus(err)
 	}
 	return wire.NewInternalError(err)
+}
+
+// apply answers a server-side apply patch; see ssa.go.
+func (c *call) apply(body []byte) error {
+	return unsupportedPatch(c.res.patchTypes()[:len(c.res.patchTypes())-1])
 }
