@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 
+	"github.com/listwatch/listwatch/server/internal/handlers"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -55,10 +56,25 @@ func (r *resource) patchTypes() []string {
 	return []string{contentJSONPatch, contentMergePatch, contentStrategicPatch, contentApplyPatch}
 }
 
-// unsupportedPatch is kube's 415 for a patch type the resource does not take.
-func unsupportedPatch(accepted []string) error {
-	return kubeStatus(apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "",
-		"the body of the request was in an unknown format - accepted media types include: "+strings.Join(accepted, ", "), 0, false))
+// unsupportedPatch is kube's 415 for a patch type r does not take: for
+// a built-in resource, its router's answer; for a custom resource, its
+// handler's, which lists the accepted types.
+func (r *resource) unsupportedPatch() error {
+	if r.typed() != nil {
+		return &wire.Status{TypeMeta: wire.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: wire.StatusFailure,
+			Code: http.StatusUnsupportedMediaType, Reason: wire.ReasonUnsupportedMediaType,
+			Message: "415: Unsupported Media Type", Details: &wire.StatusDetails{}}
+	}
+	return &wire.Status{TypeMeta: wire.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: wire.StatusFailure,
+		Code: http.StatusUnsupportedMediaType, Reason: wire.ReasonUnsupportedMediaType,
+		Message: "the body of the request was in an unknown format - accepted media types include: " + strings.Join(r.patchTypes(), ", ")}
+}
+
+// plainError is how kube answers an error that is not an API status (a
+// library's): 500, its text, no reason.
+func plainError(err error) error {
+	return &wire.Status{TypeMeta: wire.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: wire.StatusFailure,
+		Code: http.StatusInternalServerError, Message: err.Error()}
 }
 
 // patchContentType is the request's patch type, kube's way: the
@@ -68,9 +84,8 @@ func (c *call) patchContentType() (string, error) {
 	if i := strings.Index(ct, ";"); i > 0 {
 		ct = ct[:i]
 	}
-	accepted := c.res.patchTypes()
-	if !slices.Contains(accepted, ct) {
-		return "", unsupportedPatch(accepted)
+	if !slices.Contains(c.res.patchTypes(), ct) {
+		return "", c.res.unsupportedPatch()
 	}
 	return ct, nil
 }
@@ -97,12 +112,19 @@ func (c *call) patch() error {
 	if ct == contentApplyPatch {
 		return c.apply(body)
 	}
+	t := c.res.typed()
 	if !json.Valid(body) {
 		return wire.NewBadRequest("invalid JSON patch")
 	}
 	stored, err := c.s.guaranteedUpdate(c.r.Context(), c, 0, func(cur *doc) (*doc, error) {
 		curRV := cur.metaString("resourceVersion")
 		current := c.res.relabel(cur.encodeWithRV(curRV)) // as the URL's version sees it
+		if t != nil {
+			// As kube encodes its Go type: fields in the type's order.
+			if current, err = t.encodeVersioned(current); err != nil {
+				return nil, err
+			}
+		}
 		var next *doc
 		if ct == contentStrategicPatch {
 			next, err = c.strategicPatch(current, body)
@@ -117,12 +139,23 @@ func (c *call) patch() error {
 			if err := checkDepth(patched); err != nil {
 				return nil, err
 			}
+			if t != nil {
+				// kube decodes the result into the Go type at once.
+				if err := c.checkPatchedTyped(t, patched, bodyErrs); err != nil {
+					return nil, err
+				}
+				bodyErrs = nil
+			}
 			if next, err = decodeDoc(patched); err != nil {
 				return nil, err
 			}
-			next.strict = append(bodyErrs, next.strict...)
-			if err := c.checkPatched(next, patched); err != nil {
-				return nil, err
+			if t == nil {
+				next.strict = append(bodyErrs, next.strict...)
+				if err := c.checkPatched(next, patched); err != nil {
+					return nil, err
+				}
+			} else {
+				next.strict = nil
 			}
 		}
 		if rv := next.metaString("resourceVersion"); rv != "" && rv != curRV {
@@ -136,15 +169,6 @@ func (c *call) patch() error {
 	return c.writeObject(http.StatusOK, stored)
 }
 
-// jsonPatchOp is one operation of a JSON patch, as kube strictly decodes
-// it to find unknown fields.
-type jsonPatchOp struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	From  string `json:"from"`
-	Value any    `json:"value"`
-}
-
 // applyJSONPatch applies a JSON patch or a merge patch (ct) to current as
 // kube's jsonPatcher does, returning the result and the strict decoding
 // errors of the patch itself (duplicate keys, unknown operation fields)
@@ -155,14 +179,11 @@ func (c *call) applyJSONPatch(ct string, current, body []byte) ([]byte, strictEr
 	switch ct {
 	case contentJSONPatch:
 		if strict {
-			var ops []jsonPatchOp
-			errs, err := kjson.UnmarshalStrict(body, &ops)
+			errs, err := handlers.StrictJSONPatchErrors(body)
 			if err != nil {
 				return nil, nil, wire.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
 			}
-			for _, e := range errs {
-				bodyErrs = append(bodyErrs, fmt.Sprintf("json patch %v", e))
-			}
+			bodyErrs = errs
 		}
 		p, err := jsonpatch.DecodePatch(body)
 		if err != nil {
@@ -192,11 +213,11 @@ func (c *call) applyJSONPatch(ct string, current, body []byte) ([]byte, strictEr
 			return nil, nil, wire.NewBadRequest(err.Error())
 		}
 		if err != nil {
-			return nil, nil, wire.NewInternalError(err)
+			return nil, nil, plainError(err)
 		}
 		return patched, bodyErrs, nil
 	}
-	return nil, nil, wire.NewInternalError(fmt.Errorf("unknown Content-Type header for patch: %v", ct))
+	return nil, nil, plainError(fmt.Errorf("unknown Content-Type header for patch: %v", ct))
 }
 
 // applyJSONPatchOps applies p; a panic of the library (which kube's
@@ -308,10 +329,54 @@ func strategicPatchError(err error) error {
 	if errors.As(err, &api) {
 		return kubeStatus(err)
 	}
-	return wire.NewInternalError(err)
+	return plainError(err)
+}
+
+// encodeVersioned re-encodes a stored object of t as kube encodes its Go
+// type (the order of fields is the type's, which shows in kube's
+// messages that quote a patched object).
+func (t *typedKind) encodeVersioned(current []byte) ([]byte, error) {
+	obj, err := t.scheme.New(t.external)
+	if err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	if _, _, err := laxDecoders[t.scheme].Decode(current, nil, obj); err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	return b, nil
+}
+
+// checkPatchedTyped decodes the result of a JSON or merge patch of a
+// built-in object into its Go type, as kube's jsonPatcher does: a result
+// that does not decode is 422 Invalid "patch"; unknown and duplicate
+// fields, with the patch's own (bodyErrs) first, follow fieldValidation.
+func (c *call) checkPatchedTyped(t *typedKind, patched []byte, bodyErrs strictErrors) error {
+	into, err := t.scheme.New(t.external)
+	if err != nil {
+		return wire.NewInternalError(err)
+	}
+	dec := strictDecoders[t.scheme]
+	if c.fieldValidation() == fieldValidationIgnore {
+		dec = laxDecoders[t.scheme]
+	}
+	_, _, err = dec.Decode(patched, nil, into)
+	errs := bodyErrs
+	if strictErr, ok := runtime.AsStrictDecodingError(err); ok {
+		for _, e := range strictErr.Errors() {
+			errs = append(errs, e.Error())
+		}
+	} else if err != nil {
+		return kubeStatus(apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
+			field.Invalid(field.NewPath("patch"), string(patched), err.Error())}))
+	}
+	return c.checkPatched(&doc{strict: errs}, patched)
 }
 
 // apply answers a server-side apply patch; see ssa.go.
 func (c *call) apply(body []byte) error {
-	return unsupportedPatch(c.res.patchTypes()[:len(c.res.patchTypes())-1])
+	return c.res.unsupportedPatch()
 }

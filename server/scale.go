@@ -176,7 +176,7 @@ func (c *call) patchScale() error {
 		return err
 	}
 	if ct == contentApplyPatch {
-		return unsupportedPatch(c.res.patchTypes()[:len(c.res.patchTypes())-1])
+		return c.res.unsupportedPatch()
 	}
 	body, err := c.readBody()
 	if err != nil {
