@@ -10,6 +10,7 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
@@ -109,8 +110,15 @@ func (c *call) patch() error {
 	if err != nil {
 		return err
 	}
+	opts, err := c.checkPatchOptions(ct)
+	if err != nil {
+		return err
+	}
 	if ct == contentApplyPatch {
-		return c.apply(body)
+		if err := applyBody(body); err != nil {
+			return err
+		}
+		return c.apply(opts, body)
 	}
 	t := c.res.typed()
 	if !json.Valid(body) {
@@ -376,7 +384,40 @@ func (c *call) checkPatchedTyped(t *typedKind, patched []byte, bodyErrs strictEr
 	return c.checkPatched(&doc{strict: errs}, patched)
 }
 
-// apply answers a server-side apply patch; see ssa.go.
-func (c *call) apply(body []byte) error {
-	return c.res.unsupportedPatch()
+// apply answers a server-side apply patch: the apply to the stored
+// object, or, when there is none, the creation of what the patch applies
+// to nothing (201), as kube's patch handler does (forceAllowCreate).
+func (c *call) apply(opts *metav1.PatchOptions, body []byte) error {
+	c.applied = true
+	ctx := c.r.Context()
+	for attempt := 0; ; attempt++ {
+		stored, err := c.s.guaranteedUpdate(ctx, c, 0, func(cur *doc) (*doc, error) {
+			return c.applyPatch(opts, body, cur)
+		})
+		var st *wire.Status
+		if !errors.As(err, &st) || st.Code != http.StatusNotFound || st.Details == nil || st.Details.Name != c.name || attempt >= 16 {
+			if err != nil {
+				return err
+			}
+			return c.writeObject(http.StatusOK, stored)
+		}
+		d, err := c.applyPatch(opts, body, nil)
+		if err != nil {
+			return err
+		}
+		if err := c.checkType(d); err != nil {
+			return err
+		}
+		if n := d.metaString("name"); n != c.name {
+			return wire.NewBadRequest("the name of the object (" + n + ") does not match the name on the URL (" + c.name + ")")
+		}
+		value, err := c.createDoc(d)
+		if errors.As(err, &st) && st.Reason == wire.ReasonAlreadyExists {
+			continue // created meanwhile: apply to it
+		}
+		if err != nil {
+			return err
+		}
+		return c.writeObject(http.StatusCreated, value)
+	}
 }

@@ -173,6 +173,9 @@ type call struct {
 	// finalize: the request is on a namespace's finalize subresource; a
 	// write may change spec.finalizers, not status.
 	finalize bool
+	// applied: the write is a server-side apply, whose field manager
+	// ran already (ssa.go).
+	applied bool
 }
 
 // writeObject writes one stored value (with its resourceVersion) as the

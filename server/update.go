@@ -21,6 +21,9 @@ func (c *call) update() error {
 	if err := c.checkFieldValidationParam("UpdateOptions"); err != nil {
 		return err
 	}
+	if err := c.checkFieldManagerParam("UpdateOptions"); err != nil {
+		return err
+	}
 	d, err := c.decodeBody()
 	if err != nil {
 		return err
@@ -91,6 +94,9 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 			return nil, err
 		}
 		if err := c.admitCustom(next, cur); err != nil {
+			return nil, err
+		}
+		if err := c.manageCustom(next, cur); err != nil { // managedFields (ssa.go)
 			return nil, err
 		}
 		value := next.encode()
