@@ -139,7 +139,11 @@ func (c *call) prepareUpdate(d, old *doc) error {
 	if c.status {
 		// Only .status changes; the rest, metadata included, is the stored one.
 		st, has := d.rest["status"]
+		mf, hasMF := d.meta["managedFields"]
 		d.meta, d.rest = cloneRaw(old.meta), cloneRaw(old.rest)
+		if c.applied && hasMF { // computed by the apply (ssa.go)
+			d.meta["managedFields"] = mf
+		}
 		if has {
 			d.rest["status"] = st
 		} else {

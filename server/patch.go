@@ -408,8 +408,8 @@ func (c *call) apply(opts *metav1.PatchOptions, body []byte) error {
 		if err := c.checkType(d); err != nil {
 			return err
 		}
-		if n := d.metaString("name"); n != c.name {
-			return wire.NewBadRequest("the name of the object (" + n + ") does not match the name on the URL (" + c.name + ")")
+		if err := c.checkName(d); err != nil {
+			return err
 		}
 		value, err := c.createDoc(d)
 		if errors.As(err, &st) && st.Reason == wire.ReasonAlreadyExists {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -287,12 +286,11 @@ func (c *call) checkFieldManagerParam(kind string) error {
 func (c *call) checkPatchOptions(ct string) (*metav1.PatchOptions, error) {
 	q := c.r.URL.Query()
 	opts := &metav1.PatchOptions{FieldManager: q.Get("fieldManager"), DryRun: q["dryRun"], FieldValidation: q.Get("fieldValidation")}
-	if v, ok := q["force"]; ok && len(v) > 0 {
-		b, err := strconv.ParseBool(v[0])
-		if err != nil {
+	if v, ok := q["force"]; ok {
+		// kube's query conversion: anything but "0" and "false" is true.
+		if err := runtime.Convert_Slice_string_To_Pointer_bool(&v, &opts.Force, nil); err != nil {
 			return nil, wire.NewBadRequest(err.Error())
 		}
-		opts.Force = &b
 	}
 	if errs := metavalidation.ValidatePatchOptions(opts, types.PatchType(ct)); len(errs) > 0 {
 		return nil, kubeStatus(apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "", errs))

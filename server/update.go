@@ -81,8 +81,8 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 		if err := c.checkType(next); err != nil {
 			return nil, err
 		}
-		if n := next.metaString("name"); n != c.name {
-			return nil, wire.NewBadRequest("the name of the object (" + n + ") does not match the name on the URL (" + c.name + ")")
+		if err := c.checkName(next); err != nil {
+			return nil, err
 		}
 		if err := c.checkDeletionUpdate(next, cur); err != nil {
 			return nil, err
@@ -128,5 +128,17 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 		}
 		s.afterWrite(c.res, stored)
 		return stored, nil
+	}
+}
+
+// checkName is kube's check of a written object's name against the URL's.
+func (c *call) checkName(d *doc) error {
+	switch n := d.metaString("name"); n {
+	case c.name:
+		return nil
+	case "":
+		return wire.NewBadRequest("the name of the object (" + c.name + " based on URL) was undeterminable: name must be provided")
+	default:
+		return wire.NewBadRequest("the name of the object (" + n + ") does not match the name on the URL (" + c.name + ")")
 	}
 }
