@@ -16,8 +16,31 @@ const maxDepth = 1000
 // checkDepth scans raw JSON and reports whether nesting exceeds maxDepth,
 // in one linear pass that builds nothing. It does not validate the JSON;
 // the decoder does that afterwards.
-func checkDepth(data []byte) error {
-	depth := 0
+func checkDepth(data []byte) error { return checkDepthFrom(data, 0) }
+
+// checkDocDepth is checkDepth for a decoded object, leaving out its
+// managedFields: the server writes them, and they nest up to four levels
+// deeper than the fields they record, so that an object at the deepest
+// nesting a create accepts can still be patched.
+func checkDocDepth(d *doc) error {
+	for _, v := range d.rest {
+		if err := checkDepthFrom(v, 1); err != nil {
+			return err
+		}
+	}
+	for k, v := range d.meta {
+		if k == "managedFields" {
+			continue
+		}
+		if err := checkDepthFrom(v, 2); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkDepthFrom is checkDepth for a value nested depth levels deep.
+func checkDepthFrom(data []byte, depth int) error {
 	inString := false
 	for i := 0; i < len(data); i++ {
 		c := data[i]

@@ -144,9 +144,6 @@ func (c *call) patch() error {
 			if err != nil {
 				return nil, err
 			}
-			if err := checkDepth(patched); err != nil {
-				return nil, err
-			}
 			if t != nil {
 				// kube decodes the result into the Go type at once.
 				if err := c.checkPatchedTyped(t, patched, bodyErrs); err != nil {
@@ -155,6 +152,9 @@ func (c *call) patch() error {
 				bodyErrs = nil
 			}
 			if next, err = decodeDoc(patched); err != nil {
+				return nil, err
+			}
+			if err := checkDocDepth(next); err != nil {
 				return nil, err
 			}
 			if t == nil {
@@ -274,11 +274,6 @@ func (c *call) strategicPatch(current, body []byte) (*doc, error) {
 	if err != nil {
 		return nil, strategicPatchError(err)
 	}
-	if b, merr := json.Marshal(patched); merr == nil {
-		if err := checkDepth(b); err != nil {
-			return nil, err
-		}
-	}
 	out, err := t.scheme.New(t.external)
 	if err != nil {
 		return nil, wire.NewInternalError(err)
@@ -310,7 +305,11 @@ func (c *call) strategicPatch(current, body []byte) (*doc, error) {
 	if err != nil {
 		return nil, wire.NewInternalError(err)
 	}
-	return decodeDoc(b)
+	d, err := decodeDoc(b)
+	if err != nil {
+		return nil, err
+	}
+	return d, checkDocDepth(d)
 }
 
 // strategicMergeMapPatch is strategicpatch.StrategicMergeMapPatch; a

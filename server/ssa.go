@@ -421,8 +421,9 @@ func (c *call) applyPatch(opts *metav1.PatchOptions, body []byte, cur *doc) (*do
 // applyBody is kube's check of an apply patch before anything else: YAML
 // that converts to JSON.
 func applyBody(body []byte) error {
-	if _, err := yaml.ToJSON(body); err != nil {
+	b, err := yaml.ToJSON(body)
+	if err != nil {
 		return wire.NewBadRequest(fmt.Sprintf("error encoding patch: %v", err))
 	}
-	return nil
+	return checkDepth(b)
 }
