@@ -246,4 +246,3 @@ func (c *call) checkFieldValidationParam(kind string) error {
 			fieldNotSupported("fieldValidation", v, "", fieldValidationIgnore, fieldValidationStrict, fieldValidationWarn))
 	}
 }
-

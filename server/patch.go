@@ -120,61 +120,68 @@ func (c *call) patch() error {
 		}
 		return c.apply(opts, body)
 	}
-	t := c.res.typed()
 	if !json.Valid(body) {
 		return wire.NewBadRequest("invalid JSON patch")
 	}
 	stored, err := c.s.guaranteedUpdate(c.r.Context(), c, 0, func(cur *doc) (*doc, error) {
-		curRV := cur.metaString("resourceVersion")
-		current := c.res.relabel(cur.encodeWithRV(curRV)) // as the URL's version sees it
-		if t != nil {
-			// As kube encodes its Go type: fields in the type's order.
-			if current, err = t.encodeVersioned(current); err != nil {
-				return nil, err
-			}
-		}
-		var next *doc
-		if ct == contentStrategicPatch {
-			next, err = c.strategicPatch(current, body)
-			if err != nil {
-				return nil, err
-			}
-		} else {
-			patched, bodyErrs, err := c.applyJSONPatch(ct, current, body)
-			if err != nil {
-				return nil, err
-			}
-			if t != nil {
-				// kube decodes the result into the Go type at once.
-				if err := c.checkPatchedTyped(t, patched, bodyErrs); err != nil {
-					return nil, err
-				}
-				bodyErrs = nil
-			}
-			if next, err = decodeDoc(patched); err != nil {
-				return nil, err
-			}
-			if err := checkDocDepth(next); err != nil {
-				return nil, err
-			}
-			if t == nil {
-				next.strict = append(bodyErrs, next.strict...)
-				if err := c.checkPatched(next, patched); err != nil {
-					return nil, err
-				}
-			} else {
-				next.strict = nil
-			}
-		}
-		if rv := next.metaString("resourceVersion"); rv != "" && rv != curRV {
-			return nil, wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
-		}
-		return next, nil
+		return c.patchOnce(ct, body, cur)
 	})
 	if err != nil {
 		return err
 	}
 	return c.writeObject(http.StatusOK, stored)
+}
+
+// patchOnce applies a JSON, merge or strategic merge patch (ct) to the
+// stored object cur, as one attempt of the read-patch-write loop.
+func (c *call) patchOnce(ct string, body []byte, cur *doc) (*doc, error) {
+	t := c.res.typed()
+	var err error
+	curRV := cur.metaString("resourceVersion")
+	current := c.res.relabel(cur.encodeWithRV(curRV)) // as the URL's version sees it
+	if t != nil {
+		// As kube encodes its Go type: fields in the type's order.
+		if current, err = t.encodeVersioned(current); err != nil {
+			return nil, err
+		}
+	}
+	var next *doc
+	if ct == contentStrategicPatch {
+		next, err = c.strategicPatch(current, body)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		patched, bodyErrs, err := c.applyJSONPatch(ct, current, body)
+		if err != nil {
+			return nil, err
+		}
+		if t != nil {
+			// kube decodes the result into the Go type at once.
+			if err := c.checkPatchedTyped(t, patched, bodyErrs); err != nil {
+				return nil, err
+			}
+			bodyErrs = nil
+		}
+		if next, err = decodeDoc(patched); err != nil {
+			return nil, err
+		}
+		if err := checkDocDepth(next); err != nil {
+			return nil, err
+		}
+		if t == nil {
+			next.strict = append(bodyErrs, next.strict...)
+			if err := c.checkPatched(next, patched); err != nil {
+				return nil, err
+			}
+		} else {
+			next.strict = nil
+		}
+	}
+	if rv := next.metaString("resourceVersion"); rv != "" && rv != curRV {
+		return nil, wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
+	}
+	return next, nil
 }
 
 // applyJSONPatch applies a JSON patch or a merge patch (ct) to current as
