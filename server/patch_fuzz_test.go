@@ -26,7 +26,7 @@ func fuzzCall(t *testing.T, plural, query string) *call {
 }
 
 var fuzzStored = map[string]string{
-	"configmaps": `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"o","namespace":"default","uid":"u1","resourceVersion":"5","creationTimestamp":"2026-01-01T00:00:00Z","labels":{"a":"b"}},"data":{"k":"v"}}`,
+	"configmaps":  `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"o","namespace":"default","uid":"u1","resourceVersion":"5","creationTimestamp":"2026-01-01T00:00:00Z","labels":{"a":"b"}},"data":{"k":"v"}}`,
 	"deployments": `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"o","namespace":"default","uid":"u2","resourceVersion":"5","generation":1,"creationTimestamp":"2026-01-01T00:00:00Z"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"o"}},"template":{"metadata":{"labels":{"app":"o"}},"spec":{"containers":[{"name":"c","image":"nginx","env":[{"name":"A","value":"1"}]}]}}}}`,
 }
 
