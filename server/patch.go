@@ -417,6 +417,9 @@ func (c *call) apply(opts *metav1.PatchOptions, body []byte) error {
 		if err := c.checkName(d); err != nil {
 			return err
 		}
+		if err := c.authorizeCreate(); err != nil {
+			return err
+		}
 		value, err := c.createDoc(d)
 		if errors.As(err, &st) && st.Reason == wire.ReasonAlreadyExists {
 			continue // created meanwhile: apply to it

@@ -87,6 +87,9 @@ type Server struct {
 	metrics *metrics
 	// reviewers answer the identity APIs, by "group/plural" (identity.go).
 	reviewers map[string]*reviewer
+	// authz is Config.Authorizer: an apply that creates must also be
+	// allowed to create (ssa.go). Nil: no such second check.
+	authz auth.Authorizer
 	// aggDiscovery answers /api and /apis in the aggregated form.
 	aggDiscovery *aggregatedDiscovery
 
@@ -126,6 +129,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.reg = newRegistry(readers)
 	s.reviewers = newReviewers(cfg.Authorizer, cfg.TokenAuthenticator, cfg.APIAudiences)
+	s.authz = cfg.Authorizer
 	s.aggDiscovery = newAggregatedDiscovery(s)
 	if s.log == nil {
 		s.log = slog.Default()

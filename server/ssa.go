@@ -37,6 +37,9 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/server/filters"
+	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -430,4 +433,28 @@ func applyBody(body []byte) error {
 		return wire.NewBadRequest(fmt.Sprintf("error encoding patch: %v", err))
 	}
 	return checkDepth(b)
+}
+
+// authorizeCreate is kube's second authorization of an apply that creates
+// the object: the user must be allowed to create it, not only to patch.
+func (c *call) authorizeCreate() error {
+	if c.s.authz == nil {
+		return nil
+	}
+	ctx := c.r.Context()
+	info, ok := request.InfoFrom(ctx)
+	if !ok {
+		return wire.NewInternalError(errors.New("no request info"))
+	}
+	create := *info
+	create.Verb = "create"
+	u, _ := request.UserFrom(ctx)
+	d, reason, err := c.s.authz.Authorize(ctx, u, &create)
+	if d == auth.DecisionAllow {
+		return nil
+	}
+	if err != nil {
+		return wire.NewInternalError(err)
+	}
+	return filters.Forbidden(u, &create, reason)
 }

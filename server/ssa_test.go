@@ -1,10 +1,14 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/server/request"
 )
 
 const applyCT = "application/apply-patch+yaml"
@@ -110,4 +114,26 @@ func TestServerSideApplyCustomResource(t *testing.T) {
 	e.expectStatus(415, "UnsupportedMediaType",
 		"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
 		"PATCH", widgets+"/w", `{}`, "Content-Type", "application/strategic-merge-patch+json")
+}
+
+// TestApplyCreateNeedsCreate: an apply that creates the object is
+// authorized a second time, as a create (kube's patch handler does the
+// same), so that patch permission alone does not create objects.
+func TestApplyCreateNeedsCreate(t *testing.T) {
+	noCreate := auth.AuthorizerFunc(func(_ context.Context, _ *request.User, info *request.Info) (auth.Decision, string, error) {
+		if info.Verb == "create" {
+			return auth.DecisionDeny, "no creating", nil
+		}
+		return auth.DecisionAllow, "", nil
+	})
+	e := newEnv(t, func(c *Config) { c.Authorizer = noCreate })
+	body := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: '1'\n"
+	e.expectStatus(403, "Forbidden", `configmaps "a" is forbidden: User "" cannot create resource "configmaps" in API group "" in the namespace "default": no creating`,
+		"PATCH", cmPath+"/a?fieldManager=alice", body, "Content-Type", applyCT)
+	e.must(404, "GET", cmPath+"/a", nil)
+	// Once the object exists (created by whoever may), apply updates it.
+	e.srv.authz = nil
+	e.must(201, "PATCH", cmPath+"/a?fieldManager=alice", body, "Content-Type", applyCT)
+	e.srv.authz = noCreate
+	e.must(200, "PATCH", cmPath+"/a?fieldManager=alice", strings.Replace(body, "'1'", "'2'", 1), "Content-Type", applyCT)
 }
