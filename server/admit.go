@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/object"
-	"github.com/listwatch/listwatch/server/internal/patch"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -46,8 +45,8 @@ func (c *call) decodeBody() (*doc, error) {
 		}
 	}
 	c.tr.Step("About to convert to expected version")
-	if err := patch.CheckDepth(b); err != nil {
-		return nil, tooDeep()
+	if err := checkDepth(b); err != nil {
+		return nil, err
 	}
 	d, err := decodeDoc(b)
 	if err != nil {
@@ -65,13 +64,6 @@ func (c *call) decodeBody() (*doc, error) {
 		return nil, err
 	}
 	return d, nil
-}
-
-// tooDeep is the answer to a body, patch or patch result nested deeper
-// than patch.MaxDepth. Create, update and every patch type share the limit
-// and this answer, so that any object that can be created can be patched.
-func tooDeep() *wire.Status {
-	return wire.NewBadRequest(fmt.Sprintf("exceeded max depth of %d", patch.MaxDepth))
 }
 
 // checkType enforces that d is of the URL's kind and apiVersion, and in
@@ -155,7 +147,11 @@ func (c *call) prepareUpdate(d, old *doc) error {
 	if c.status {
 		// Only .status changes; the rest, metadata included, is the stored one.
 		st, has := d.rest["status"]
+		mf, hasMF := d.meta["managedFields"]
 		d.meta, d.rest = cloneRaw(old.meta), cloneRaw(old.rest)
+		if c.applied && hasMF { // computed by the apply (ssa.go)
+			d.meta["managedFields"] = mf
+		}
 		if has {
 			d.rest["status"] = st
 		} else {

@@ -17,40 +17,57 @@ func (c *call) create() error {
 	if err := c.checkFieldValidationParam("CreateOptions"); err != nil {
 		return err
 	}
+	if err := c.checkFieldManagerParam("CreateOptions"); err != nil {
+		return err
+	}
 	d, err := c.decodeBody()
 	if err != nil {
 		return err
 	}
-	c.prepareCreate(d)
-	if err := c.admit(d, nil); err != nil {
+	value, err := c.createDoc(d)
+	if err != nil {
 		return err
 	}
+	return c.writeObject(http.StatusCreated, value)
+}
+
+// createDoc admits and stores a new object d (a create's body, or the
+// result of an apply to an object that does not exist), returning the
+// stored value.
+func (c *call) createDoc(d *doc) ([]byte, error) {
+	c.prepareCreate(d)
+	if err := c.admit(d, nil); err != nil {
+		return nil, err
+	}
 	if err := c.admitCustom(d, nil); err != nil {
-		return err
+		return nil, err
+	}
+	if err := c.manageCustom(d, nil); err != nil { // managedFields (ssa.go)
+		return nil, err
 	}
 	name := d.metaString("name")
 	c.name = name
 	if c.res.namespaced {
 		if err := c.s.checkNamespaceOpen(c.r.Context(), c.res, c.ns, name); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	value := d.encode()
 	c.tr.Step("About to store object in database")
 	if isDryRun(c.r) {
-		return c.writeObject(http.StatusCreated, value)
+		return value, nil
 	}
 	rev, err := c.s.store.Create(c.r.Context(), c.res.key(c.ns, name), value)
 	c.tr.Step("Object stored in database")
 	if err != nil {
-		return storageError(err, c.res, name)
+		return nil, storageError(err, c.res, name)
 	}
 	stored, err := storage.WithResourceVersion(value, rev)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c.s.afterWrite(c.res, stored)
-	return c.writeObject(http.StatusCreated, stored)
+	return stored, nil
 }
 
 // checkNamespaceOpen: ns exists and is not being deleted.

@@ -281,10 +281,14 @@ type ctxAuthorizer struct{}
 
 func (ctxAuthorizer) Authorize(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
 	s := serverFrom(ctx)
-	if s == nil || s.authz == nil {
+	if s == nil {
 		return authorizer.DecisionNoOpinion, "no authorizer", nil
 	}
-	return auth.KubeAuthorizer{Authorizer: s.authz}.Authorize(ctx, a)
+	authz := s.authz
+	if authz == nil {
+		authz = auth.NewAuthorizer(nil) // system:masters, as the server's default
+	}
+	return auth.KubeAuthorizer{Authorizer: authz}.Authorize(ctx, a)
 }
 
 // ctxNamespaces reads namespaces from the request's server's storage, for

@@ -53,6 +53,9 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) error {
 	}
 	ctx := c.strategyContext(old == nil)
 	if old == nil {
+		if obj, err = c.manageTyped(t, obj, nil); err != nil { // managedFields (ssa.go)
+			return err
+		}
 		if err = c.checkEscalation(ctx, obj, nil); err != nil {
 			return err
 		}
@@ -61,6 +64,9 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) error {
 		var oldObj runtime.Object
 		if oldObj, err = t.decodeStored(old); err != nil {
 			return wire.NewInternalError(err)
+		}
+		if obj, err = c.manageTyped(t, obj, oldObj); err != nil { // managedFields (ssa.go)
+			return err
 		}
 		// The write is at the stored revision (guaranteedUpdate checked
 		// the client's), as kube's store sets it before BeforeUpdate.

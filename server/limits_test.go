@@ -9,8 +9,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/listwatch/listwatch/server/internal/patch"
 )
 
 // strictJSON is RFC 8259's JSON text exchanged between systems: valid
@@ -79,7 +77,7 @@ func deepWidget(name string, depth int, leaf string) string {
 // same Status.
 func TestNestingLimitSameForCreateAndPatch(t *testing.T) {
 	e := newEnv(t)
-	const max = patch.MaxDepth
+	const max = maxDepth
 	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
 	const widgetsPath = "/apis/example.com/v1/namespaces/default/widgets"
 	e.must(201, "POST", widgetsPath, deepWidget("deep", max, "1"))

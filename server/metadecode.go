@@ -246,32 +246,3 @@ func (c *call) checkFieldValidationParam(kind string) error {
 			fieldNotSupported("fieldValidation", v, "", fieldValidationIgnore, fieldValidationStrict, fieldValidationWarn))
 	}
 }
-
-// patchDuplicates reports the duplicated keys of a merge or strategic
-// patch's metadata, which kube's strict decoding of the patch reports
-// before those of its result; later keys win, as they do when applied.
-func patchDuplicates(body []byte) strictErrors {
-	var errs strictErrors
-	top, ok := objectMembers(body)
-	if !ok {
-		return nil
-	}
-	var meta json.RawMessage
-	for _, m := range top {
-		if m.key == "metadata" {
-			if meta != nil {
-				errs.add("duplicate field", "metadata")
-			}
-			meta = m.val
-		}
-	}
-	if md, ok := objectMembers(meta); ok {
-		_, meta, _ := cleanMembers(md, "metadata", nil, &errs)
-		for _, k := range []string{"labels", "annotations"} {
-			if ms, ok := objectMembers(meta[k]); ok {
-				cleanMembers(ms, "metadata."+k, nil, &errs)
-			}
-		}
-	}
-	return errs
-}

@@ -204,6 +204,9 @@ type call struct {
 	// sub: the request is on another subresource updating the object
 	// with a strategy of its own (typedKind.subs), named so; "" if not.
 	sub string
+	// applied: the write is a server-side apply, whose field manager
+	// ran already (ssa.go).
+	applied bool
 }
 
 // writeObject writes one stored value (with its resourceVersion) as the

@@ -15,9 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/listwatch/listwatch/server/internal/patch"
 	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -151,7 +151,7 @@ func (c *call) updateScale() error {
 	if err != nil {
 		return err
 	}
-	s, err := c.decodeScale(body, false)
+	s, err := c.decodeScale(body, false, nil)
 	if err != nil {
 		return err
 	}
@@ -166,34 +166,41 @@ func (c *call) updateScale() error {
 }
 
 // patchScale answers PATCH on /scale: the patch applies to the Scale.
+// Strategic merge patches are kube's for built-in workloads only.
 func (c *call) patchScale() error {
+	ct, err := c.patchContentType()
+	if err != nil {
+		return err
+	}
 	if err := c.checkFieldValidationParam("PatchOptions"); err != nil {
 		return err
 	}
-	ct, _ := parseMediaRange(c.r.Header.Get("Content-Type"))
-	var apply func(doc, p []byte) ([]byte, error)
-	switch ct {
-	case contentMergePatch:
-		apply = patch.MergePatch
-	case contentJSONPatch:
-		apply = patch.JSONPatch
-	default:
-		return wire.NewUnsupportedMediaType(ct)
+	if ct == contentApplyPatch {
+		return c.res.unsupportedPatch()
 	}
 	body, err := c.readBody()
 	if err != nil {
 		return err
+	}
+	if !json.Valid(body) {
+		return wire.NewBadRequest("invalid JSON patch")
 	}
 	return c.writeScaled(0, func(_ *doc, old *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
 		cur, err := json.Marshal(old)
 		if err != nil {
 			return nil, wire.NewInternalError(err)
 		}
-		patched, err := apply(cur, body)
-		if err != nil {
-			return nil, patchError(err)
+		var patched []byte
+		var bodyErrs strictErrors
+		if ct == contentStrategicPatch {
+			patched, err = strategicpatch.StrategicMergePatch(cur, body, &autoscalingv1.Scale{})
+			if err != nil {
+				return nil, strategicPatchError(err)
+			}
+		} else if patched, bodyErrs, err = c.applyJSONPatch(ct, cur, body); err != nil {
+			return nil, err
 		}
-		s, err := c.decodeScale(patched, true)
+		s, err := c.decodeScale(patched, true, bodyErrs)
 		if err != nil {
 			return nil, err
 		}
@@ -263,9 +270,9 @@ func (c *call) writeScaled(expect int64, fn func(cur *doc, old *autoscalingv1.Sc
 // patch): of kind Scale in autoscaling/v1 (both may be left out), named
 // as the URL, in its namespace. Its metadata is decoded as any object's,
 // with the request's field validation.
-func (c *call) decodeScale(b []byte, patched bool) (*autoscalingv1.Scale, error) {
-	if err := patch.CheckDepth(b); err != nil {
-		return nil, tooDeep()
+func (c *call) decodeScale(b []byte, patched bool, bodyErrs strictErrors) (*autoscalingv1.Scale, error) {
+	if err := checkDepth(b); err != nil {
+		return nil, err
 	}
 	d, err := decodeDoc(b)
 	if err != nil {
@@ -282,6 +289,7 @@ func (c *call) decodeScale(b []byte, patched bool) (*autoscalingv1.Scale, error)
 			d.kind, versionOf(d.apiVersion), d.kind, d.apiVersion))
 	}
 	if patched {
+		d.strict = append(bodyErrs, d.strict...)
 		err = c.checkPatched(d, b)
 	} else {
 		err = c.checkDecoded(d)

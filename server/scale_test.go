@@ -188,7 +188,7 @@ func FuzzScale(f *testing.F) {
 			}
 		}
 		for _, patched := range []bool{false, true} {
-			_, err := c.decodeScale(body, patched)
+			_, err := c.decodeScale(body, patched, nil)
 			isStatus(err)
 		}
 		d, err := decodeDoc(cr)

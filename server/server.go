@@ -98,8 +98,9 @@ type Server struct {
 	reviewers map[string]*reviewer
 	// tokens serves serviceaccounts/token; nil when not configured.
 	tokens *sastorage.TokenREST
-	// authz is cfg.Authorizer, for kube's strategies that authorize
-	// (kinds_groups.go).
+	// authz is Config.Authorizer, for kube's strategies that authorize
+	// (kinds_groups.go) and for an apply that creates, which must also be
+	// allowed to create (ssa.go). Nil: no such checks.
 	authz auth.Authorizer
 	// aggDiscovery answers /api and /apis in the aggregated form.
 	aggDiscovery *aggregatedDiscovery
@@ -146,9 +147,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.rbac = newRBACEscalation(cfg.Authorizer, cfg.RBACRuleResolver)
-	if s.authz = cfg.Authorizer; s.authz == nil {
-		s.authz = auth.NewAuthorizer(nil)
-	}
+	s.authz = cfg.Authorizer
 	s.aggDiscovery = newAggregatedDiscovery(s)
 	if s.log == nil {
 		s.log = slog.Default()

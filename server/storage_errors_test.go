@@ -20,10 +20,11 @@ func TestValueTooLargeIs413(t *testing.T) {
 	// A custom resource: kube's validation caps a ConfigMap at 1 MiB.
 	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
 	const widgets = "/apis/example.com/v1/namespaces/default/widgets"
-	big := strings.Repeat("x", 3<<19) // 1.5 MiB
+	big := strings.Repeat("x", 1450<<10) // 1.4 MiB
 	w := widget("big", "v1")
 	w["data"] = map[string]string{"a": big}
 	e.must(201, "POST", widgets, w)
+	// 2.8 MiB copied: kube's JSON patch copies at most 3 MiB (422 beyond).
 	p := `[{"op":"copy","from":"/data/a","path":"/data/b"},{"op":"copy","from":"/data/a","path":"/data/c"}]`
 	m := e.expectStatus(413, "RequestEntityTooLarge", "", "PATCH", widgets+"/big", p, "Content-Type", "application/json-patch+json")
 	if !strings.HasPrefix(m["message"].(string), "Request entity too large: ") {

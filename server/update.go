@@ -21,6 +21,9 @@ func (c *call) update() error {
 	if err := c.checkFieldValidationParam("UpdateOptions"); err != nil {
 		return err
 	}
+	if err := c.checkFieldManagerParam("UpdateOptions"); err != nil {
+		return err
+	}
 	d, err := c.decodeBody()
 	if err != nil {
 		return err
@@ -78,8 +81,8 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 		if err := c.checkType(next); err != nil {
 			return nil, err
 		}
-		if n := next.metaString("name"); n != c.name {
-			return nil, wire.NewBadRequest("the name of the object (" + n + ") does not match the name on the URL (" + c.name + ")")
+		if err := c.checkName(next); err != nil {
+			return nil, err
 		}
 		if err := c.checkDeletionUpdate(next, cur); err != nil {
 			return nil, err
@@ -91,6 +94,9 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 			return nil, err
 		}
 		if err := c.admitCustom(next, cur); err != nil {
+			return nil, err
+		}
+		if err := c.manageCustom(next, cur); err != nil { // managedFields (ssa.go)
 			return nil, err
 		}
 		value := next.encode()
@@ -122,5 +128,17 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 		}
 		s.afterWrite(c.res, stored)
 		return stored, nil
+	}
+}
+
+// checkName is kube's check of a written object's name against the URL's.
+func (c *call) checkName(d *doc) error {
+	switch n := d.metaString("name"); n {
+	case c.name:
+		return nil
+	case "":
+		return wire.NewBadRequest("the name of the object (" + c.name + " based on URL) was undeterminable: name must be provided")
+	default:
+		return wire.NewBadRequest("the name of the object (" + n + ") does not match the name on the URL (" + c.name + ")")
 	}
 }

@@ -53,7 +53,9 @@ func TestConfigMapVerbs(t *testing.T) {
 	e.expectStatus(409, "Conflict", "", "PATCH", cmPath+"/a", `{"metadata":{"resourceVersion":"1"}}`, "Content-Type", "application/merge-patch+json")
 	e.expectStatus(422, "Invalid", "", "PATCH", cmPath+"/a", `[{"op":"test","path":"/data/j","value":"nope"}]`, "Content-Type", "application/json-patch+json")
 	e.expectStatus(400, "BadRequest", "", "PATCH", cmPath+"/a", `{not json`, "Content-Type", "application/merge-patch+json")
-	e.expectStatus(415, "UnsupportedMediaType", "", "PATCH", cmPath+"/a", `a: b`, "Content-Type", "application/apply-patch+yaml")
+	e.expectStatus(422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+		"PATCH", cmPath+"/a", `a: b`, "Content-Type", "application/apply-patch+yaml")
+	e.expectStatus(415, "UnsupportedMediaType", "", "PATCH", cmPath+"/a", `a: b`, "Content-Type", "application/yaml")
 	e.expectStatus(404, "NotFound", "", "PATCH", cmPath+"/zz", `{}`, "Content-Type", "application/merge-patch+json")
 
 	// Delete with preconditions.
