@@ -28,6 +28,9 @@ func (c *call) create() error {
 	if err := c.admitCustom(d, nil); err != nil {
 		return err
 	}
+	if err := c.webhookValidateCustom(d, nil); err != nil {
+		return err
+	}
 	name := d.metaString("name")
 	c.name = name
 	if c.res.namespaced {

@@ -26,6 +26,9 @@ import (
 func (c *call) admit(d, old *doc) error {
 	t := c.res.typed()
 	if t == nil {
+		if err := c.mutateCustom(d, old); err != nil {
+			return err
+		}
 		return c.validateMeta(d, old)
 	}
 	if err := c.admitTyped(t, d, old); err != nil {
@@ -49,14 +52,21 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) error {
 	if err != nil {
 		return err
 	}
+	var oldObj runtime.Object
+	if old != nil {
+		if oldObj, err = t.decodeStored(old); err != nil {
+			return wire.NewInternalError(err)
+		}
+	}
+	// kube's mutating admission: after decoding and defaulting, before the
+	// strategy (webhook.go).
+	if err := c.mutateTyped(t, obj, oldObj); err != nil {
+		return err
+	}
 	ctx := c.strategyContext(old == nil)
 	if old == nil {
 		err = rest.BeforeCreate(t.strategy, ctx, obj)
 	} else {
-		var oldObj runtime.Object
-		if oldObj, err = t.decodeStored(old); err != nil {
-			return wire.NewInternalError(err)
-		}
 		// The write is at the stored revision (guaranteedUpdate checked
 		// the client's), as kube's store sets it before BeforeUpdate.
 		rv := old.metaString("resourceVersion")
@@ -76,6 +86,10 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) error {
 	}
 	if err != nil {
 		return kubeStatus(err)
+	}
+	// kube's validating admission: after the strategy's validation.
+	if err := c.validateTyped(t, obj, oldObj); err != nil {
+		return err
 	}
 	return t.encodeInto(obj, d)
 }

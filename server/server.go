@@ -89,6 +89,9 @@ type Server struct {
 	reviewers map[string]*reviewer
 	// aggDiscovery answers /api and /apis in the aggregated form.
 	aggDiscovery *aggregatedDiscovery
+	// webhooks, if set (EnableWebhooks), are the admission webhooks
+	// writes go through (webhook.go).
+	webhooks *Webhooks
 
 	// bootOnce closes booted when Run has made the default namespaces
 	// and loaded the CRDs; /readyz fails until then.

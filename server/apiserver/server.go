@@ -125,6 +125,8 @@ type parts struct {
 	// controllers run in the server, over loopback to it.
 	controllers *controllers.Host
 	loopback    *client.Client
+	// webhooks: the informers of admission webhook configurations.
+	webhooks *server.Webhooks
 }
 
 // build constructs the server on an etcd client and credentials; it
@@ -202,6 +204,10 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (*parts, err
 	}
 	p.ln = ln
 	if err := p.buildControllers(o, creds); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	if err := p.buildWebhooks(creds); err != nil {
 		ln.Close()
 		return nil, err
 	}
@@ -283,9 +289,23 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 		}
 		return p.controllers.Run(ctx)
 	})
+	g.Go("admission webhooks", func(ctx context.Context) error {
+		select {
+		case <-p.api.Ready():
+		case <-ctx.Done():
+			return nil
+		}
+		return p.webhooks.Run(ctx)
+	})
 	g.Go("ready", func(ctx context.Context) error {
 		select {
 		case <-p.api.Ready():
+		case <-ctx.Done():
+			return nil
+		}
+		// Ready once writes see the webhook configurations, too.
+		select {
+		case <-p.webhooks.Synced():
 			a.opts.Logger.Info("listwatch serving", "url", p.url, "kubeconfig", a.opts.KubeconfigPath, "dataDir", a.opts.DataDir)
 			close(a.ready)
 		case <-ctx.Done():
