@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // hookServer is a real HTTPS admission webhook with its own CA: each path
@@ -369,4 +370,105 @@ func wantStatus(t *testing.T, err error, code int32, prefix string) {
 	if got := st.Status(); got.Code != code || !strings.HasPrefix(got.Message, prefix) {
 		t.Errorf("Status %d %q\nwant %d %q...", got.Code, got.Message, code, prefix)
 	}
+}
+
+// kubeClientset is a client-go clientset of the real kube-apiserver.
+func kubeClientset(t *testing.T) kubernetes.Interface {
+	k := kubeServer(t)
+	cfg := k.AdminConfig()
+	return kubernetes.NewForConfigOrDie(&rest.Config{
+		Host: cfg.Host, BearerToken: cfg.BearerToken,
+		TLSClientConfig: rest.TLSClientConfig{CAData: cfg.CAData},
+	})
+}
+
+// webhookAnswers sets up deny, down (Fail) and hanging webhooks on the
+// server cs talks to, selected by label test=sel, and returns the Status
+// of a create through each, and of a delete the deny hook refuses.
+func webhookAnswers(t *testing.T, cs kubernetes.Interface, h *hookServer, down *string, ns, sel string) map[string]metav1.Status {
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	none := admregv1.SideEffectClassNone
+	fail := admregv1.Fail
+	one := int32(1)
+	hook := func(name, what string, url *string, ops ...admregv1.OperationType) admregv1.ValidatingWebhook {
+		return admregv1.ValidatingWebhook{
+			Name: name, ClientConfig: admregv1.WebhookClientConfig{URL: url, CABundle: h.ca},
+			Rules: cmRule(ops...), SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+			FailurePolicy: &fail, TimeoutSeconds: &one,
+			ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"test": sel, "what": what}},
+		}
+	}
+	cfg := &admregv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: sel},
+		Webhooks: []admregv1.ValidatingWebhook{
+			hook("deny.example.com", "deny", h.url("/deny"), admregv1.Create, admregv1.Delete),
+			hook("down.example.com", "down", down, admregv1.Create),
+			hook("hang.example.com", "hang", h.url("/hang"), admregv1.Create),
+		},
+	}
+	if _, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), sel, metav1.DeleteOptions{})
+	})
+	cms := cs.CoreV1().ConfigMaps(ns)
+	cm := func(name, what string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"test": sel, "what": what}}}
+	}
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := cms.Create(ctx, cm("probe", "deny"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("configuration never took effect: %v", err)
+	}
+	status := func(err error) metav1.Status {
+		var st apierrors.APIStatus
+		if !errors.As(err, &st) {
+			t.Fatalf("err = %v, want a Status", err)
+		}
+		return st.Status()
+	}
+	out := map[string]metav1.Status{}
+	for _, what := range []string{"deny", "down", "hang"} {
+		_, err := cms.Create(ctx, cm(what, what), metav1.CreateOptions{})
+		out["create "+what] = status(err)
+	}
+	if _, err := cms.Create(ctx, cm("kept", "other"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cms.Patch(ctx, "kept", "application/merge-patch+json", []byte(`{"metadata":{"labels":{"what":"deny"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err) // UPDATE is not in the deny hook's rules
+	}
+	out["delete deny"] = status(cms.Delete(ctx, "kept", metav1.DeleteOptions{}))
+	return out
+}
+
+// TestKubeWebhookAnswers compares the answers of a denying, a down and a
+// hanging webhook with a real kube-apiserver's.
+func TestKubeWebhookAnswers(t *testing.T) {
+	kcs := kubeClientset(t)
+	h := newHookServer(t)
+	down := closedURL(t)
+	s := startServer(t, t.TempDir())
+	want := webhookAnswers(t, kcs, h, down, "webhook-answers", "webhook-answers")
+	got := webhookAnswers(t, kubernetes.NewForConfigOrDie(restConfig(t, s)), h, down, "webhook-answers", "webhook-answers")
+	for k, w := range want {
+		g := got[k]
+		w.ListMeta, g.ListMeta = metav1.ListMeta{}, metav1.ListMeta{}
+		if g.Code != w.Code || g.Reason != w.Reason || g.Message != w.Message || !equalDetails(g.Details, w.Details) {
+			t.Errorf("%s:\n got %d %s %q %+v\nkube %d %s %q %+v", k, g.Code, g.Reason, g.Message, g.Details, w.Code, w.Reason, w.Message, w.Details)
+		}
+	}
+}
+
+func equalDetails(a, b *metav1.StatusDetails) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
 }
