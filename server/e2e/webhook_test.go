@@ -2,9 +2,16 @@ package e2e
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -33,11 +40,30 @@ type hookServer struct {
 	hangCh chan struct{}
 }
 
-func newHookServer(t *testing.T) *hookServer {
+func newHookServer(t *testing.T, dnsNames ...string) *hookServer {
 	h := &hookServer{calls: map[string][]admissionv1.AdmissionRequest{}, hangCh: make(chan struct{})}
 	h.srv = httptest.NewUnstartedServer(http.HandlerFunc(h.serve))
+	// Its own self-signed certificate, for 127.0.0.1 and dnsNames (a
+	// service's name as kube's webhook client verifies it).
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "webhook"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true,
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: dnsNames,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
 	h.srv.StartTLS()
-	h.ca = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: h.srv.Certificate().Raw})
+	h.ca = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 	t.Cleanup(func() {
 		close(h.hangCh)
 		h.srv.Close()
@@ -347,6 +373,39 @@ func TestWebhooks(t *testing.T) {
 		if _, err := cms.Get(ctx, "protected", metav1.GetOptions{}); err != nil {
 			t.Errorf("denied delete, yet: %v", err)
 		}
+	})
+
+	t.Run("service reference without endpoints", func(t *testing.T) {
+		// No kube-proxy: a service resolves, as with kube's aggregator
+		// routing, to one of its ready endpoints (EndpointSlices); kube's
+		// validation keeps loopback addresses out of those, so here the
+		// service has none, and the webhook fails closed.
+		svc := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "hooksvc"},
+			Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, ClusterIPs: []string{corev1.ClusterIPNone},
+				Ports: []corev1.ServicePort{{Name: "https", Port: 8443}}},
+		}
+		if _, err := cs.CoreV1().Services("wh").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		svcHook := vhook("svc.example.com", admregv1.WebhookClientConfig{
+			Service:  &admregv1.ServiceReference{Namespace: "wh", Name: "hooksvc", Path: new("/deny"), Port: new(int32(8443))},
+			CABundle: h.ca,
+		}, labelSel("via", "service"))
+		if _, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &admregv1.ValidatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: "by-service"}, Webhooks: []admregv1.ValidatingWebhook{svcHook},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var last error
+		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			_, last = cms.Create(ctx, cm("via-service", "via", "service"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return last != nil, nil
+		})
+		if err != nil {
+			t.Fatalf("the service's webhook was never tried: %v", err)
+		}
+		wantStatus(t, last, http.StatusInternalServerError, `Internal error occurred: failed calling webhook "svc.example.com": failed to call webhook: Post "https://hooksvc.wh.svc:8443/deny?timeout=10s": no endpoints available for service "hooksvc"`)
 	})
 
 	t.Run("kube validation of the configuration", func(t *testing.T) {
