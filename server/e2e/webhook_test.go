@@ -531,3 +531,88 @@ func equalDetails(a, b *metav1.StatusDetails) bool {
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
 }
+
+// TestWebhooksCustomResources: custom resources' writes and deletes go
+// through the webhooks too.
+func TestWebhooksCustomResources(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	cfg := restConfig(t, s)
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	c := newRawClient(t, cfg)
+	ctx := context.Background()
+	h := newHookServer(t)
+	c.step("crd", "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", jsonCT, crCRD("hookeds", "Hooked", ""))
+	c.waitServed("hookeds")
+
+	none := admregv1.SideEffectClassNone
+	fail := admregv1.Fail
+	rules := []admregv1.RuleWithOperations{{
+		Operations: []admregv1.OperationType{admregv1.OperationAll},
+		Rule:       admregv1.Rule{APIGroups: []string{crGroup}, APIVersions: []string{"v1"}, Resources: []string{"hookeds"}},
+	}}
+	delRules := []admregv1.RuleWithOperations{{Operations: []admregv1.OperationType{admregv1.Delete}, Rule: rules[0].Rule}}
+	if _, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &admregv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "cr-mutate"},
+		Webhooks: []admregv1.MutatingWebhook{{
+			Name: "patch.example.com", ClientConfig: admregv1.WebhookClientConfig{URL: h.url("/patch"), CABundle: h.ca},
+			Rules: rules, SideEffects: &none, AdmissionReviewVersions: []string{"v1"}, FailurePolicy: &fail,
+		}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &admregv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "cr-validate"},
+		Webhooks: []admregv1.ValidatingWebhook{{
+			Name: "deny.example.com", ClientConfig: admregv1.WebhookClientConfig{URL: h.url("/deny"), CABundle: h.ca},
+			Rules: rules, SideEffects: &none, AdmissionReviewVersions: []string{"v1"}, FailurePolicy: &fail,
+			ObjectSelector: labelSel("deny", "yes"),
+		}, {
+			Name: "protect.example.com", ClientConfig: admregv1.WebhookClientConfig{URL: h.url("/deny"), CABundle: h.ca},
+			Rules: delRules, SideEffects: &none, AdmissionReviewVersions: []string{"v1"}, FailurePolicy: &fail,
+			ObjectSelector: labelSel("protect", "yes"),
+		}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	coll := "/apis/" + crGroup + "/v1/namespaces/default/hookeds"
+	obj := func(name, labels string) string {
+		return `{"apiVersion":"` + crGroup + `/v1","kind":"Hooked","metadata":{"name":"` + name + `","labels":{` + labels + `}}}`
+	}
+	var code int
+	var m map[string]any
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		code, m = c.do("POST", coll+"?dryRun=All", jsonCT, obj("probe", `"deny":"yes"`))
+		return code == http.StatusForbidden && len(h.requests("/patch")) > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("webhooks never took effect: %d %v", code, m)
+	}
+	if got := m["message"]; got != `admission webhook "deny.example.com" denied the request: no entry for probe` {
+		t.Errorf("deny: %v", got)
+	}
+	code, m = c.do("POST", coll, jsonCT, obj("w", `"keep":"me"`))
+	if code != http.StatusCreated || jsonAt(m, "metadata.labels.mutated") != `"yes"` || jsonAt(m, "metadata.labels.keep") != `"me"` {
+		t.Fatalf("create: %d labels %s", code, jsonAt(m, "metadata.labels"))
+	}
+	reqs := h.requests("/patch")
+	if last := reqs[len(reqs)-1]; last.Kind.Group != crGroup || last.Kind.Kind != "Hooked" || last.Resource.Resource != "hookeds" {
+		t.Errorf("review of a custom resource: kind %v resource %v", last.Kind, last.Resource)
+	}
+	// Into the selector by a patch: the validating webhook refuses.
+	code, m = c.do("PATCH", coll+"/w", mergePatch, `{"metadata":{"labels":{"deny":"yes"}}}`)
+	if code != http.StatusForbidden {
+		t.Errorf("patch into the deny selector: %d %v", code, m["message"])
+	}
+	// A delete goes through the validating webhooks, with the old object.
+	if code, m = c.do("POST", coll, jsonCT, obj("kept", `"protect":"yes"`)); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m["message"])
+	}
+	code, m = c.do("DELETE", coll+"/kept", "", "")
+	if code != http.StatusForbidden || m["message"] != `admission webhook "protect.example.com" denied the request: no entry for kept` {
+		t.Errorf("delete: %d %v", code, m["message"])
+	}
+	reqs = h.requests("/deny")
+	if last := reqs[len(reqs)-1]; last.Operation != admissionv1.Delete || len(last.OldObject.Raw) == 0 {
+		t.Errorf("delete review: %s, oldObject %d bytes", last.Operation, len(last.OldObject.Raw))
+	}
+}
