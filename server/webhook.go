@@ -19,6 +19,7 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/apiserver/pkg/util/proxy"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -44,6 +45,7 @@ type Webhooks struct {
 	mutating   *mutating.Plugin
 	validating *validating.Plugin
 	factory    informers.SharedInformerFactory
+	policies   *policies
 
 	syncOnce sync.Once
 	synced   chan struct{}
@@ -56,7 +58,11 @@ type Webhooks struct {
 // before serving; run the returned Webhooks (their informers) meanwhile.
 // Until they have synced, writes wait (up to 10s, as kube) and are then
 // refused.
-func (s *Server) EnableWebhooks(client kubernetes.Interface) (*Webhooks, error) {
+//
+// The same informers feed kube's ValidatingAdmissionPolicy plugin
+// (policy.go), which evaluates CEL with dyn (params) and authz (the CEL
+// authorizer); authz may be nil.
+func (s *Server) EnableWebhooks(client kubernetes.Interface, dyn dynamic.Interface, authz auth.Authorizer) (*Webhooks, error) {
 	f := informers.NewSharedInformerFactory(client, 0)
 	mp, err := mutating.NewMutatingWebhook(nil)
 	if err != nil {
@@ -89,6 +95,12 @@ func (s *Server) EnableWebhooks(client kubernetes.Interface) (*Webhooks, error) 
 		}
 	}
 	w := &Webhooks{mutating: mp, validating: vp, factory: f, synced: make(chan struct{})}
+	if authz == nil {
+		authz = auth.NewAuthorizer(nil)
+	}
+	if w.policies, err = newPolicies(client, dyn, authz, w); err != nil {
+		return nil, err
+	}
 	s.webhooks = w
 	return w, nil
 }
@@ -96,13 +108,16 @@ func (s *Server) EnableWebhooks(client kubernetes.Interface) (*Webhooks, error) 
 // Run starts the informers, closes Synced once they have listed, and
 // stops them when ctx ends.
 func (w *Webhooks) Run(ctx context.Context) error {
+	if err := w.policies.start(ctx); err != nil {
+		return err
+	}
 	w.factory.Start(ctx.Done())
 	for typ, ok := range w.factory.WaitForCacheSync(ctx.Done()) {
 		if !ok && ctx.Err() == nil {
 			return fmt.Errorf("webhooks: informer of %v did not sync", typ)
 		}
 	}
-	if ctx.Err() == nil {
+	if ctx.Err() == nil && w.policies.waitSynced(ctx) {
 		w.syncOnce.Do(func() { close(w.synced) })
 	}
 	<-ctx.Done()
@@ -234,7 +249,12 @@ func (c *call) validate(gvk schema.GroupVersionKind, o admission.ObjectInterface
 		}
 	}
 	attrs := c.webhookAttrs(op, gvk, name, obj, old)
-	if err := c.s.webhooks.validating.Validate(c.webhookContext(op == admission.Create), attrs, o); err != nil {
+	ctx := c.webhookContext(op == admission.Create)
+	// kube's order: ValidatingAdmissionPolicy, then the webhooks.
+	if err := c.s.webhooks.policies.validate(ctx, attrs, o); err != nil {
+		return admissionError(err)
+	}
+	if err := c.s.webhooks.validating.Validate(ctx, attrs, o); err != nil {
 		return admissionError(err)
 	}
 	return nil

@@ -207,7 +207,7 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (*parts, err
 		ln.Close()
 		return nil, err
 	}
-	if err := p.buildWebhooks(creds); err != nil {
+	if err := p.buildWebhooks(creds, authz); err != nil {
 		ln.Close()
 		return nil, err
 	}

@@ -28,6 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/listwatch/server/internal/testsupport/kubeapiserver"
 )
 
 // hookServer is a real HTTPS admission webhook with its own CA: each path
@@ -614,5 +616,86 @@ func TestWebhooksCustomResources(t *testing.T) {
 	reqs = h.requests("/deny")
 	if last := reqs[len(reqs)-1]; last.Operation != admissionv1.Delete || len(last.OldObject.Raw) == 0 {
 		t.Errorf("delete review: %s, oldObject %d bytes", last.Operation, len(last.OldObject.Raw))
+	}
+}
+
+// policyAnswers binds a ValidatingAdmissionPolicy (CEL) to the configmaps
+// labelled test=name on the server cs talks to, and returns the Status of
+// a create it refuses; a create it allows must succeed.
+func policyAnswers(t *testing.T, cs kubernetes.Interface, ns, name string) metav1.Status {
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	fail := admregv1.Fail
+	pol := &admregv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admregv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: &fail,
+			MatchConstraints: &admregv1.MatchResources{ResourceRules: []admregv1.NamedRuleWithOperations{{
+				RuleWithOperations: cmRule(admregv1.Create)[0],
+			}}},
+			Validations: []admregv1.Validation{
+				{Expression: `!object.metadata.name.startsWith("forbidden")`},
+				{Expression: `!has(object.data) || object.data.size() <= 1`, Message: "at most one key"},
+			},
+		},
+	}
+	if _, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, pol, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	binding := &admregv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admregv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admregv1.ValidationAction{admregv1.Deny},
+			MatchResources:    &admregv1.MatchResources{ObjectSelector: labelSel("test", name)},
+		},
+	}
+	if _, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	cms := cs.CoreV1().ConfigMaps(ns)
+	cm := func(n string, data map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{"test": name}}, Data: data}
+	}
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := cms.Create(ctx, cm("forbidden-probe", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("policy never took effect: %v", err)
+	}
+	if _, err := cms.Create(ctx, cm("fine", map[string]string{"a": "1"}), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a create the policy allows: %v", err)
+	}
+	_, err = cms.Create(ctx, cm("big", map[string]string{"a": "1", "b": "2"}), metav1.CreateOptions{})
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		t.Fatalf("a create the policy refuses: %v", err)
+	}
+	return st.Status()
+}
+
+// TestKubeValidatingAdmissionPolicy: a ValidatingAdmissionPolicy refuses
+// what it should, with kube-apiserver's answer.
+func TestKubeValidatingAdmissionPolicy(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	got := policyAnswers(t, kubernetes.NewForConfigOrDie(restConfig(t, s)), "vap", "vap-test")
+	want := metav1.Status{Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
+		Message: `configmaps "big" is forbidden: ValidatingAdmissionPolicy 'vap-test' with binding 'vap-test' denied request: at most one key`}
+	if _, err := kubeapiserver.Binary(); err == nil {
+		want = policyAnswers(t, kubeClientset(t), "vap", "vap-test")
+		t.Logf("kube-apiserver answers %d %s %q", want.Code, want.Reason, want.Message)
+	}
+	if got.Code != want.Code || got.Reason != want.Reason || got.Message != want.Message || !equalDetails(got.Details, want.Details) {
+		t.Errorf("got  %d %s %q %+v\nwant %d %s %q %+v", got.Code, got.Reason, got.Message, got.Details, want.Code, want.Reason, want.Message, want.Details)
 	}
 }
