@@ -41,6 +41,10 @@ type Options struct {
 	// only system:masters (the admin) is allowed.
 	AuthorizationPolicyFile string
 
+	// DisableAdmission runs no admission webhooks or policies, and so none
+	// of the informers (watches over loopback) that feed them.
+	DisableAdmission bool
+
 	// In-flight limits (429 beyond), kube's defaults 400 and 200; watches
 	// count against MaxWatches (default 10000) instead. system:masters is
 	// exempt from all of them.

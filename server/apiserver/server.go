@@ -207,7 +207,7 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (*parts, err
 		ln.Close()
 		return nil, err
 	}
-	if err := p.buildWebhooks(creds, authz); err != nil {
+	if err := p.buildWebhooks(o, creds, authz); err != nil {
 		ln.Close()
 		return nil, err
 	}
@@ -295,6 +295,9 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 		case <-ctx.Done():
 			return nil
 		}
+		if p.webhooks == nil {
+			return nil
+		}
 		return p.webhooks.Run(ctx)
 	})
 	g.Go("ready", func(ctx context.Context) error {
@@ -304,8 +307,16 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 			return nil
 		}
 		// Ready once writes see the webhook configurations, too.
+		var synced <-chan struct{}
+		if p.webhooks != nil {
+			synced = p.webhooks.Synced()
+		} else {
+			none := make(chan struct{})
+			close(none)
+			synced = none
+		}
 		select {
-		case <-p.webhooks.Synced():
+		case <-synced:
 			a.opts.Logger.Info("listwatch serving", "url", p.url, "kubeconfig", a.opts.KubeconfigPath, "dataDir", a.opts.DataDir)
 			close(a.ready)
 		case <-ctx.Done():

@@ -15,7 +15,10 @@ import (
 // configurations (and the namespaces and services they select) it reads
 // with informers over a loopback client of the server's own URL as its
 // admin, as kube-apiserver does with its loopback client.
-func (p *parts) buildWebhooks(creds *pki.Credentials, authz auth.Authorizer) error {
+func (p *parts) buildWebhooks(o Options, creds *pki.Credentials, authz auth.Authorizer) error {
+	if o.DisableAdmission {
+		return nil
+	}
 	cfg := &rest.Config{
 		Host: p.url,
 		TLSClientConfig: rest.TLSClientConfig{
