@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -290,16 +291,16 @@ func (c *call) mutateCustom(d, old *doc) error {
 			return err
 		}
 	}
-	before := d.encode()
+	before := obj.DeepCopy()
 	if err := c.mutate(c.customGVK(), admission.NewObjectInterfacesFromScheme(legacyscheme.Scheme), obj, oldObj); err != nil {
 		return err
+	}
+	if reflect.DeepEqual(before.Object, obj.Object) {
+		return nil // unchanged: d keeps its own encoding (1.0 stays 1.0)
 	}
 	b, err := obj.MarshalJSON()
 	if err != nil {
 		return wire.NewInternalError(err)
-	}
-	if string(b) == string(before) {
-		return nil
 	}
 	out, err := decodeDoc(b)
 	if err != nil {
