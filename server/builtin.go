@@ -14,6 +14,7 @@ const (
 	groupScheduling   = "scheduling.k8s.io"
 	groupNetworking   = "networking.k8s.io"
 	groupDiscovery    = "discovery.k8s.io"
+	groupAdmission    = "admissionregistration.k8s.io"
 )
 
 // kubeResources are the built-ins whose Tables kube's printers make
@@ -33,6 +34,10 @@ func kubeResources() []*resource {
 	}
 	all := func(r *resource) *resource {
 		r.categories = []string{"all"}
+		return r
+	}
+	ext := func(r *resource) *resource {
+		r.categories = []string{"api-extensions"}
 		return r
 	}
 	keyed := func(r *resource, name string) *resource {
@@ -84,6 +89,14 @@ func kubeResources() []*resource {
 		keyed(ns(groupNetworking, "ingresses", "ingress", "Ingress", true, "ing"), "ingress"),
 		cluster(groupNetworking, "ingressclasses", "ingressclass", "IngressClass", false),
 		ns(groupDiscovery, "endpointslices", "endpointslice", "EndpointSlice", false),
+
+		// admissionregistration.k8s.io: kube keys them by plural alone.
+		ext(cluster(groupAdmission, "validatingwebhookconfigurations", "validatingwebhookconfiguration", "ValidatingWebhookConfiguration", false)),
+		ext(cluster(groupAdmission, "mutatingwebhookconfigurations", "mutatingwebhookconfiguration", "MutatingWebhookConfiguration", false)),
+		ext(cluster(groupAdmission, "validatingadmissionpolicies", "validatingadmissionpolicy", "ValidatingAdmissionPolicy", true)),
+		ext(cluster(groupAdmission, "validatingadmissionpolicybindings", "validatingadmissionpolicybinding", "ValidatingAdmissionPolicyBinding", false)),
+		ext(cluster(groupAdmission, "mutatingadmissionpolicies", "mutatingadmissionpolicy", "MutatingAdmissionPolicy", false)),
+		ext(cluster(groupAdmission, "mutatingadmissionpolicybindings", "mutatingadmissionpolicybinding", "MutatingAdmissionPolicyBinding", false)),
 	}
 }
 

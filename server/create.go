@@ -45,6 +45,9 @@ func (c *call) createDoc(d *doc) ([]byte, error) {
 	if err := c.manageCustom(d, nil); err != nil { // managedFields (ssa.go)
 		return nil, err
 	}
+	if err := c.webhookValidateCustom(d, nil); err != nil {
+		return nil, err
+	}
 	name := d.metaString("name")
 	c.name = name
 	if c.res.namespaced {

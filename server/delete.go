@@ -52,6 +52,9 @@ func (c *call) delete() error {
 	if err := c.checkPreconditions(opts.DeleteOptions, cur, kv.Revision); err != nil {
 		return err
 	}
+	if err := c.validateDelete(cur, c.name); err != nil {
+		return err
+	}
 	if (isDryRun(c.r) || len(opts.DryRun) > 0) && !isNamespace {
 		return c.writeDeleted(kv.Value, cur)
 	}

@@ -163,6 +163,9 @@ func (c *call) deleteObject(ctx context.Context, name string, o deleteRequest, d
 		if err != nil {
 			return deleteResult{}, err
 		}
+		if err := c.validateDelete(cur, name); err != nil {
+			return deleteResult{}, err
+		}
 		p := c.planDelete(cur, o, c.s.now())
 		retry := func(err error) bool {
 			return errors.Is(err, storage.ErrConflict) && attempt < 16

@@ -9,15 +9,22 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
-	_ "k8s.io/kubernetes/pkg/apis/apps/install"         // registers apps in legacyscheme
-	_ "k8s.io/kubernetes/pkg/apis/batch/install"        // registers batch
-	_ "k8s.io/kubernetes/pkg/apis/coordination/install" // registers coordination.k8s.io in legacyscheme
-	_ "k8s.io/kubernetes/pkg/apis/core/install"         // registers core/v1 (types, defaults, conversions)
-	_ "k8s.io/kubernetes/pkg/apis/discovery/install"    // registers discovery.k8s.io
-	_ "k8s.io/kubernetes/pkg/apis/networking/install"   // registers networking.k8s.io
-	_ "k8s.io/kubernetes/pkg/apis/policy/install"       // registers policy
-	_ "k8s.io/kubernetes/pkg/apis/rbac/install"         // registers rbac.authorization.k8s.io
-	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"   // registers scheduling.k8s.io
+	_ "k8s.io/kubernetes/pkg/apis/admissionregistration/install" // registers admissionregistration.k8s.io
+	_ "k8s.io/kubernetes/pkg/apis/apps/install"                  // registers apps in legacyscheme
+	_ "k8s.io/kubernetes/pkg/apis/batch/install"                 // registers batch
+	_ "k8s.io/kubernetes/pkg/apis/coordination/install"          // registers coordination.k8s.io in legacyscheme
+	_ "k8s.io/kubernetes/pkg/apis/core/install"                  // registers core/v1 (types, defaults, conversions)
+	_ "k8s.io/kubernetes/pkg/apis/discovery/install"             // registers discovery.k8s.io
+	_ "k8s.io/kubernetes/pkg/apis/networking/install"            // registers networking.k8s.io
+	_ "k8s.io/kubernetes/pkg/apis/policy/install"                // registers policy
+	_ "k8s.io/kubernetes/pkg/apis/rbac/install"                  // registers rbac.authorization.k8s.io
+	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"            // registers scheduling.k8s.io
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingadmissionpolicy"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingadmissionpolicybinding"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingwebhookconfiguration"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingadmissionpolicy"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingadmissionpolicybinding"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingwebhookconfiguration"
 	"k8s.io/kubernetes/pkg/registry/apps/controllerrevision"
 	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
 	"k8s.io/kubernetes/pkg/registry/apps/deployment"
@@ -117,6 +124,9 @@ var typedKinds = func() map[string]*typedKind {
 		}
 	}
 	crd := customresourcedefinition.NewStrategy(crdScheme)
+	// The policies' strategies authorize paramKind/paramRef only with an
+	// authorizer; without one (nil) they validate as kube does otherwise.
+	vap := validatingadmissionpolicy.NewStrategy(nil, nil)
 	namespaces := core("Namespace", namespace.Strategy, namespace.StatusStrategy)
 	namespaces.finalize = namespace.FinalizeStrategy
 	kinds := map[string]*typedKind{
@@ -156,6 +166,13 @@ var typedKinds = func() map[string]*typedKind {
 		groupNetworking + "/ingresses":        legacy(groupNetworking, "Ingress", ingress.Strategy, ingress.StatusStrategy),
 		groupNetworking + "/ingressclasses":   legacy(groupNetworking, "IngressClass", ingressclass.Strategy, nil),
 		groupDiscovery + "/endpointslices":    legacy(groupDiscovery, "EndpointSlice", endpointslice.Strategy, nil),
+
+		groupAdmission + "/validatingwebhookconfigurations":   legacy(groupAdmission, "ValidatingWebhookConfiguration", validatingwebhookconfiguration.Strategy, nil),
+		groupAdmission + "/mutatingwebhookconfigurations":     legacy(groupAdmission, "MutatingWebhookConfiguration", mutatingwebhookconfiguration.Strategy, nil),
+		groupAdmission + "/validatingadmissionpolicies":       legacy(groupAdmission, "ValidatingAdmissionPolicy", vap, validatingadmissionpolicy.NewStatusStrategy(vap)),
+		groupAdmission + "/validatingadmissionpolicybindings": legacy(groupAdmission, "ValidatingAdmissionPolicyBinding", validatingadmissionpolicybinding.NewStrategy(nil, nil, nil), nil),
+		groupAdmission + "/mutatingadmissionpolicies":         legacy(groupAdmission, "MutatingAdmissionPolicy", mutatingadmissionpolicy.NewStrategy(nil, nil), nil),
+		groupAdmission + "/mutatingadmissionpolicybindings":   legacy(groupAdmission, "MutatingAdmissionPolicyBinding", mutatingadmissionpolicybinding.NewStrategy(nil, nil, nil), nil),
 
 		groupCoordination + "/leases": {
 			scheme:   legacyscheme.Scheme,

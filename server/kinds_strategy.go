@@ -28,6 +28,9 @@ import (
 func (c *call) admit(d, old *doc) error {
 	t := c.res.typed()
 	if t == nil {
+		if err := c.mutateCustom(d, old); err != nil {
+			return err
+		}
 		return c.validateMeta(d, old)
 	}
 	if err := c.admitTyped(t, d, old); err != nil {
@@ -51,23 +54,28 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) error {
 	if err != nil {
 		return err
 	}
+	var oldObj runtime.Object
+	if old != nil {
+		if oldObj, err = t.decodeStored(old); err != nil {
+			return wire.NewInternalError(err)
+		}
+	}
+	// managedFields (ssa.go), computed in kube's handler before admission.
+	if obj, err = c.manageTyped(t, obj, oldObj); err != nil {
+		return err
+	}
+	// kube's mutating admission: after decoding and defaulting, before the
+	// strategy (webhook.go).
+	if err := c.mutateTyped(t, obj, oldObj); err != nil {
+		return err
+	}
 	ctx := c.strategyContext(old == nil)
 	if old == nil {
-		if obj, err = c.manageTyped(t, obj, nil); err != nil { // managedFields (ssa.go)
-			return err
-		}
 		if err = c.checkEscalation(ctx, obj, nil); err != nil {
 			return err
 		}
 		err = rest.BeforeCreate(t.strategy, ctx, obj)
 	} else {
-		var oldObj runtime.Object
-		if oldObj, err = t.decodeStored(old); err != nil {
-			return wire.NewInternalError(err)
-		}
-		if obj, err = c.manageTyped(t, obj, oldObj); err != nil { // managedFields (ssa.go)
-			return err
-		}
 		// The write is at the stored revision (guaranteedUpdate checked
 		// the client's), as kube's store sets it before BeforeUpdate.
 		rv := old.metaString("resourceVersion")
@@ -92,6 +100,10 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) error {
 	}
 	if err != nil {
 		return kubeStatus(err)
+	}
+	// kube's validating admission: after the strategy's validation.
+	if err := c.validateTyped(t, obj, oldObj); err != nil {
+		return err
 	}
 	return t.encodeInto(obj, d)
 }

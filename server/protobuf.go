@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -42,6 +43,9 @@ var protobufScheme = func() *runtime.Scheme {
 	// apiextensions server does (its clientset asks for it); custom
 	// resources are not.
 	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := admissionregistrationv1.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	return s

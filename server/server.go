@@ -106,6 +106,9 @@ type Server struct {
 	aggDiscovery *aggregatedDiscovery
 	// rbac checks writes of RBAC objects for escalation.
 	rbac *rbacEscalation
+	// webhooks, if set (EnableWebhooks), are the admission webhooks
+	// writes go through (webhook.go).
+	webhooks *Webhooks
 
 	// bootOnce closes booted when Run has made the default namespaces
 	// and loaded the CRDs; /readyz fails until then.

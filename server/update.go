@@ -99,6 +99,9 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 		if err := c.manageCustom(next, cur); err != nil { // managedFields (ssa.go)
 			return nil, err
 		}
+		if err := c.webhookValidateCustom(next, cur); err != nil {
+			return nil, err
+		}
 		value := next.encode()
 		if c.finalizedByUpdate(next, cur) {
 			stored, err := s.deleteFinalized(ctx, c, kv.Revision, next)

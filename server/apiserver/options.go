@@ -72,6 +72,9 @@ type Options struct {
 	// APIAudiences are the audiences a token must have to be accepted
 	// (kube's --api-audiences); default the issuers.
 	APIAudiences []string
+	// DisableAdmission runs no admission webhooks or policies, and so none
+	// of the informers (watches over loopback) that feed them.
+	DisableAdmission bool
 
 	// In-flight limits (429 beyond), kube's defaults 400 and 200; watches
 	// count against MaxWatches (default 10000) instead. system:masters is

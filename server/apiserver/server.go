@@ -130,6 +130,8 @@ type parts struct {
 	loopback    *client.Client
 	// rbac is the RBAC authorizer's informers and bootstrap policy.
 	rbac *rbacParts
+	// webhooks: the informers of admission webhook configurations.
+	webhooks *server.Webhooks
 }
 
 // build constructs the server on an etcd client and credentials; it
@@ -226,6 +228,10 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (_ *parts, e
 	if err := p.buildControllers(o, creds); err != nil {
 		return nil, err
 	}
+	if err := p.buildWebhooks(o, creds, authz); err != nil {
+		ln.Close()
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -312,10 +318,22 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 		}
 		return p.rbac.run(ctx, a.opts.Logger)
 	})
+	g.Go("admission webhooks", func(ctx context.Context) error {
+		select {
+		case <-p.api.Ready():
+		case <-ctx.Done():
+			return nil
+		}
+		if p.webhooks == nil {
+			return nil
+		}
+		return p.webhooks.Run(ctx)
+	})
 	g.Go("ready", func(ctx context.Context) error {
-		// Ready once the API has its defaults and the RBAC authorizer
-		// its bootstrap policy (kube's readyz waits for the
-		// rbac/bootstrap-roles hook).
+		// Ready once the API has its defaults, the RBAC authorizer its
+		// bootstrap policy (kube's readyz waits for the
+		// rbac/bootstrap-roles hook) and writes see the webhook
+		// configurations.
 		select {
 		case <-p.api.Ready():
 		case <-ctx.Done():
@@ -323,6 +341,15 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 		}
 		select {
 		case <-p.rbac.ready:
+		case <-ctx.Done():
+			return nil
+		}
+		synced := closedChan
+		if p.webhooks != nil {
+			synced = p.webhooks.Synced()
+		}
+		select {
+		case <-synced:
 			a.opts.Logger.Info("listwatch serving", "url", p.url, "kubeconfig", a.opts.KubeconfigPath, "dataDir", a.opts.DataDir)
 			close(a.ready)
 		case <-ctx.Done():
@@ -469,3 +496,10 @@ func clientHost(bind string) string {
 	}
 	return bind
 }
+
+// closedChan is a channel that is always ready.
+var closedChan = func() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()

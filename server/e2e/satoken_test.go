@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -430,18 +429,6 @@ func TestServiceAccountSigningKeyPersists(t *testing.T) {
 }
 
 func pointerTo[T any](v T) *T { return &v }
-
-// warnings collects the warnings of a client-go client.
-type warnings struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (w *warnings) HandleWarningHeader(_ int, _ string, msg string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.msgs = append(w.msgs, msg)
-}
 
 // TestServiceAccountTokenFlags: a signing key file (RSA here) replaces
 // the generated key; another issuer and audience; the maximum expiration

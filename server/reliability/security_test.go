@@ -63,6 +63,7 @@ func newSecEnv(t *testing.T, mutate func(*apiserver.Options)) *secEnv {
 		// watches, in-flight requests) that the controllers' own watches
 		// would move.
 		o.Controllers = []string{}
+		o.DisableAdmission = true // nor the admission informers' watches
 		if mutate != nil {
 			mutate(o)
 		}

@@ -1,0 +1,40 @@
+package apiserver
+
+import (
+	"fmt"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/server/internal/pki"
+)
+
+// buildWebhooks makes the API call the admission webhooks, whose
+// configurations (and the namespaces and services they select) it reads
+// with informers over a loopback client of the server's own URL as its
+// admin, as kube-apiserver does with its loopback client.
+func (p *parts) buildWebhooks(o Options, creds *pki.Credentials, authz auth.Authorizer) error {
+	if o.DisableAdmission {
+		return nil
+	}
+	cfg := &rest.Config{
+		Host: p.url,
+		TLSClientConfig: rest.TLSClientConfig{
+			CAData: creds.CAPEM, CertData: creds.AdminCertPEM, KeyData: creds.AdminKeyPEM,
+		},
+		QPS: 50, Burst: 100,
+		UserAgent: "listwatch-admission",
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("apiserver: admission client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("apiserver: admission client: %w", err)
+	}
+	p.webhooks, err = p.api.EnableWebhooks(cs, dyn, authz)
+	return err
+}

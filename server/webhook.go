@@ -1,0 +1,383 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"reflect"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
+	"k8s.io/apiserver/pkg/authentication/user"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/apiserver/pkg/util/proxy"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/component-base/featuregate"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+
+	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/server/request"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// Admission webhooks: kube-apiserver's own MutatingAdmissionWebhook and
+// ValidatingAdmissionWebhook plugins (k8s.io/apiserver), fed, as in kube,
+// by informers of the webhook configurations and namespaces over a
+// loopback client. Writes call them at kube's two points: mutating after
+// decoding and defaulting, before the kind's strategy; validating after
+// the strategy's validation, just before storage. Deletes go through the
+// validating webhooks.
+
+// Webhooks runs the informers the admission webhooks read. Made by
+// Server.EnableWebhooks; whoever made it runs it.
+type Webhooks struct {
+	mutating   *mutating.Plugin
+	validating *validating.Plugin
+	factory    informers.SharedInformerFactory
+	policies   *policies
+
+	syncOnce sync.Once
+	synced   chan struct{}
+}
+
+// EnableWebhooks makes the server call the admission webhooks its
+// MutatingWebhookConfigurations and ValidatingWebhookConfigurations name.
+// client reads them (and the namespaces, for namespaceSelector) with
+// informers: it should be a privileged client of this server. Call it
+// before serving; run the returned Webhooks (their informers) meanwhile.
+// Until they have synced, writes wait (up to 10s, as kube) and are then
+// refused.
+//
+// The same informers feed kube's ValidatingAdmissionPolicy plugin
+// (policy.go), which evaluates CEL with dyn (params) and authz (the CEL
+// authorizer); authz may be nil.
+func (s *Server) EnableWebhooks(client kubernetes.Interface, dyn dynamic.Interface, authz auth.Authorizer) (*Webhooks, error) {
+	f := informers.NewSharedInformerFactory(client, 0)
+	mp, err := mutating.NewMutatingWebhook(nil)
+	if err != nil {
+		return nil, err
+	}
+	vp, err := validating.NewValidatingAdmissionWebhook(nil)
+	if err != nil {
+		return nil, err
+	}
+	// Services resolve to their endpoints (EndpointSlices), as kube's
+	// aggregator routing does: no kube-proxy routes a ClusterIP here.
+	slices, err := proxy.NewEndpointSliceListerGetter(f.Discovery().V1().EndpointSlices().Lister())
+	if err != nil {
+		return nil, err
+	}
+	resolver := endpointResolver{services: f.Core().V1().Services().Lister(), slices: slices}
+	mp.SetServiceResolver(resolver)
+	vp.SetServiceResolver(resolver)
+	for _, p := range []interface {
+		SetExternalKubeClientSet(kubernetes.Interface)
+		SetExternalKubeInformerFactory(informers.SharedInformerFactory)
+		InspectFeatureGates(featuregate.FeatureGate)
+		ValidateInitialization() error
+	}{mp, vp} {
+		p.SetExternalKubeClientSet(client)
+		p.SetExternalKubeInformerFactory(f)
+		p.InspectFeatureGates(utilfeature.DefaultFeatureGate)
+		if err := p.ValidateInitialization(); err != nil {
+			return nil, err
+		}
+	}
+	w := &Webhooks{mutating: mp, validating: vp, factory: f, synced: make(chan struct{})}
+	if authz == nil {
+		authz = auth.NewAuthorizer(nil)
+	}
+	if w.policies, err = newPolicies(client, dyn, authz, w); err != nil {
+		return nil, err
+	}
+	s.webhooks = w
+	return w, nil
+}
+
+// Run starts the informers, closes Synced once they have listed, and
+// stops them when ctx ends.
+func (w *Webhooks) Run(ctx context.Context) error {
+	if err := w.policies.start(ctx); err != nil {
+		return err
+	}
+	w.factory.Start(ctx.Done())
+	for typ, ok := range w.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok && ctx.Err() == nil {
+			return fmt.Errorf("webhooks: informer of %v did not sync", typ)
+		}
+	}
+	if ctx.Err() == nil && w.policies.waitSynced(ctx) {
+		w.syncOnce.Do(func() { close(w.synced) })
+	}
+	<-ctx.Done()
+	w.factory.Shutdown()
+	return nil
+}
+
+// Synced is closed once the informers hold the configurations.
+func (w *Webhooks) Synced() <-chan struct{} { return w.synced }
+
+// endpointResolver resolves a webhook's service to one of its ready
+// endpoints, with kube's proxy.ResolveEndpoint.
+type endpointResolver struct {
+	services corelisters.ServiceLister
+	slices   proxy.EndpointSliceGetter
+}
+
+func (r endpointResolver) ResolveEndpoint(namespace, name string, port int32) (*url.URL, error) {
+	return proxy.ResolveEndpoint(r.services, r.slices, namespace, name, port)
+}
+
+// webhookAttrs are the admission attributes of c's write of obj (old: the
+// stored object, nil on create; obj nil on delete), as kube's handlers
+// build them: the served kind and resource, the subresource, the request's
+// options, dry run and user.
+func (c *call) webhookAttrs(op admission.Operation, gvk schema.GroupVersionKind, name string, obj, old runtime.Object) admission.Attributes {
+	gvr := schema.GroupVersionResource{Group: c.res.group, Version: c.res.version, Resource: c.res.plural}
+	sub := ""
+	switch {
+	case c.status:
+		sub = "status"
+	case c.finalize:
+		sub = "finalize"
+	}
+	q := c.r.URL.Query()
+	dryRun := q["dryRun"]
+	var opts runtime.Object
+	switch op {
+	case admission.Create:
+		opts = &metav1.CreateOptions{TypeMeta: metav1.TypeMeta{Kind: "CreateOptions", APIVersion: "meta.k8s.io/v1"},
+			DryRun: dryRun, FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")}
+	case admission.Update:
+		opts = &metav1.UpdateOptions{TypeMeta: metav1.TypeMeta{Kind: "UpdateOptions", APIVersion: "meta.k8s.io/v1"},
+			DryRun: dryRun, FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")}
+	case admission.Delete:
+		opts = &metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "meta.k8s.io/v1"},
+			DryRun: dryRun}
+	}
+	var u user.Info
+	if ru, ok := request.UserFrom(c.r.Context()); ok {
+		u = auth.UserToKube(ru)
+	}
+	return admission.NewAttributesRecord(obj, old, gvk, c.ns, name, gvr, sub, op, opts, len(dryRun) > 0, u)
+}
+
+// webhookOn reports whether c's writes go through the webhooks: not the
+// server's own (no response writer), not the scale subresource.
+func (c *call) webhookOn() bool {
+	return c.s.webhooks != nil && c.w != nil && !c.scale
+}
+
+// webhookContext is the context the plugins run in: the request's, with
+// its user and where the webhooks' warnings go.
+func (c *call) webhookContext(create bool) context.Context {
+	ctx := c.strategyContext(create)
+	if ru, ok := request.UserFrom(c.r.Context()); ok {
+		ctx = genericapirequest.WithUser(ctx, auth.UserToKube(ru))
+	}
+	return ctx
+}
+
+// operation is kube's admission operation of c's write.
+func (c *call) operation(old runtime.Object) admission.Operation {
+	if old == nil {
+		return admission.Create
+	}
+	return admission.Update
+}
+
+// mutateTyped runs the mutating webhooks over obj, a built-in kind's
+// internal object (old: the stored one, nil on create). obj is changed in
+// place, as kube converts the webhooks' patches back into it. As kube's
+// admission chain, webhooks that ask for it are called a second time when
+// a later one changed the object.
+func (c *call) mutateTyped(t *typedKind, obj, old runtime.Object) error {
+	if !c.webhookOn() {
+		return nil
+	}
+	return c.mutate(t.external, admission.NewObjectInterfacesFromScheme(t.scheme), obj, old)
+}
+
+func (c *call) mutate(gvk schema.GroupVersionKind, o admission.ObjectInterfaces, obj, old runtime.Object) error {
+	name := ""
+	if m, err := metaName(obj); err == nil {
+		name = m
+	}
+	attrs := c.webhookAttrs(c.operation(old), gvk, name, obj, old)
+	ctx := c.webhookContext(old == nil)
+	p := c.s.webhooks.mutating
+	if !p.Handles(attrs.GetOperation()) {
+		return nil
+	}
+	if err := p.Admit(ctx, attrs, o); err != nil {
+		return admissionError(err)
+	}
+	if rc := attrs.GetReinvocationContext(); rc.ShouldReinvoke() {
+		rc.SetIsReinvoke()
+		if err := p.Admit(ctx, attrs, o); err != nil {
+			return admissionError(err)
+		}
+	}
+	return nil
+}
+
+// validateTyped runs the validating webhooks over a built-in kind's
+// internal object, after the strategy validated it.
+func (c *call) validateTyped(t *typedKind, obj, old runtime.Object) error {
+	if !c.webhookOn() {
+		return nil
+	}
+	return c.validate(t.external, admission.NewObjectInterfacesFromScheme(t.scheme), obj, old, c.operation(old))
+}
+
+func (c *call) validate(gvk schema.GroupVersionKind, o admission.ObjectInterfaces, obj, old runtime.Object, op admission.Operation) error {
+	name := c.name
+	if obj != nil {
+		if m, err := metaName(obj); err == nil {
+			name = m
+		}
+	}
+	attrs := c.webhookAttrs(op, gvk, name, obj, old)
+	ctx := c.webhookContext(op == admission.Create)
+	// kube's order: ValidatingAdmissionPolicy, then the webhooks.
+	if err := c.s.webhooks.policies.validate(ctx, attrs, o); err != nil {
+		return admissionError(err)
+	}
+	if err := c.s.webhooks.validating.Validate(ctx, attrs, o); err != nil {
+		return admissionError(err)
+	}
+	return nil
+}
+
+// customGVK is the kind of c's custom resource.
+func (c *call) customGVK() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: c.res.group, Version: c.res.version, Kind: c.res.kind}
+}
+
+// unstructuredOf is d as kube holds a custom resource.
+func unstructuredOf(d *doc) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(d.encode()); err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	return u, nil
+}
+
+// mutateCustom runs the mutating webhooks over a custom resource's write
+// d (old: the stored object, nil on create); their patches land in d.
+func (c *call) mutateCustom(d, old *doc) error {
+	if !c.webhookOn() || c.res.typed() != nil {
+		return nil
+	}
+	obj, err := unstructuredOf(d)
+	if err != nil {
+		return err
+	}
+	var oldObj runtime.Object
+	if old != nil {
+		if oldObj, err = unstructuredOf(old); err != nil {
+			return err
+		}
+	}
+	before := obj.DeepCopy()
+	if err := c.mutate(c.customGVK(), admission.NewObjectInterfacesFromScheme(legacyscheme.Scheme), obj, oldObj); err != nil {
+		return err
+	}
+	if reflect.DeepEqual(before.Object, obj.Object) {
+		return nil // unchanged: d keeps its own encoding (1.0 stays 1.0)
+	}
+	b, err := obj.MarshalJSON()
+	if err != nil {
+		return wire.NewInternalError(err)
+	}
+	out, err := decodeDoc(b)
+	if err != nil {
+		return err
+	}
+	d.meta, d.rest = out.meta, out.rest
+	return nil
+}
+
+// webhookValidateCustom runs the validating webhooks over a custom resource's
+// write d, after its own validation (admit, admitCustom), just before it
+// is stored. Built-in kinds are validated in admitTyped.
+func (c *call) webhookValidateCustom(d, old *doc) error {
+	if !c.webhookOn() || c.res.typed() != nil {
+		return nil
+	}
+	obj, err := unstructuredOf(d)
+	if err != nil {
+		return err
+	}
+	var oldObj runtime.Object
+	if old != nil {
+		if oldObj, err = unstructuredOf(old); err != nil {
+			return err
+		}
+	}
+	return c.validate(c.customGVK(), admission.NewObjectInterfacesFromScheme(legacyscheme.Scheme), obj, oldObj, c.operation(oldObj))
+}
+
+// validateDelete runs the validating webhooks over the deletion of cur, as
+// kube's stores do before deleting (operation DELETE, oldObject the
+// stored object).
+func (c *call) validateDelete(cur *doc, name string) error {
+	if !c.webhookOn() {
+		return nil
+	}
+	var old runtime.Object
+	var gvk schema.GroupVersionKind
+	o := admission.NewObjectInterfacesFromScheme(legacyscheme.Scheme)
+	if t := c.res.typed(); t != nil {
+		obj, err := t.decodeStored(cur)
+		if err != nil {
+			return wire.NewInternalError(err)
+		}
+		old, gvk, o = obj, t.external, admission.NewObjectInterfacesFromScheme(t.scheme)
+	} else {
+		u, err := unstructuredOf(cur)
+		if err != nil {
+			return err
+		}
+		old, gvk = u, c.customGVK()
+	}
+	saved := c.name
+	c.name = name
+	defer func() { c.name = saved }()
+	return c.validate(gvk, o, nil, old, admission.Delete)
+}
+
+// admissionError is the Status of an admission error: kube's own for its
+// API errors, else a 500 with the error's text (reason Unknown), as
+// kube's handlers answer an error that is not a Status.
+func admissionError(err error) error {
+	var api interface{ Status() metav1.Status }
+	if errors.As(err, &api) {
+		return kubeStatus(err)
+	}
+	return &wire.Status{
+		TypeMeta: wire.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   wire.StatusFailure, Code: http.StatusInternalServerError,
+		Reason: wire.ReasonUnknown, Message: err.Error(),
+	}
+}
+
+func metaName(obj runtime.Object) (string, error) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return "", errors.New("no metadata")
+	}
+	return m.GetName(), nil
+}
