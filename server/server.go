@@ -89,6 +89,8 @@ type Server struct {
 	reviewers map[string]*reviewer
 	// aggDiscovery answers /api and /apis in the aggregated form.
 	aggDiscovery *aggregatedDiscovery
+	// openapi serves /openapi/v2 and /openapi/v3 (openapi.go).
+	openapi *openAPIDocs
 
 	// bootOnce closes booted when Run has made the default namespaces
 	// and loaded the CRDs; /readyz fails until then.
@@ -127,6 +129,7 @@ func New(cfg Config) (*Server, error) {
 	s.reg = newRegistry(readers)
 	s.reviewers = newReviewers(cfg.Authorizer, cfg.TokenAuthenticator, cfg.APIAudiences)
 	s.aggDiscovery = newAggregatedDiscovery(s)
+	s.openapi = newOpenAPIDocs(s.reg)
 	if s.log == nil {
 		s.log = slog.Default()
 	}
