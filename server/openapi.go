@@ -152,16 +152,37 @@ func (m *openAPIMux) Handle(_ string, h http.Handler) { m.h = h }
 func openAPIV2Config() *common.Config {
 	c := genericapiserver.DefaultOpenAPIConfig(openAPIDefinitions, openAPIDefinitionNamer())
 	c.Info.Title = "Kubernetes"
-	c.Info.Version = GitVersion
+	c.Info.Version = openAPIInfoVersion
+	// Bearer tokens authenticate, so (as kube-apiserver's config
+	// completion does) every operation names that security and may
+	// answer 401.
+	c.SecurityDefinitions = &spec.SecurityDefinitions{"BearerToken": &spec.SecurityScheme{SecuritySchemeProps: bearerTokenScheme}}
+	c.DefaultSecurity = []map[string][]string{{"BearerToken": {}}}
+	c.CommonResponses = map[int]spec.Response{http.StatusUnauthorized: {ResponseProps: spec.ResponseProps{Description: "Unauthorized"}}}
 	return c
 }
 
 func openAPIV3Config() *common.OpenAPIV3Config {
 	c := genericapiserver.DefaultOpenAPIV3Config(openAPIDefinitions, openAPIDefinitionNamer())
 	c.Info.Title = "Kubernetes"
-	c.Info.Version = GitVersion
+	c.Info.Version = openAPIInfoVersion
+	c.SecuritySchemes = spec3.SecuritySchemes{"BearerToken": &spec3.SecurityScheme{SecuritySchemeProps: spec3.SecuritySchemeProps{
+		Type: bearerTokenScheme.Type, Name: bearerTokenScheme.Name, In: bearerTokenScheme.In, Description: bearerTokenScheme.Description}}}
+	c.DefaultSecurity = []map[string][]string{{"BearerToken": {}}}
+	c.CommonResponses = map[int]*spec3.Response{http.StatusUnauthorized: {ResponseProps: spec3.ResponseProps{Description: "Unauthorized"}}}
 	return c
 }
+
+// bearerTokenScheme is kube-apiserver's description of its bearer token
+// authentication.
+var bearerTokenScheme = spec.SecuritySchemeProps{Type: "apiKey", Name: "authorization", In: "header", Description: "Bearer Token authentication"}
+
+// openAPIInfoVersion is the documents' info.version: as kube-apiserver's,
+// the major.minor of the version it emulates.
+var openAPIInfoVersion = func() string {
+	parts := strings.SplitN(strings.TrimPrefix(GitVersion, "v"), ".", 3)
+	return parts[0] + "." + parts[1]
+}()
 
 var (
 	openAPIDefinitions     = utilopenapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions)

@@ -62,6 +62,19 @@ type openAPIStub struct {
 	namespaced      bool
 	singular        string
 	gvk             *schema.GroupVersionKind // GroupVersionKindProvider (Scale)
+	// returnsDeleted: DELETE answers the deleted object, not a Status.
+	returnsDeleted bool
+}
+
+// DeleteReturnsDeletedObject is rest.MayReturnFullObjectDeleter.
+func (s *openAPIStub) DeleteReturnsDeletedObject() bool { return s.returnsDeleted }
+
+// kubeReturnsDeleted are the built-in resources whose kube storage sets
+// ReturnDeletedObject (k8s.io/kubernetes/pkg/registry/core/*/storage);
+// namespaces' REST wraps its store and does not say so.
+var kubeReturnsDeleted = map[string]bool{
+	"pods": true, "services": true, "serviceaccounts": true, "resourcequotas": true,
+	"persistentvolumes": true, "persistentvolumeclaims": true, "podtemplates": true,
 }
 
 var errOpenAPIStub = fmt.Errorf("server: OpenAPI route stubs are not served")
@@ -188,7 +201,8 @@ func openAPIStorages(rs []*resource) (map[string]rest.Storage, error) {
 			}
 			return o
 		}
-		stub := &openAPIStub{newObj: newObj, newList: newList, namespaced: r.namespaced, singular: r.singular}
+		stub := &openAPIStub{newObj: newObj, newList: newList, namespaced: r.namespaced, singular: r.singular,
+			returnsDeleted: r.group == "" && kubeReturnsDeleted[r.plural]}
 		switch {
 		case r.virtual:
 			out[r.plural] = createStorage{stubCreate{stub}, stub}
