@@ -4,9 +4,13 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/listwatch/listwatch/server/apiserver"
+	"github.com/listwatch/listwatch/wire"
 )
 
 // kubectlVersions are the kubectl binaries the OpenAPI tests run, by
@@ -142,5 +146,38 @@ func TestOpenAPIKubectlValidation(t *testing.T) {
 				t.Fatalf("unknown field: %v\n%s", err, out)
 			}
 		})
+	}
+}
+
+// TestOpenAPIAuthorization: /openapi/* are non-resource paths, authorized
+// as any other: no credential is 401, a user no policy allows is 403 on
+// the index and on a group-version's document, and an ABAC policy on the
+// path prefix ("/openapi/*") lets a user read them.
+func TestOpenAPIAuthorization(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "extra-tokens.csv")
+	policy := filepath.Join(dir, "policy.jsonl")
+	if err := os.WriteFile(tokens, []byte("bob-token,bob,1001\nreader-token,rita,1002\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(policy, []byte(`{"apiVersion":"abac.authorization.kubernetes.io/v1beta1","kind":"Policy","spec":{"user":"rita","nonResourcePath":"/openapi/*","readonly":true}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, filepath.Join(dir, "data"), func(o *apiserver.Options) {
+		o.TokenAuthFile = tokens
+		o.AuthorizationPolicyFile = policy
+	})
+	c := httpsClient(t, s)
+	for _, p := range []string{"/openapi/v2", "/openapi/v3", "/openapi/v3/api/v1", "/openapi/v3/apis/apps/v1?hash=X"} {
+		if code, st := doStatus(t, c, "GET", s.URL()+p, "", nil); code != 401 || st.Reason != wire.ReasonUnauthorized {
+			t.Errorf("%s without credentials: %d %s", p, code, st.Reason)
+		}
+		code, st := doStatus(t, c, "GET", s.URL()+p, "bob-token", nil)
+		if want := `forbidden: User "bob" cannot get path "` + strings.SplitN(p, "?", 2)[0] + `": No policy matched.`; code != 403 || st.Message != want {
+			t.Errorf("%s as bob: %d %q, want 403 %q", p, code, st.Message, want)
+		}
+		if code, _ := doStatus(t, c, "GET", s.URL()+p, "reader-token", nil); code != 200 && code != 301 {
+			t.Errorf("%s as rita: %d", p, code)
+		}
 	}
 }
