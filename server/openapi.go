@@ -333,13 +333,18 @@ func (o *openAPIDocs) publishLocked() {
 			vs = append([]cached.Value[*spec3.OpenAPI]{b}, vs...)
 		}
 		o.v3.UpdateGroupVersionLazy(p, cached.Once(cached.Func(func() (*spec3.OpenAPI, string, error) {
+			// A document that fails to build is left out, as kube's CRD
+			// controller leaves out a CRD it cannot build, so that one
+			// CRD cannot take the index down.
 			var specs []*spec3.OpenAPI
 			for _, v := range vs {
-				s, _, err := v.Get()
-				if err != nil {
-					return nil, "", err
+				if s, _, err := v.Get(); err == nil {
+					specs = append(specs, s)
 				}
-				specs = append(specs, s)
+			}
+			if len(specs) == 0 {
+				return &spec3.OpenAPI{Version: "3.0.0", Info: &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: openAPIInfoVersion}},
+					Paths: &spec3.Paths{Paths: map[string]*spec3.Path{}}, Components: &spec3.Components{Schemas: map[string]*spec.Schema{}}}, uuid.New().String(), nil
 			}
 			merged, err := crdopenapi.MergeSpecsV3(specs...)
 			if err != nil {
@@ -426,10 +431,32 @@ func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
 	case p == "/openapi/v3":
 		s.openapi.v3.HandleDiscovery(w, r)
 	case strings.HasPrefix(p, "/openapi/v3/"):
-		s.openapi.v3.HandleGroupVersion(w, r)
+		// kube-openapi answers nothing for a group-version it does not
+		// have; kube-apiserver's answer is an empty 404.
+		rw := &openAPIWriter{ResponseWriter: w}
+		s.openapi.v3.HandleGroupVersion(rw, r)
+		if !rw.wrote {
+			w.WriteHeader(http.StatusNotFound)
+		}
 	default:
 		writeError(w, notFoundPath())
 	}
+}
+
+// openAPIWriter records whether a handler answered.
+type openAPIWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *openAPIWriter) WriteHeader(code int) {
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *openAPIWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

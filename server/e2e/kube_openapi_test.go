@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -63,6 +65,29 @@ func TestKubeOpenAPIDocumentsSameAsOurs(t *testing.T) {
 		}
 		if err := json.Unmarshal(b, into); err != nil {
 			t.Fatalf("GET %s: %v", path, err)
+		}
+	}
+	// An unknown group-version, and a path beyond one.
+	for _, p := range []string{"/openapi/v3/apis/nope.example.com/v1", "/openapi/v3/api/v1/x", "/openapi/v2/x", "/openapi/v4"} {
+		status := func(base string, ca []byte, token string) (int, string) {
+			pool := x509.NewCertPool()
+			pool.AppendCertsFromPEM(ca)
+			tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+			defer tr.CloseIdleConnections()
+			req, _ := http.NewRequest(http.MethodGet, base+p, nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := (&http.Client{Transport: tr}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
+		wc, wb := status(ks.URL, ks.Creds.CAPEM, ks.Creds.AdminToken)
+		gc, gb := status(s.URL(), s.Credentials().CAPEM, s.Credentials().AdminToken)
+		if wc != gc || (wc != 404 && wb != gb) {
+			t.Errorf("GET %s: kube-apiserver %d %.200q, serve %d %.200q", p, wc, wb, gc, gb)
 		}
 	}
 	var ourIdx handler3.OpenAPIV3Discovery
