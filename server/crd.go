@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -111,6 +112,10 @@ func crdResources(value []byte) (name string, rev int64, rs []*resource, err err
 	name = d.metaString("name")
 	rev, _ = strconv.ParseInt(d.metaString("resourceVersion"), 10, 64)
 	rs, err = crdResourcesOf(d, name)
+	value = slices.Clone(value)
+	for _, r := range rs {
+		r.crdValue = value
+	}
 	return name, rev, rs, err
 }
 

@@ -4,110 +4,505 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/uuid"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	crdopenapi "k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
+	apiextensionsfeatures "k8s.io/apiextensions-apiserver/pkg/features"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	utilopenapi "k8s.io/apiserver/pkg/util/openapi"
+	"k8s.io/kube-openapi/pkg/builder"
+	"k8s.io/kube-openapi/pkg/builder3"
+	"k8s.io/kube-openapi/pkg/cached"
+	"k8s.io/kube-openapi/pkg/common"
+	"k8s.io/kube-openapi/pkg/common/restfuladapter"
+	"k8s.io/kube-openapi/pkg/handler"
+	"k8s.io/kube-openapi/pkg/handler3"
+	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	generatedopenapi "k8s.io/kubernetes/pkg/generated/openapi"
+
+	restful "github.com/emicklei/go-restful/v3"
 )
 
-// OpenAPI: listwatch stores objects schemaless, so it publishes no
-// schemas. What it does publish is the /openapi/v3 index and, per
-// group-version, a document whose PATCH operations carry the
-// x-kubernetes-group-version-kind extension and the fieldValidation query
-// parameter. kubectl reads exactly that to decide that the server
-// validates fields itself, and then skips client-side validation, which
-// would otherwise need the protobuf /openapi/v2 schema and fail without
-// --validate=false. /openapi/v2 is 404, as on a server that has disabled
-// it.
-func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
-	p := strings.Trim(r.URL.Path, "/")
-	if p == "openapi/v3" {
-		writeJSON(w, http.StatusOK, s.openAPIRoot())
-		return
-	}
-	gvPath, ok := strings.CutPrefix(p, "openapi/v3/")
-	if !ok {
-		writeError(w, notFoundPath())
-		return
-	}
-	doc, ok := s.openAPIGroupVersion(gvPath)
-	if !ok {
-		writeError(w, notFoundPath())
-		return
-	}
-	writeJSON(w, http.StatusOK, doc)
+// OpenAPI: /openapi/v2 and /openapi/v3 are kube-apiserver's documents,
+// built as it builds them. The built-in resources' paths come from kube's
+// endpoint installer (openapi_routes.go) and their schemas from kube's
+// generated definitions (pkg/generated/openapi) through kube-openapi's
+// builders; each CRD's paths and schemas come from the apiextensions
+// server's builder, merged in as kube's CRD OpenAPI controllers merge
+// them. kube-openapi's handlers serve them: JSON and protobuf for v2, the
+// v3 index with each group-version's hash, ETags, 304s, gzip, and
+// immutable caching of a v3 document asked for by its hash.
+//
+// Nothing is built when the server starts. The built-in documents are
+// built on their first request and kept (they never change); a CRD's are
+// built when first asked for after it changes, and the served set is
+// brought up to date with the registry's generation on each request.
+
+// openAPIDocs holds the documents and what they are built from.
+type openAPIDocs struct {
+	v2 *handler.OpenAPIService
+	v3 *handler3.OpenAPIService
+	// v2Handler serves /openapi/v2 (kube-openapi registers it on a mux).
+	v2Handler http.Handler
+
+	// builtinV2 is the built-ins' document, built on first use.
+	builtinV2 cached.Value[*spec.Swagger]
+	// builtinV3 holds each built-in group-version's document ("api/v1",
+	// "apis/apps/v1"), built on first use.
+	builtinV3 map[string]cached.Value[*spec3.OpenAPI]
+	// webServices are the built-ins' routes, built once, on first use.
+	webServices func() (map[string]*restful.WebService, error)
+	// built is set once the built-ins' routes are built.
+	built atomic.Bool
+
+	mu sync.Mutex
+	// gen is the registry generation the served set reflects; synced
+	// reports whether it was ever brought up to date. guarded by mu
+	gen    uint64
+	synced bool
+	// crds holds, by CRD name, the documents of each CRD served, keyed by
+	// the hash of its definition so that an unchanged CRD is not rebuilt.
+	// guarded by mu
+	crds map[string]*crdOpenAPI
+	// crdGVs are the group-version paths last published for CRDs.
+	// guarded by mu
+	crdGVs map[string]bool
 }
 
-type openAPIPathRef struct {
-	ServerRelativeURL string `json:"serverRelativeURL"`
+// crdOpenAPI is one CRD's documents: v2 (all served versions merged) and
+// v3 per served version path.
+type crdOpenAPI struct {
+	hash string
+	v2   cached.Value[*spec.Swagger]
+	v3   map[string]cached.Value[*spec3.OpenAPI]
 }
 
-func (s *Server) openAPIRoot() map[string]map[string]openAPIPathRef {
-	paths := map[string]openAPIPathRef{}
-	seen := map[string]bool{}
-	for _, r := range s.reg.all() {
-		gvPath := "api/" + r.version
-		if r.group != "" {
-			gvPath = "apis/" + r.group + "/" + r.version
+func newOpenAPIDocs(reg *registry) *openAPIDocs {
+	o := &openAPIDocs{crds: map[string]*crdOpenAPI{}, crdGVs: map[string]bool{}, builtinV3: map[string]cached.Value[*spec3.OpenAPI]{}}
+	o.webServices = sync.OnceValues(func() (map[string]*restful.WebService, error) {
+		o.built.Store(true)
+		return builtinWebServices(reg)
+	})
+	o.builtinV2 = cached.Once(cached.Func(func() (*spec.Swagger, string, error) {
+		wss, err := o.webServices()
+		if err != nil {
+			return nil, "", err
 		}
-		if seen[gvPath] {
+		var list []*restful.WebService
+		for _, p := range sortedKeys(wss) {
+			list = append(list, wss[p])
+		}
+		sw, err := builder.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices(list), openAPIV2Config())
+		if err != nil {
+			return nil, "", err
+		}
+		sw.Definitions = handler.PruneDefaults(sw.Definitions)
+		return sw, uuid.New().String(), nil
+	}))
+	o.v2 = handler.NewOpenAPIServiceLazy(o.builtinV2)
+	mux := &openAPIMux{}
+	o.v2.RegisterOpenAPIVersionedService("/openapi/v2", mux)
+	o.v2Handler = mux.h
+	o.v3 = handler3.NewOpenAPIService()
+	// The built-in group-versions are fixed: publish each one lazily.
+	for _, gvPath := range builtinGVPaths(reg) {
+		v := cached.Once(cached.Func(func() (*spec3.OpenAPI, string, error) {
+			wss, err := o.webServices()
+			if err != nil {
+				return nil, "", err
+			}
+			ws := wss[gvPath]
+			doc, err := builder3.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices([]*restful.WebService{ws}), openAPIV3Config())
+			if err != nil {
+				return nil, "", err
+			}
+			if g, v, ok := gvOfPath(gvPath); ok {
+				filterScopedGVKs(doc, g, v)
+			}
+			return doc, uuid.New().String(), nil
+		}))
+		o.builtinV3[gvPath] = v
+		o.v3.UpdateGroupVersionLazy(gvPath, v)
+	}
+	return o
+}
+
+// builtinBuilt reports whether the built-ins' documents were built.
+func (o *openAPIDocs) builtinBuilt() bool { return o.built.Load() }
+
+// openAPIMux captures the one handler kube-openapi registers for v2.
+type openAPIMux struct{ h http.Handler }
+
+func (m *openAPIMux) Handle(_ string, h http.Handler) { m.h = h }
+
+// openAPIV2Config and openAPIV3Config are kube-apiserver's configs: its
+// generated definitions (without the fields of disabled features), named
+// by the schemes the types are registered in.
+func openAPIV2Config() *common.Config {
+	c := genericapiserver.DefaultOpenAPIConfig(openAPIDefinitions, openAPIDefinitionNamer())
+	c.Info.Title = "Kubernetes"
+	c.Info.Version = openAPIInfoVersion
+	// Bearer tokens authenticate, so (as kube-apiserver's config
+	// completion does) every operation names that security and may
+	// answer 401.
+	c.SecurityDefinitions = &spec.SecurityDefinitions{"BearerToken": &spec.SecurityScheme{SecuritySchemeProps: bearerTokenScheme}}
+	c.DefaultSecurity = []map[string][]string{{"BearerToken": {}}}
+	c.CommonResponses = map[int]spec.Response{http.StatusUnauthorized: {ResponseProps: spec.ResponseProps{Description: "Unauthorized"}}}
+	return c
+}
+
+func openAPIV3Config() *common.OpenAPIV3Config {
+	c := genericapiserver.DefaultOpenAPIV3Config(openAPIDefinitions, openAPIDefinitionNamer())
+	c.Info.Title = "Kubernetes"
+	c.Info.Version = openAPIInfoVersion
+	c.SecuritySchemes = spec3.SecuritySchemes{"BearerToken": &spec3.SecurityScheme{SecuritySchemeProps: spec3.SecuritySchemeProps{
+		Type: bearerTokenScheme.Type, Name: bearerTokenScheme.Name, In: bearerTokenScheme.In, Description: bearerTokenScheme.Description}}}
+	c.DefaultSecurity = []map[string][]string{{"BearerToken": {}}}
+	c.CommonResponses = map[int]*spec3.Response{http.StatusUnauthorized: {ResponseProps: spec3.ResponseProps{Description: "Unauthorized"}}}
+	return c
+}
+
+// bearerTokenScheme is kube-apiserver's description of its bearer token
+// authentication.
+var bearerTokenScheme = spec.SecuritySchemeProps{Type: "apiKey", Name: "authorization", In: "header", Description: "Bearer Token authentication"}
+
+// openAPIInfoVersion is the documents' info.version: as kube-apiserver's,
+// the major.minor of the version it emulates.
+var openAPIInfoVersion = func() string {
+	parts := strings.SplitN(strings.TrimPrefix(GitVersion, "v"), ".", 3)
+	return parts[0] + "." + parts[1]
+}()
+
+var (
+	openAPIDefinitions     = utilopenapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions)
+	openAPIDefinitionNamer = sync.OnceValue(func() *openapinamer.DefinitionNamer {
+		return openapinamer.NewDefinitionNamer(legacyscheme.Scheme, apiextensionsOpenAPIScheme)
+	})
+)
+
+// builtinGVPaths returns the group-version paths of the built-in resources.
+func builtinGVPaths(reg *registry) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range reg.all() {
+		if r.crd != "" {
 			continue
 		}
-		seen[gvPath] = true
-		doc, _ := s.openAPIGroupVersion(gvPath)
-		b, _ := json.Marshal(doc)
-		sum := sha256.Sum256(b)
-		paths[gvPath] = openAPIPathRef{ServerRelativeURL: "/openapi/v3/" + gvPath + "?hash=" + strings.ToUpper(hex.EncodeToString(sum[:16]))}
+		p := gvPath(r.group, r.version)
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
 	}
-	return map[string]map[string]openAPIPathRef{"paths": paths}
+	return out
 }
 
-// openAPIGroupVersion is the minimal OpenAPI v3 document of one
-// group-version ("api/v1", "apis/g/v").
-func (s *Server) openAPIGroupVersion(gvPath string) (map[string]any, bool) {
-	parts := strings.Split(gvPath, "/")
-	var group, version string
+// builtinWebServices installs the built-in resources, one web service per
+// group-version path.
+func builtinWebServices(reg *registry) (map[string]*restful.WebService, error) {
+	byGV := map[string][]*resource{}
+	for _, r := range reg.all() {
+		if r.crd == "" {
+			p := gvPath(r.group, r.version)
+			byGV[p] = append(byGV[p], r)
+		}
+	}
+	out := map[string]*restful.WebService{}
+	for p, rs := range byGV {
+		ws, err := openAPIWebService(rs[0].group, rs[0].version, rs)
+		if err != nil {
+			return nil, fmt.Errorf("openapi %s: %w", p, err)
+		}
+		out[p] = ws
+	}
+	return out, nil
+}
+
+func gvPath(group, version string) string {
+	if group == "" {
+		return "api/" + version
+	}
+	return "apis/" + group + "/" + version
+}
+
+func gvOfPath(p string) (group, version string, ok bool) {
+	parts := strings.Split(p, "/")
 	switch {
 	case len(parts) == 2 && parts[0] == "api":
-		version = parts[1]
+		return "", parts[1], true
 	case len(parts) == 3 && parts[0] == "apis":
-		group, version = parts[1], parts[2]
-	default:
-		return nil, false
+		return parts[1], parts[2], true
 	}
-	paths := map[string]any{}
-	for _, r := range s.reg.all() {
-		if r.group != group || r.version != version {
+	return "", "", false
+}
+
+// sync brings the served set up to date with the registry: CRDs added,
+// changed or removed since the last call.
+func (o *openAPIDocs) sync(reg *registry) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	gen := reg.generation()
+	if o.synced && gen == o.gen {
+		return
+	}
+	// byCRD: the definition of each CRD served now.
+	byCRD := map[string][]byte{}
+	for _, r := range reg.all() {
+		if r.crd != "" && r.crdValue != nil {
+			byCRD[r.crd] = r.crdValue
+		}
+	}
+	changed := !o.synced
+	for name := range o.crds {
+		if _, ok := byCRD[name]; !ok {
+			delete(o.crds, name)
+			changed = true
+		}
+	}
+	for name, value := range byCRD {
+		sum := sha256.Sum256(value)
+		h := hex.EncodeToString(sum[:])
+		if cur := o.crds[name]; cur != nil && cur.hash == h {
 			continue
 		}
-		gvk := map[string]string{"group": r.group, "version": r.version, "kind": r.kind}
-		params := []map[string]any{
-			{"name": "fieldValidation", "in": "query", "schema": map[string]string{"type": "string"}, "description": "accepted; objects are stored schemaless"},
-			{"name": "dryRun", "in": "query", "schema": map[string]string{"type": "string"}},
-			{"name": "fieldManager", "in": "query", "schema": map[string]string{"type": "string"}},
+		changed = true
+		o.crds[name] = newCRDOpenAPI(value, h)
+	}
+	o.gen, o.synced = gen, true
+	if !changed {
+		return
+	}
+	o.publishLocked()
+}
+
+// publishLocked publishes the merged v2 document and the v3 documents of
+// the CRDs' group-versions.
+func (o *openAPIDocs) publishLocked() {
+	names := sortedKeys(o.crds)
+	crdV2 := make([]cached.Value[*spec.Swagger], 0, len(names))
+	byGV := map[string][]cached.Value[*spec3.OpenAPI]{}
+	for _, n := range names {
+		c := o.crds[n]
+		crdV2 = append(crdV2, c.v2)
+		for p, v := range c.v3 {
+			byGV[p] = append(byGV[p], v)
 		}
-		op := func(action string) map[string]any {
-			return map[string]any{
-				"operationId":                     action + r.kind,
-				"parameters":                      params,
-				"x-kubernetes-action":             action,
-				"x-kubernetes-group-version-kind": gvk,
-				"responses":                       map[string]any{"200": map[string]string{"description": "OK"}},
+	}
+	static := o.builtinV2
+	o.v2.UpdateSpecLazy(cached.Once(cached.Func(func() (*spec.Swagger, string, error) {
+		base, _, err := static.Get()
+		if err != nil {
+			return nil, "", err
+		}
+		var specs []*spec.Swagger
+		for _, v := range crdV2 {
+			if s, _, err := v.Get(); err == nil {
+				specs = append(specs, s)
 			}
 		}
-		base := "/" + gvPath + "/"
-		if r.namespaced {
-			base += "namespaces/{namespace}/"
+		merged, err := crdopenapi.MergeSpecs(base, specs...)
+		if err != nil {
+			return nil, "", err
 		}
-		if !r.virtual { // create-only: no item paths
-			paths[base+r.plural+"/{name}"] = map[string]any{"patch": op("patch"), "put": op("put")}
+		return merged, uuid.New().String(), nil
+	})))
+	for p := range o.crdGVs {
+		if _, ok := byGV[p]; !ok {
+			delete(o.crdGVs, p)
+			if b, ok := o.builtinV3[p]; ok {
+				o.v3.UpdateGroupVersionLazy(p, b)
+			} else {
+				o.v3.DeleteGroupVersion(p)
+			}
 		}
-		paths[base+r.plural] = map[string]any{"post": op("post")}
 	}
-	if len(paths) == 0 {
-		return nil, false
+	for p, vs := range byGV {
+		o.crdGVs[p] = true
+		if b, ok := o.builtinV3[p]; ok {
+			vs = append([]cached.Value[*spec3.OpenAPI]{b}, vs...)
+		}
+		o.v3.UpdateGroupVersionLazy(p, cached.Once(cached.Func(func() (*spec3.OpenAPI, string, error) {
+			// A document that fails to build is left out, as kube's CRD
+			// controller leaves out a CRD it cannot build, so that one
+			// CRD cannot take the index down.
+			var specs []*spec3.OpenAPI
+			for _, v := range vs {
+				if s, _, err := v.Get(); err == nil {
+					specs = append(specs, s)
+				}
+			}
+			if len(specs) == 0 {
+				return &spec3.OpenAPI{Version: "3.0.0", Info: &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: openAPIInfoVersion}},
+					Paths: &spec3.Paths{Paths: map[string]*spec3.Path{}}, Components: &spec3.Components{Schemas: map[string]*spec.Schema{}}}, uuid.New().String(), nil
+			}
+			merged, err := crdopenapi.MergeSpecsV3(specs...)
+			if err != nil {
+				return nil, "", err
+			}
+			return merged, uuid.New().String(), nil
+		})))
 	}
-	return map[string]any{
-		"openapi": "3.0.0",
-		"info":    map[string]string{"title": "Kubernetes", "version": GitVersion},
-		"paths":   paths,
-	}, true
+}
+
+// newCRDOpenAPI returns the (lazily built) documents of the stored CRD
+// value, as the apiextensions server's OpenAPI controllers build them.
+func newCRDOpenAPI(value []byte, hash string) *crdOpenAPI {
+	crd := sync.OnceValues(func() (*apiextensionsv1.CustomResourceDefinition, error) {
+		c := &apiextensionsv1.CustomResourceDefinition{}
+		if err := json.Unmarshal(value, c); err != nil {
+			return nil, err
+		}
+		return c, nil
+	})
+	var d crdHead
+	_ = json.Unmarshal(value, &d)
+	selectable := utilfeature.DefaultFeatureGate.Enabled(apiextensionsfeatures.CustomResourceFieldSelectors)
+	c := &crdOpenAPI{hash: hash, v3: map[string]cached.Value[*spec3.OpenAPI]{}}
+	c.v2 = cached.Once(cached.Func(func() (*spec.Swagger, string, error) {
+		def, err := crd()
+		if err != nil {
+			return nil, "", err
+		}
+		merged := &spec.Swagger{}
+		for _, v := range def.Spec.Versions {
+			if !v.Served {
+				continue
+			}
+			s, err := crdopenapi.BuildOpenAPIV2(def, v.Name, crdopenapi.Options{V2: true, IncludeSelectableFields: selectable})
+			if err != nil {
+				return nil, "", err
+			}
+			s.Definitions = handler.PruneDefaults(s.Definitions)
+			if merged, err = crdopenapi.MergeSpecs(merged, s); err != nil {
+				return nil, "", err
+			}
+		}
+		return merged, hash, nil
+	}))
+	for _, v := range d.Spec.Versions {
+		if !v.Served {
+			continue
+		}
+		version := v.Name
+		c.v3[gvPath(d.Spec.Group, version)] = cached.Once(cached.Func(func() (*spec3.OpenAPI, string, error) {
+			def, err := crd()
+			if err != nil {
+				return nil, "", err
+			}
+			s, err := crdopenapi.BuildOpenAPIV3(def, version, crdopenapi.Options{V2: false, IncludeSelectableFields: selectable})
+			if err != nil {
+				return nil, "", err
+			}
+			return s, hash + version, nil
+		}))
+	}
+	return c
+}
+
+// crdHead is what the served set needs of a CRD without building it.
+type crdHead struct {
+	Spec struct {
+		Group    string `json:"group"`
+		Versions []struct {
+			Name   string `json:"name"`
+			Served bool   `json:"served"`
+		} `json:"versions"`
+	} `json:"spec"`
+}
+
+// openAPI serves /openapi/v2, /openapi/v3 and /openapi/v3/<gv path>.
+func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
+	p := strings.TrimSuffix(r.URL.Path, "/")
+	s.openapi.sync(s.reg)
+	switch {
+	case p == "/openapi/v2":
+		s.openapi.v2Handler.ServeHTTP(w, r)
+	case p == "/openapi/v3":
+		s.openapi.v3.HandleDiscovery(w, r)
+	case strings.HasPrefix(p, "/openapi/v3/"):
+		// kube-openapi answers nothing for a group-version it does not
+		// have; kube-apiserver's answer is an empty 404.
+		rw := &openAPIWriter{ResponseWriter: w}
+		s.openapi.v3.HandleGroupVersion(rw, r)
+		if !rw.wrote {
+			w.WriteHeader(http.StatusNotFound)
+		}
+	default:
+		writeError(w, notFoundPath())
+	}
+}
+
+// openAPIWriter records whether a handler answered.
+type openAPIWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *openAPIWriter) WriteHeader(code int) {
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *openAPIWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// filterScopedGVKs narrows the group-version-kinds of the meta types
+// every group registers (WatchEvent, DeleteOptions) in the v3 document of
+// group/version to that group-version's and core/v1's, as kube-apiserver
+// does for its built-in group-versions.
+func filterScopedGVKs(doc *spec3.OpenAPI, group, version string) {
+	if doc == nil || doc.Components == nil {
+		return
+	}
+	for _, sch := range doc.Components.Schemas {
+		if sch == nil {
+			continue
+		}
+		gvks, ok := sch.Extensions["x-kubernetes-group-version-kind"].([]any)
+		if !ok || len(gvks) <= 1 {
+			continue
+		}
+		if first, ok := gvks[0].(map[string]any); !ok || (first["kind"] != "WatchEvent" && first["kind"] != "DeleteOptions") {
+			continue
+		}
+		var kept []any
+		for _, item := range gvks {
+			m, ok := item.(map[string]any)
+			if !ok {
+				continue
+			}
+			g, _ := m["group"].(string)
+			v, _ := m["version"].(string)
+			if (g == group && v == version) || (g == "" && v == "v1") {
+				kept = append(kept, item)
+			}
+		}
+		if len(kept) > 0 {
+			sch.Extensions["x-kubernetes-group-version-kind"] = kept
+		} else {
+			delete(sch.Extensions, "x-kubernetes-group-version-kind")
+		}
+	}
 }

@@ -38,6 +38,10 @@ type resource struct {
 	// updates need a resourceVersion, strategic merge patch is refused,
 	// generation is kept.
 	crd string
+	// crdValue is the stored CRD that defines a custom resource, from
+	// which its OpenAPI documents are built (openapi.go); nil for
+	// built-ins.
+	crdValue []byte
 	// rewriteVersion: the CRD serves several versions, so stored objects
 	// may carry another apiVersion and are relabelled on the way out
 	// (conversion strategy None).

@@ -109,6 +109,8 @@ type Server struct {
 	// webhooks, if set (EnableWebhooks), are the admission webhooks
 	// writes go through (webhook.go).
 	webhooks *Webhooks
+	// openapi serves /openapi/v2 and /openapi/v3 (openapi.go).
+	openapi *openAPIDocs
 
 	// bootOnce closes booted when Run has made the default namespaces
 	// and loaded the CRDs; /readyz fails until then.
@@ -152,6 +154,7 @@ func New(cfg Config) (*Server, error) {
 	s.rbac = newRBACEscalation(cfg.Authorizer, cfg.RBACRuleResolver)
 	s.authz = cfg.Authorizer
 	s.aggDiscovery = newAggregatedDiscovery(s)
+	s.openapi = newOpenAPIDocs(s.reg)
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -1,0 +1,383 @@
+package server
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	openapi_v2 "github.com/google/gnostic-models/openapiv2"
+	"google.golang.org/protobuf/proto"
+	"k8s.io/kube-openapi/pkg/handler3"
+	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+const protoV2Accept = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+
+// gvkOf returns the x-kubernetes-group-version-kind entries of a schema.
+func gvkOf(ext spec.Extensions) []map[string]any {
+	var out []map[string]any
+	if m, ok := ext["x-kubernetes-group-version-kind"].(map[string]any); ok {
+		return []map[string]any{m}
+	}
+	list, _ := ext["x-kubernetes-group-version-kind"].([]any)
+	for _, x := range list {
+		if m, ok := x.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func hasGVK(ext spec.Extensions, group, version, kind string) bool {
+	for _, m := range gvkOf(ext) {
+		if m["group"] == group && m["version"] == version && m["kind"] == kind {
+			return true
+		}
+	}
+	return false
+}
+
+func getV2(t *testing.T, e *env) *spec.Swagger {
+	t.Helper()
+	r := e.do("GET", "/openapi/v2", nil, "Accept", "application/json")
+	if r.code != 200 {
+		t.Fatalf("/openapi/v2: %d %s", r.code, r.body)
+	}
+	sw := &spec.Swagger{}
+	if err := json.Unmarshal(r.body, sw); err != nil {
+		t.Fatalf("/openapi/v2 does not parse: %v", err)
+	}
+	return sw
+}
+
+func getV3Index(t *testing.T, e *env) handler3.OpenAPIV3Discovery {
+	t.Helper()
+	r := e.do("GET", "/openapi/v3", nil)
+	if r.code != 200 {
+		t.Fatalf("/openapi/v3: %d %s", r.code, r.body)
+	}
+	var idx handler3.OpenAPIV3Discovery
+	if err := json.Unmarshal(r.body, &idx); err != nil {
+		t.Fatal(err)
+	}
+	return idx
+}
+
+func getV3(t *testing.T, e *env, url string) (*spec3.OpenAPI, response) {
+	t.Helper()
+	r := e.do("GET", url, nil, "Accept", "application/json")
+	if r.code != 200 {
+		t.Fatalf("%s: %d %s", url, r.code, r.body)
+	}
+	doc := &spec3.OpenAPI{}
+	if err := json.Unmarshal(r.body, doc); err != nil {
+		t.Fatalf("%s does not parse: %v", url, err)
+	}
+	return doc, r
+}
+
+// TestOpenAPIV2Builtins: every served built-in kind has its definition,
+// named by its group-version-kind, and its paths with kube's operations.
+func TestOpenAPIV2Builtins(t *testing.T) {
+	e := newEnv(t)
+	sw := getV2(t, e)
+	if sw.Swagger != "2.0" || sw.Info.Title != "Kubernetes" || sw.Info.Version != "1.37" {
+		t.Fatalf("info: %s %+v", sw.Swagger, sw.Info)
+	}
+	for _, r := range e.srv.reg.all() {
+		if r.crd != "" {
+			continue
+		}
+		found := false
+		for _, d := range sw.Definitions {
+			if hasGVK(d.Extensions, r.group, r.version, r.kind) {
+				found = true
+				if len(d.Properties) == 0 {
+					t.Errorf("%s: definition without properties", r.kind)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no definition for %s/%s %s", r.group, r.version, r.kind)
+		}
+		base := "/" + gvPath(r.group, r.version) + "/"
+		if r.namespaced {
+			base += "namespaces/{namespace}/"
+		}
+		coll, ok := sw.Paths.Paths[base+r.plural]
+		if !ok || coll.Post == nil {
+			t.Errorf("%s: no POST path %s", r.kind, base+r.plural)
+			continue
+		}
+		if r.virtual {
+			if _, ok := sw.Paths.Paths[base+r.plural+"/{name}"]; ok {
+				t.Errorf("%s: item path of a create-only resource", r.kind)
+			}
+			continue
+		}
+		item, ok := sw.Paths.Paths[base+r.plural+"/{name}"]
+		if !ok || item.Get == nil || item.Put == nil || item.Patch == nil || item.Delete == nil {
+			t.Errorf("%s: item path %s incomplete", r.kind, base+r.plural+"/{name}")
+			continue
+		}
+		if !hasGVK(item.Patch.Extensions, r.group, r.version, r.kind) || item.Patch.Extensions["x-kubernetes-action"] != "patch" {
+			t.Errorf("%s: patch extensions %v", r.kind, item.Patch.Extensions)
+		}
+		fv := false
+		for _, p := range item.Patch.Parameters {
+			fv = fv || p.Name == "fieldValidation"
+		}
+		for _, p := range coll.Parameters {
+			fv = fv || p.Name == "fieldValidation"
+		}
+		if !fv {
+			t.Errorf("%s: PATCH without fieldValidation", r.kind)
+		}
+		if _, ok := sw.Paths.Paths[base+r.plural+"/{name}/status"]; ok != r.hasStatus {
+			t.Errorf("%s: status path %t, want %t", r.kind, ok, r.hasStatus)
+		}
+		if _, ok := sw.Paths.Paths[base+r.plural+"/{name}/scale"]; ok != (r.scale != nil) {
+			t.Errorf("%s: scale path %t", r.kind, ok)
+		}
+	}
+	// Pods' fields and descriptions come from the types.
+	pod := sw.Definitions["io.k8s.api.core.v1.Pod"]
+	if !strings.Contains(pod.Description, "Pod is a collection of containers") {
+		t.Fatalf("pod description: %q", pod.Description)
+	}
+	if _, ok := sw.Definitions["io.k8s.api.core.v1.Container"].Properties["image"]; !ok {
+		t.Fatal("Container.image missing")
+	}
+	// The operations are kube's.
+	if op := sw.Paths.Paths["/api/v1/namespaces/{namespace}/pods/{name}"].Get; op == nil || op.ID != "readCoreV1NamespacedPod" {
+		t.Fatalf("read pod operation: %+v", op)
+	}
+}
+
+// TestOpenAPIV2Encodings: protobuf as kubectl asks for it, ETag and 304,
+// gzip.
+func TestOpenAPIV2Encodings(t *testing.T) {
+	e := newEnv(t)
+	r := e.do("GET", "/openapi/v2", nil, "Accept", protoV2Accept)
+	if r.code != 200 || r.hdr.Get("Content-Type") != "application/com.github.proto-openapi.spec.v2.v1.0+protobuf" {
+		t.Fatalf("protobuf: %d %q", r.code, r.hdr.Get("Content-Type"))
+	}
+	doc := &openapi_v2.Document{}
+	if err := proto.Unmarshal(r.body, doc); err != nil {
+		t.Fatalf("protobuf does not parse: %v", err)
+	}
+	if doc.Swagger != "2.0" || len(doc.Definitions.AdditionalProperties) == 0 {
+		t.Fatalf("protobuf document: %s, %d definitions", doc.Swagger, len(doc.Definitions.AdditionalProperties))
+	}
+	etag := r.hdr.Get("Etag")
+	if etag == "" {
+		t.Fatal("no ETag")
+	}
+	if r := e.do("GET", "/openapi/v2", nil, "Accept", protoV2Accept, "If-None-Match", etag); r.code != http.StatusNotModified {
+		t.Fatalf("If-None-Match: %d", r.code)
+	}
+	// gzip when asked for (the transport does not decompress: the header is set explicitly).
+	req, _ := http.NewRequest("GET", e.url+"/openapi/v2", nil)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("Content-Encoding %q", resp.Header.Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil || !bytes.HasPrefix(b, []byte("{")) {
+		t.Fatalf("gzip body: %v %.40q", err, b)
+	}
+	if r := e.do("GET", "/openapi/v2", nil, "Accept", "text/html"); r.code != http.StatusNotAcceptable {
+		t.Fatalf("text/html: %d", r.code)
+	}
+}
+
+// TestOpenAPIV3 checks the index, each group-version's document, and the
+// caching by hash.
+func TestOpenAPIV3(t *testing.T) {
+	e := newEnv(t)
+	idx := getV3Index(t, e)
+	for _, r := range e.srv.reg.all() {
+		ref, ok := idx.Paths[gvPath(r.group, r.version)]
+		if !ok {
+			t.Fatalf("index lacks %s", gvPath(r.group, r.version))
+		}
+		doc, _ := getV3(t, e, ref.ServerRelativeURL)
+		found := false
+		for _, s := range doc.Components.Schemas {
+			found = found || hasGVK(s.Extensions, r.group, r.version, r.kind)
+		}
+		if !found {
+			t.Errorf("%s: no schema for %s", ref.ServerRelativeURL, r.kind)
+		}
+	}
+	ref := idx.Paths["api/v1"].ServerRelativeURL
+	_, r := getV3(t, e, ref)
+	if r.hdr.Get("Cache-Control") != "public, immutable" || r.hdr.Get("Expires") == "" {
+		t.Fatalf("hash URL caching: %v", r.hdr)
+	}
+	hash := ref[strings.Index(ref, "hash=")+5:]
+	if r.hdr.Get("Etag") != `"`+hash+`"` {
+		t.Fatalf("ETag %s, hash %s", r.hdr.Get("Etag"), hash)
+	}
+	if r := e.do("GET", "/openapi/v3/api/v1", nil, "If-None-Match", r.hdr.Get("Etag")); r.code != http.StatusNotModified {
+		t.Fatalf("If-None-Match: %d", r.code)
+	}
+	// A stale hash redirects to the current one.
+	req, _ := http.NewRequest("GET", e.url+"/openapi/v3/api/v1?hash=0000", nil)
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != ref {
+		t.Fatalf("stale hash: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	pods, _ := getV3(t, e, "/openapi/v3/api/v1")
+	if pods.Paths.Paths["/api/v1/namespaces/{namespace}/pods/{name}"] == nil {
+		t.Fatal("no pod path in api/v1")
+	}
+	if _, ok := pods.Components.Schemas["io.k8s.api.core.v1.Pod"]; !ok {
+		t.Fatal("no Pod schema in api/v1")
+	}
+}
+
+// TestOpenAPICRD: a CRD's schema appears in v2 and in its group-version's
+// v3 document when it is established, changes with it, and disappears
+// when it is deleted.
+func TestOpenAPICRD(t *testing.T) {
+	e := newEnv(t)
+	before := getV2(t, e)
+	if _, ok := before.Definitions["com.example.v1.Widget"]; ok {
+		t.Fatal("widget before its CRD")
+	}
+	beforeIdx := getV3Index(t, e)
+	e.must(201, "POST", crdPath, structuralWidgetCRD())
+	waitFor(t, func() bool { _, ok := e.srv.reg.lookup("example.com", "v1", "widgets"); return ok })
+
+	sw := getV2(t, e)
+	w, ok := sw.Definitions["com.example.v1.Widget"]
+	if !ok || !hasGVK(w.Extensions, "example.com", "v1", "Widget") {
+		t.Fatalf("v2 widget: %v %v", ok, w.Extensions)
+	}
+	if _, ok := w.Properties["spec"].Properties["color"]; !ok {
+		t.Fatalf("widget spec: %+v", w.Properties["spec"])
+	}
+	if _, ok := sw.Definitions["com.example.v1beta1.Widget"]; !ok {
+		t.Fatal("v2 widget v1beta1 missing")
+	}
+	if _, ok := sw.Definitions["io.k8s.api.core.v1.Pod"]; !ok {
+		t.Fatal("built-ins lost in the merge")
+	}
+	if sw.Paths.Paths["/apis/example.com/v1/namespaces/{namespace}/widgets/{name}"].Patch == nil {
+		t.Fatal("widget patch path missing")
+	}
+	idx := getV3Index(t, e)
+	ref, ok := idx.Paths["apis/example.com/v1"]
+	if !ok {
+		t.Fatalf("v3 index lacks the CRD: %v", idx)
+	}
+	if beforeIdx.Paths["api/v1"] != idx.Paths["api/v1"] {
+		t.Fatal("api/v1 hash changed with a CRD")
+	}
+	doc, _ := getV3(t, e, ref.ServerRelativeURL)
+	if s := doc.Components.Schemas["com.example.v1.Widget"]; s == nil || s.Properties["spec"].Properties["color"].Type[0] != "string" {
+		t.Fatalf("v3 widget: %+v", s)
+	}
+
+	// A change of the schema is published.
+	crd := e.must(200, "GET", crdPath+"/widgets.example.com", nil)
+	for _, v := range path(crd, "spec", "versions").([]any) {
+		props := path(v.(map[string]any), "schema", "openAPIV3Schema", "properties", "spec", "properties").(map[string]any)
+		props["size"] = map[string]any{"type": "integer", "description": "how big"}
+	}
+	e.must(200, "PUT", crdPath+"/widgets.example.com", crd)
+	waitFor(t, func() bool {
+		sw := getV2(t, e)
+		return sw.Definitions["com.example.v1.Widget"].Properties["spec"].Properties["size"].Description == "how big"
+	})
+	idx2 := getV3Index(t, e)
+	if idx2.Paths["apis/example.com/v1"] == ref {
+		t.Fatal("v3 hash unchanged after a schema change")
+	}
+	doc, _ = getV3(t, e, idx2.Paths["apis/example.com/v1"].ServerRelativeURL)
+	if doc.Components.Schemas["com.example.v1.Widget"].Properties["spec"].Properties["size"].Description != "how big" {
+		t.Fatal("v3 not updated")
+	}
+
+	e.must(200, "DELETE", crdPath+"/widgets.example.com", nil)
+	waitFor(t, func() bool { _, ok := e.srv.reg.lookup("example.com", "v1", "widgets"); return !ok })
+	if _, ok := getV2(t, e).Definitions["com.example.v1.Widget"]; ok {
+		t.Fatal("widget after its CRD was deleted")
+	}
+	if _, ok := getV3Index(t, e).Paths["apis/example.com/v1"]; ok {
+		t.Fatal("v3 index keeps a deleted CRD")
+	}
+}
+
+// TestOpenAPILazy: a server that is never asked for OpenAPI builds none;
+// the first request builds, later ones are served from the cache. It logs
+// the time and the heap the documents take.
+func TestOpenAPILazy(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", cmPath, cm("a", nil, nil))
+	if e.srv.openapi.builtinBuilt() {
+		t.Fatal("built-in OpenAPI built without a request")
+	}
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	h0 := heap()
+	start := time.Now()
+	getV2(t, e)
+	v2 := time.Since(start)
+	if !e.srv.openapi.builtinBuilt() {
+		t.Fatal("not built after a request")
+	}
+	h1 := heap()
+	start = time.Now()
+	e.do("GET", "/openapi/v2", nil, "Accept", protoV2Accept)
+	pb := time.Since(start)
+	start = time.Now()
+	getV3Index(t, e)
+	v3 := time.Since(start)
+	h2 := heap()
+	start = time.Now()
+	e.do("GET", "/openapi/v2", nil, "Accept", protoV2Accept)
+	again := time.Since(start)
+	t.Logf("first /openapi/v2 (JSON) %v, heap +%d MiB; first protobuf %v; first /openapi/v3 (all group-versions) %v, heap +%d MiB more; cached protobuf /openapi/v2 %v",
+		v2.Round(time.Millisecond), (int64(h1)-int64(h0))>>20, pb.Round(time.Millisecond), v3.Round(time.Millisecond), (int64(h2)-int64(h1))>>20, again.Round(time.Millisecond))
+}
+
+// structuralWidgetCRD is widgets.example.com, v1 and v1beta1, with a
+// structural schema (no preserved unknown fields, which OpenAPI v2 drops).
+func structuralWidgetCRD() map[string]any {
+	crd := widgetCRD("Namespaced", "v1", "v1beta1")
+	for _, v := range path(crd, "spec", "versions").([]any) {
+		delete(v.(map[string]any), "selectableFields")
+		v.(map[string]any)["schema"] = map[string]any{"openAPIV3Schema": map[string]any{
+			"type": "object", "description": "Widget is a test kind.",
+			"properties": map[string]any{"spec": map[string]any{"type": "object", "description": "what a widget is",
+				"properties": map[string]any{"color": map[string]any{"type": "string", "description": "its color"}}}}}}
+	}
+	return crd
+}
