@@ -105,9 +105,7 @@ func TestDiscoveryMatchesKube(t *testing.T) {
 	}
 	slices.Sort(missing)
 	t.Logf("served %d of kube-apiserver v1.37.2's %d resources; not yet: %v", len(served), len(kube), missing)
-	// THE ONLY ALLOWED GAP: admissionregistration.k8s.io, until the webhook work serves it.
-	allowedGap := []string{"admissionregistration.k8s.io/v1/mutatingadmissionpolicies", "admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings", "admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", "admissionregistration.k8s.io/v1/validatingadmissionpolicies", "admissionregistration.k8s.io/v1/validatingadmissionpolicybindings", "admissionregistration.k8s.io/v1/validatingwebhookconfigurations"}
-	if missing = slices.DeleteFunc(missing, func(k string) bool { return slices.Contains(allowedGap, k) }); len(missing) > 0 {
+	if len(missing) > 0 {
 		t.Errorf("kube-apiserver v1.37.2 serves these, listwatch does not: %v", missing)
 	}
 

@@ -11,11 +11,9 @@ import (
 // TestKubectlAPIResourcesMatchKube: `kubectl api-resources` and `kubectl
 // api-versions` against serve print what they print against a real
 // kube-apiserver v1.37.2 (the fixture in server/testdata/kube-v1.37.2),
-// line for line, but for admissionregistration.k8s.io, which is not served
-// yet (the only allowed gap).
+// line for line.
 func TestKubectlAPIResourcesMatchKube(t *testing.T) {
 	s := startServer(t, "")
-	gap := func(line string) bool { return strings.Contains(line, "admissionregistration.k8s.io") }
 	for _, tc := range []struct{ file, cmd string }{
 		{"api-resources.txt", "api-resources -o wide"},
 		{"api-versions.txt", "api-versions"},
@@ -24,10 +22,10 @@ func TestKubectlAPIResourcesMatchKube(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := slices.DeleteFunc(normalizeLines(string(b)), gap)
+		want := normalizeLines(string(b))
 		got := normalizeLines(kubectl(t, s, "", strings.Fields(tc.cmd)...))
 		if !slices.Equal(got, want) {
-			t.Errorf("kubectl %s:\nours:\n%s\nkube (less admissionregistration):\n%s", tc.cmd, strings.Join(got, "\n"), strings.Join(want, "\n"))
+			t.Errorf("kubectl %s:\nours:\n%s\nkube:\n%s", tc.cmd, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	}
 }
