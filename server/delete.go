@@ -97,14 +97,22 @@ func (c *call) delete() error {
 // returnsDeleted lists the built-ins whose DELETE answers the deleted
 // object rather than a Status, as their kube stores set
 // ReturnDeletedObject.
-var returnsDeleted = map[string]bool{"namespaces": true, "pods": true, "services": true, "serviceaccounts": true}
+// Keys are "group/plural" (k8s.io/kubernetes/pkg/registry/*/storage).
+var returnsDeleted = map[string]bool{
+	"/namespaces": true, "/pods": true, "/services": true, "/serviceaccounts": true,
+	"/persistentvolumes": true, "/persistentvolumeclaims": true, "/podtemplates": true, "/resourcequotas": true,
+	"resource.k8s.io/deviceclasses": true, "resource.k8s.io/resourceclaims": true,
+	"resource.k8s.io/resourceclaimtemplates": true, "resource.k8s.io/resourceslices": true,
+	"storage.k8s.io/csidrivers": true, "storage.k8s.io/csinodes": true, "storage.k8s.io/storageclasses": true,
+	"storage.k8s.io/volumeattachments": true, "storage.k8s.io/volumeattributesclasses": true,
+}
 
 func (c *call) writeDeleted(value []byte, cur *doc) error {
 	return c.writeDeletedCode(http.StatusOK, value, cur)
 }
 
 func (c *call) writeDeletedCode(code int, value []byte, cur *doc) error {
-	if c.res.crd != "" || c.res.group == "" && returnsDeleted[c.res.plural] || c.res.isCRDs() {
+	if c.res.crd != "" || returnsDeleted[c.res.group+"/"+c.res.plural] || c.res.isCRDs() {
 		return c.writeObject(code, value)
 	}
 	st := wire.NewSuccess()

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	aggregatoropenapi "k8s.io/kube-aggregator/pkg/generated/openapi"
+	"k8s.io/kube-openapi/pkg/common"
 	"net/http"
 	"slices"
 	"strings"
@@ -22,7 +24,6 @@ import (
 	"k8s.io/kube-openapi/pkg/builder"
 	"k8s.io/kube-openapi/pkg/builder3"
 	"k8s.io/kube-openapi/pkg/cached"
-	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/common/restfuladapter"
 	"k8s.io/kube-openapi/pkg/handler"
 	"k8s.io/kube-openapi/pkg/handler3"
@@ -185,11 +186,24 @@ var openAPIInfoVersion = func() string {
 }()
 
 var (
-	openAPIDefinitions     = utilopenapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions)
+	openAPIDefinitions     = utilopenapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(kubeAndAggregatorDefinitions)
 	openAPIDefinitionNamer = sync.OnceValue(func() *openapinamer.DefinitionNamer {
-		return openapinamer.NewDefinitionNamer(legacyscheme.Scheme, apiextensionsOpenAPIScheme)
+		return openapinamer.NewDefinitionNamer(legacyscheme.Scheme, apiextensionsOpenAPIScheme, aggregatorOpenAPIScheme)
 	})
 )
+
+// kubeAndAggregatorDefinitions are kube-apiserver's generated definitions
+// and its aggregator's (apiregistration.k8s.io), which kube-apiserver
+// merges from the aggregator's own document.
+func kubeAndAggregatorDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
+	defs := generatedopenapi.GetOpenAPIDefinitions(ref)
+	for name, def := range aggregatoropenapi.GetOpenAPIDefinitions(ref) {
+		if _, ok := defs[name]; !ok {
+			defs[name] = def
+		}
+	}
+	return defs
+}
 
 // builtinGVPaths returns the group-version paths of the built-in resources.
 func builtinGVPaths(reg *registry) []string {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	aggregatorinstall "k8s.io/kube-aggregator/pkg/apis/apiregistration/install"
 	"strings"
 
 	restful "github.com/emicklei/go-restful/v3"
@@ -42,15 +43,30 @@ var apiextensionsOpenAPIScheme = func() *runtime.Scheme {
 	return s
 }()
 
+// aggregatorOpenAPIScheme is the same for apiregistration.k8s.io, which
+// kube-apiserver serves from its aggregator.
+var aggregatorOpenAPIScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	aggregatorinstall.Install(s)
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
+	s.AddUnversionedTypes(schema.GroupVersion{Version: "v1"},
+		&metav1.Status{}, &metav1.APIVersions{}, &metav1.APIGroupList{}, &metav1.APIGroup{}, &metav1.APIResourceList{})
+	return s
+}()
+
 var (
 	legacyOpenAPICodecs        = legacyscheme.Codecs
 	apiextensionsOpenAPICodecs = serializer.NewCodecFactory(apiextensionsOpenAPIScheme)
+	aggregatorOpenAPICodecs    = serializer.NewCodecFactory(aggregatorOpenAPIScheme)
 )
 
 // openAPISchemeFor is the scheme kube-apiserver registers group in.
 func openAPISchemeFor(group string) (*runtime.Scheme, runtime.NegotiatedSerializer) {
-	if group == groupCRD {
+	switch group {
+	case groupCRD:
 		return apiextensionsOpenAPIScheme, apiextensionsOpenAPICodecs
+	case groupAPIRegistration:
+		return aggregatorOpenAPIScheme, aggregatorOpenAPICodecs
 	}
 	return legacyscheme.Scheme, legacyOpenAPICodecs
 }
@@ -68,14 +84,6 @@ type openAPIStub struct {
 
 // DeleteReturnsDeletedObject is rest.MayReturnFullObjectDeleter.
 func (s *openAPIStub) DeleteReturnsDeletedObject() bool { return s.returnsDeleted }
-
-// kubeReturnsDeleted are the built-in resources whose kube storage sets
-// ReturnDeletedObject (k8s.io/kubernetes/pkg/registry/core/*/storage);
-// namespaces' REST wraps its store and does not say so.
-var kubeReturnsDeleted = map[string]bool{
-	"pods": true, "services": true, "serviceaccounts": true, "resourcequotas": true,
-	"persistentvolumes": true, "persistentvolumeclaims": true, "podtemplates": true,
-}
 
 var errOpenAPIStub = fmt.Errorf("server: OpenAPI route stubs are not served")
 
@@ -202,7 +210,7 @@ func openAPIStorages(rs []*resource) (map[string]rest.Storage, error) {
 			return o
 		}
 		stub := &openAPIStub{newObj: newObj, newList: newList, namespaced: r.namespaced, singular: r.singular,
-			returnsDeleted: r.group == "" && kubeReturnsDeleted[r.plural]}
+			returnsDeleted: returnsDeleted[r.group+"/"+r.plural] && r.group+"/"+r.plural != "/namespaces"} // kube's namespace REST wraps its store and does not say so
 		switch {
 		case r.virtual:
 			out[r.plural] = createStorage{stubCreate{stub}, stub}
