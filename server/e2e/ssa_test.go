@@ -33,12 +33,6 @@ func TestKubectlServerSideApply(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(bin), func(t *testing.T) {
-			if strings.HasSuffix(bin, ".1.27") {
-				// kubectl 1.27 reads /openapi/v2 before any apply.
-				if code, _ := newRawClient(t, restConfig(t, s)).do("GET", "/openapi/v2", "", ""); code != 200 {
-					t.Skipf("kubectl 1.27 needs /openapi/v2, which this server answers %d", code)
-				}
-			}
 			ns := "ssa-" + string(rune('a'+i))
 			run := func(stdin string, args ...string) (string, error) {
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
