@@ -1,9 +1,12 @@
 package apiserver
 
 import (
+	"strings"
+
 	"context"
 	"errors"
 	"fmt"
+	"github.com/listwatch/listwatch/wire"
 	"io"
 	"log/slog"
 	"sync"
@@ -214,5 +217,46 @@ func TestCacheSetConsistentListFallsBack(t *testing.T) {
 	page, err := r.GetList(ctx, prefix, storage.GetListOptions{Mode: storage.ReadMostRecent})
 	if err != nil || len(page.Items) != 1 {
 		t.Fatalf("consistent list: %v items, %v", len(page.Items), err)
+	}
+}
+
+// TestCacheSetWatchListFallsBack: a watch-list (sendInitialEvents=true, no
+// resourceVersion) on a cache that cannot prove it holds etcd's current
+// revision in time is served by the direct reader: the initial events,
+// then the bookmark that ends them, not a 504.
+func TestCacheSetWatchListFallsBack(t *testing.T) {
+	et := etcdtest.Start(t)
+	s := newCacheSet(et.Store, direct.New(et.Store), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	s.freshness = time.Nanosecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	const prefix = "/registry/example.com/widgets/"
+	if _, err := et.Store.Create(ctx, prefix+"w1", []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	r := s.Open(server.ReaderSpec{Prefix: prefix}).(*cachedReader)
+	waitBuilt(t, []*cachedReader{r})
+	if _, err := et.Store.Create(ctx, "/registry/elsewhere/x", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	w, err := r.WatchList(ctx, prefix, storage.WatchOptions{Mode: storage.ReadMostRecent, SendInitialEvents: &yes, AllowBookmarks: true})
+	if err != nil {
+		t.Fatalf("watch-list: %v", err)
+	}
+	defer w.Close()
+	ev, err := w.Next(ctx)
+	if err != nil || ev.Type != wire.Added || !strings.Contains(string(ev.Object), `"w1"`) {
+		t.Fatalf("first event %v %s, %v; want ADDED w1", ev.Type, ev.Object, err)
+	}
+	if ev, err = w.Next(ctx); err != nil || ev.Type != wire.Bookmark || !ev.InitialEventsEnd {
+		t.Fatalf("second event %v (end %v), %v; want the bookmark ending the initial events", ev.Type, ev.InitialEventsEnd, err)
 	}
 }
