@@ -275,21 +275,32 @@ func unstructuredOf(d *doc) (*unstructured.Unstructured, error) {
 	return u, nil
 }
 
+// customObjects are a custom resource's write d and its stored object old
+// (nil on create) as the admission plugins take them.
+func customObjects(d, old *doc) (*unstructured.Unstructured, runtime.Object, error) {
+	obj, err := unstructuredOf(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	if old == nil {
+		return obj, nil, nil
+	}
+	o, err := unstructuredOf(old)
+	if err != nil {
+		return nil, nil, err
+	}
+	return obj, o, nil
+}
+
 // mutateCustom runs the mutating webhooks over a custom resource's write
 // d (old: the stored object, nil on create); their patches land in d.
 func (c *call) mutateCustom(d, old *doc) error {
 	if !c.webhookOn() || c.res.typed() != nil {
 		return nil
 	}
-	obj, err := unstructuredOf(d)
+	obj, oldObj, err := customObjects(d, old)
 	if err != nil {
 		return err
-	}
-	var oldObj runtime.Object
-	if old != nil {
-		if oldObj, err = unstructuredOf(old); err != nil {
-			return err
-		}
 	}
 	before := obj.DeepCopy()
 	if err := c.mutate(c.customGVK(), admission.NewObjectInterfacesFromScheme(legacyscheme.Scheme), obj, oldObj); err != nil {
@@ -317,15 +328,9 @@ func (c *call) webhookValidateCustom(d, old *doc) error {
 	if !c.webhookOn() || c.res.typed() != nil {
 		return nil
 	}
-	obj, err := unstructuredOf(d)
+	obj, oldObj, err := customObjects(d, old)
 	if err != nil {
 		return err
-	}
-	var oldObj runtime.Object
-	if old != nil {
-		if oldObj, err = unstructuredOf(old); err != nil {
-			return err
-		}
 	}
 	return c.validate(c.customGVK(), admission.NewObjectInterfacesFromScheme(legacyscheme.Scheme), obj, oldObj, c.operation(oldObj))
 }
