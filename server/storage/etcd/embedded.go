@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -152,7 +153,9 @@ func startLocked(ctx context.Context, cfg EmbeddedConfig, lock *dirLock) (*Embed
 	}
 	var endpoints []string
 	for _, l := range e.Clients {
-		endpoints = append(endpoints, "https://"+l.Addr().String())
+		if !isHTTPListener(l, ec) {
+			endpoints = append(endpoints, "https://"+l.Addr().String())
+		}
 	}
 	clientCfg := Config{Endpoints: endpoints, CAFile: clientTLS.CAFile, CertFile: clientTLS.CertFile, KeyFile: clientTLS.KeyFile}
 	if own {
@@ -227,6 +230,21 @@ func embedConfig(cfg EmbeddedConfig, clientTLS TLSFiles, keys *pki.EtcdPKI) (*em
 	if clientAddr == "" {
 		clientAddr = "127.0.0.1:0"
 	}
+	// etcd serves gRPC natively (grpc-go's own HTTP/2 transport) only on
+	// client URLs that serve nothing else; a listener shared with its
+	// HTTP endpoints (health, metrics, version) routes every call through
+	// grpc-go's ServeHTTP, which costs this server's writes about a
+	// fifth of their CPU. So the HTTP endpoints get a listener of their
+	// own, on a loopback port of their own, under the same mutual TLS.
+	// etcd tells listeners apart by address, so a client address asking
+	// for any free port is given a definite one first.
+	if host, port, err := net.SplitHostPort(clientAddr); err == nil && port == "0" {
+		p, err := freePort(host)
+		if err != nil {
+			return nil, fmt.Errorf("%w: client address: %w", ErrEmbeddedStart, err)
+		}
+		clientAddr = net.JoinHostPort(host, p)
+	}
 	if peerAddr == "" {
 		peerAddr = "127.0.0.1:0"
 	}
@@ -252,6 +270,7 @@ func embedConfig(cfg EmbeddedConfig, clientTLS TLSFiles, keys *pki.EtcdPKI) (*em
 		return nil, fmt.Errorf("%w: peer address: %w", ErrEmbeddedStart, err)
 	}
 	ec.ListenClientUrls = []url.URL{*cu}
+	ec.ListenClientHttpUrls = []url.URL{{Scheme: "https", Host: httpAddr(cu.Hostname())}}
 	ec.AdvertiseClientUrls = []url.URL{*cu}
 	ec.ListenPeerUrls = []url.URL{*pu}
 	ec.AdvertisePeerUrls = []url.URL{*pu}
@@ -278,6 +297,37 @@ func embedConfig(cfg EmbeddedConfig, clientTLS TLSFiles, keys *pki.EtcdPKI) (*em
 	}
 	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
 	return ec, nil
+}
+
+// freePort returns a port free on host now. etcd binds it moments later;
+// were it taken in between, the start would fail with "address in use".
+func freePort(host string) (string, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return "", err
+	}
+	_, port, err := net.SplitHostPort(l.Addr().String())
+	return port, errors.Join(err, l.Close())
+}
+
+// httpAddr is where the member's HTTP endpoints listen: a free port on
+// the client host.
+func httpAddr(host string) string { return net.JoinHostPort(host, "0") }
+
+// isHTTPListener tells the listener of the member's HTTP endpoints from
+// its gRPC listeners: only it can have a port the configuration left
+// free.
+func isHTTPListener(l net.Listener, ec *embed.Config) bool {
+	_, port, err := net.SplitHostPort(l.Addr().String())
+	if err != nil {
+		return false
+	}
+	for _, u := range ec.ListenClientUrls {
+		if u.Port() == port {
+			return false
+		}
+	}
+	return true
 }
 
 // Client returns the client connected to the member; Close closes it.

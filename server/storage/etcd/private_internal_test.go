@@ -61,6 +61,53 @@ func TestEmbeddedPeerRefusesOthers(t *testing.T) {
 	}
 }
 
+// TestEmbeddedClientListenerIsGRPCOnly: the client endpoints serve gRPC
+// alone (etcd then serves it with grpc-go's own transport, not through
+// ServeHTTP); etcd's HTTP endpoints have a listener of their own, under
+// the same mutual TLS.
+func TestEmbeddedClientListenerIsGRPCOnly(t *testing.T) {
+	t.Parallel()
+	e, _ := startForTest(t)
+	cfg := e.ClientConfig()
+	cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := cfg.tlsConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.Certificates = []tls.Certificate{cert}
+	get := func(url string, tc *tls.Config) (int, error) {
+		c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}
+		defer c.CloseIdleConnections()
+		resp, err := c.Get(url)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	if len(cfg.Endpoints) != 1 || len(e.etcd.Clients) != 2 {
+		t.Fatalf("endpoints %v, %d client listeners; want 1 endpoint of 2 listeners", cfg.Endpoints, len(e.etcd.Clients))
+	}
+	if code, err := get(cfg.Endpoints[0]+"/health", tc); err == nil && code == http.StatusOK {
+		t.Errorf("GET /health on the gRPC endpoint %s: 200", cfg.Endpoints[0])
+	}
+	var httpAddr string
+	for _, l := range e.etcd.Clients {
+		if "https://"+l.Addr().String() != cfg.Endpoints[0] {
+			httpAddr = l.Addr().String()
+		}
+	}
+	if code, err := get("https://"+httpAddr+"/health", tc); err != nil || code != http.StatusOK {
+		t.Errorf("GET /health on the HTTP listener %s: %d, %v", httpAddr, code, err)
+	}
+	if code, err := get("https://"+httpAddr+"/health", &tls.Config{InsecureSkipVerify: true}); err == nil {
+		t.Errorf("GET /health on the HTTP listener without a certificate: %d", code)
+	}
+}
+
 // TestStartEmbeddedReturnsWhileEtcdBlocks: when etcd cannot open its
 // database (another program holds bbolt's lock), StartEmbedded still
 // returns when its context ends, and the directory is free once the
