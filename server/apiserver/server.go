@@ -446,7 +446,7 @@ func authenticator(o Options, creds *pki.Credentials, sa *saTokens) (authn, toke
 		}
 		tfs = append(tfs, tf)
 	}
-	authns := append(auth.Union{auth.X509{Roots: pki.ClientCAPool(creds)}}, tfs...)
+	authns := append(auth.Union{auth.NewX509(pki.ClientCAPool(creds))}, tfs...)
 	authns = append(authns, sa.authn)
 	return auth.AnonymousPublicInfo{Authenticator: authns}, tfs, nil
 }

@@ -111,19 +111,24 @@ func TestX509VerifiesAgainstRoots(t *testing.T) {
 		{"server usage", []*x509.Certificate{leaf(ca, now.Add(time.Hour), x509.ExtKeyUsageServerAuth)}, false},
 		{"self-signed", []*x509.Certificate{leaf(nil, now.Add(time.Hour), x509.ExtKeyUsageClientAuth)}, false},
 	}
+	// Each case three times: without a cache, then twice with one (the
+	// second from it).
+	cached := NewX509(roots)
 	for _, tt := range tests {
-		r := httptest.NewRequest(http.MethodGet, "/", nil)
-		// What tls.RequestClientCert leaves: certificates, no verified chains.
-		r.TLS = &tls.ConnectionState{PeerCertificates: tt.chain}
-		u, ok, err := X509{Roots: roots}.Authenticate(r)
-		if ok != tt.ok {
-			t.Errorf("%s: ok=%v err=%v, want ok=%v", tt.name, ok, err, tt.ok)
-		}
-		if !tt.ok && !errors.Is(err, ErrCertNotVerified) {
-			t.Errorf("%s: err %v, want ErrCertNotVerified", tt.name, err)
-		}
-		if ok && (u.Name != "carol" || !slices.Equal(u.Groups, []string{"dev", "ops"})) {
-			t.Errorf("%s: user %+v", tt.name, u)
+		for i, a := range []X509{{Roots: roots}, cached, cached} {
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			// What tls.RequestClientCert leaves: certificates, no verified chains.
+			r.TLS = &tls.ConnectionState{PeerCertificates: tt.chain}
+			u, ok, err := a.Authenticate(r)
+			if ok != tt.ok {
+				t.Errorf("%s (%d): ok=%v err=%v, want ok=%v", tt.name, i, ok, err, tt.ok)
+			}
+			if !tt.ok && !errors.Is(err, ErrCertNotVerified) {
+				t.Errorf("%s (%d): err %v, want ErrCertNotVerified", tt.name, i, err)
+			}
+			if ok && (u.Name != "carol" || !slices.Equal(u.Groups, []string{"dev", "ops"})) {
+				t.Errorf("%s (%d): user %+v", tt.name, i, u)
+			}
 		}
 	}
 	// The clock is the authenticator's.
@@ -131,5 +136,43 @@ func TestX509VerifiesAgainstRoots(t *testing.T) {
 	r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{leaf(ca, now.Add(time.Hour), x509.ExtKeyUsageClientAuth)}}
 	if _, ok, _ := (X509{Roots: roots, Now: func() time.Time { return now.Add(2 * time.Hour) }}).Authenticate(r); ok {
 		t.Error("certificate accepted after its expiry by the authenticator's clock")
+	}
+}
+
+// A remembered verification holds only while every certificate of the
+// chain is valid: past the intermediate's expiry (before the leaf's) the
+// same certificates are refused, and a chain sent without its
+// intermediate is not taken for the one sent with it.
+func TestX509VerifiedCertsExpire(t *testing.T) {
+	ca := newTestCA(t, "ca")
+	now := time.Now()
+	interCert, interKey := issueTest(t, &x509.Certificate{Subject: pkix.Name{CommonName: "intermediate"}, NotBefore: now.Add(-time.Hour),
+		NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}, ca)
+	leaf, _ := issueTest(t, &x509.Certificate{Subject: pkix.Name{CommonName: "dave"}, NotBefore: now.Add(-time.Hour),
+		NotAfter: now.Add(3 * time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, &testCA{cert: interCert, key: interKey})
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.cert)
+	clock := now
+	a := NewX509(roots)
+	a.Now = func() time.Time { return clock }
+	auth := func(chain ...*x509.Certificate) bool {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.TLS = &tls.ConnectionState{PeerCertificates: chain}
+		_, ok, _ := a.Authenticate(r)
+		return ok
+	}
+	if !auth(leaf, interCert) || !auth(leaf, interCert) {
+		t.Fatal("valid chain refused")
+	}
+	if auth(leaf) {
+		t.Error("leaf without its intermediate accepted after the chain was remembered")
+	}
+	clock = now.Add(2 * time.Hour)
+	if auth(leaf, interCert) {
+		t.Error("chain accepted after its intermediate expired")
+	}
+	clock = now
+	if !auth(leaf, interCert) {
+		t.Error("chain refused once the clock is back in its validity")
 	}
 }
