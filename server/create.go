@@ -2,9 +2,12 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
@@ -76,18 +79,71 @@ func (c *call) createDoc(d *doc) ([]byte, error) {
 // checkNamespaceOpen: ns exists and is not being deleted.
 func (s *Server) checkNamespaceOpen(ctx context.Context, r *resource, ns, name string) error {
 	nsRes, _ := s.reg.lookup("", "v1", "namespaces")
-	kv, err := s.store.Get(ctx, nsRes.key("", ns))
-	if errors.Is(err, storage.ErrNotFound) {
-		return wire.NewNotFound(nsRes.gr(), ns)
+	key := nsRes.key("", ns)
+	// As kube's NamespaceLifecycle admission: the namespace as the watch
+	// cache holds it decides (it may lag a write by a moment, as kube's
+	// informer does); one the cache does not hold yet is read from
+	// storage, so a namespace just created is never refused.
+	// A namespace this server was asked to delete lately is always read
+	// from storage (kube's forceLiveLookup), so that content created
+	// right after a delete is refused even while the cache lags.
+	var value []byte
+	page, err := nsRes.reader.GetList(ctx, key, storage.GetListOptions{Mode: storage.ReadAny, Limit: 1})
+	if err == nil && len(page.Items) == 1 && page.Items[0].Key == key && !s.nsDeleted.has(ns) {
+		value = page.Items[0].Value
+	} else {
+		kv, err := s.store.Get(ctx, key)
+		if errors.Is(err, storage.ErrNotFound) {
+			return wire.NewNotFound(nsRes.gr(), ns)
+		}
+		if err != nil {
+			return storageError(err, nsRes, ns)
+		}
+		value = kv.Value
 	}
-	if err != nil {
-		return storageError(err, nsRes, ns)
+	var meta struct {
+		Metadata struct {
+			DeletionTimestamp string `json:"deletionTimestamp"`
+		} `json:"metadata"`
 	}
-	if d, err := decodeDoc(kv.Value); err == nil && d.metaString("deletionTimestamp") != "" {
+	if json.Unmarshal(value, &meta) == nil && meta.Metadata.DeletionTimestamp != "" {
 		return wire.NewForbidden(r.gr(), name,
 			"unable to create new content in namespace "+ns+" because it is being terminated")
 	}
 	return nil
+}
+
+// liveLookups remembers, for forceLiveLookupTTL, the namespaces whose
+// deletion this server began.
+type liveLookups struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+// forceLiveLookupTTL is how long kube's NamespaceLifecycle reads a
+// namespace it saw deleted from storage rather than from its cache.
+const forceLiveLookupTTL = 30 * time.Second
+
+func (l *liveLookups) add(ns string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if l.at == nil {
+		l.at = map[string]time.Time{}
+	}
+	for n, t := range l.at {
+		if now.Sub(t) > forceLiveLookupTTL {
+			delete(l.at, n)
+		}
+	}
+	l.at[ns] = now
+}
+
+func (l *liveLookups) has(ns string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t, ok := l.at[ns]
+	return ok && time.Since(t) <= forceLiveLookupTTL
 }
 
 // afterWrite lets the server react to its own writes at once (a new CRD is

@@ -40,6 +40,9 @@ func (c *call) delete() error {
 		return c.writeDeleteResult(res, opts)
 	}
 	ctx := c.r.Context()
+	if isNamespace {
+		c.s.nsDeleted.add(c.name)
+	}
 	key := c.res.key(c.ns, c.name)
 	kv, err := c.s.store.Get(ctx, key)
 	if err != nil {

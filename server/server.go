@@ -94,6 +94,9 @@ type Server struct {
 	now     func() time.Time
 	reg     *registry
 	metrics *metrics
+	// nsDeleted: namespaces whose deletion began here lately, which
+	// checkNamespaceOpen reads from storage (create.go).
+	nsDeleted liveLookups
 	// reviewers answer the identity APIs, by "group/plural" (identity.go).
 	reviewers map[string]*reviewer
 	// tokens serves serviceaccounts/token; nil when not configured.
