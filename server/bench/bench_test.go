@@ -44,6 +44,7 @@ func TestRunAgainstKubeconfig(t *testing.T) {
 			ChildTimeout: 2 * time.Minute,
 		},
 		Watch:    &WatchOptions{Watchers: 2, Writes: 25},
+		Write:    &WriteOptions{Writes: 30, Workers: 4},
 		Queue:    &QueueOptions{Keys: 500, AddsPerKey: 4, Queued: 5000, LatencySamples: 1000},
 		Progress: &progress,
 	})
@@ -92,6 +93,7 @@ func TestRunAgainstKubeconfig(t *testing.T) {
 		Queue struct {
 			Impls []QueueStats `json:"impls"`
 		} `json:"queue"`
+		Write WriteResult `json:"write"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
@@ -138,6 +140,16 @@ func TestRunAgainstKubeconfig(t *testing.T) {
 	}
 	if doc.Watch.ServerCPUMs != 0 {
 		t.Errorf("watch: server CPU %v for a remote server without --server-pid", doc.Watch.ServerCPUMs)
+	}
+
+	if len(doc.Write.Cases) != 3*len(WriteClients) {
+		t.Fatalf("write: %d cases, want %d", len(doc.Write.Cases), 3*len(WriteClients))
+	}
+	for i, c := range doc.Write.Cases {
+		if c.Client != WriteClients[i/3] || c.Op != []string{"create", "update", "delete"}[i%3] || c.Ops != 30 ||
+			c.PerSec <= 0 || c.Latency.Count != 30 || c.Latency.MaxMs <= 0 || c.ServerCPUScope != "" {
+			t.Errorf("write case %d: %+v", i, c)
+		}
 	}
 
 	if len(doc.Queue.Impls) != 2 || doc.Queue.Impls[0].Impl != "listwatch" || doc.Queue.Impls[1].Impl != "client-go" {

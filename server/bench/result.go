@@ -23,6 +23,7 @@ type Result struct {
 	Informer *InformerResult `json:"informer,omitempty"`
 	Watch    *WatchResult    `json:"watch,omitempty"`
 	Queue    *QueueResult    `json:"queue,omitempty"`
+	Write    *WriteResult    `json:"write,omitempty"`
 }
 
 // TargetInfo says which server was measured.

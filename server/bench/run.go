@@ -34,6 +34,7 @@ type Options struct {
 	Informer *InformerOptions
 	Watch    *WatchOptions
 	Queue    *QueueOptions
+	Write    *WriteOptions
 
 	// Progress receives progress bars (on a terminal) or lines; nil: none.
 	Progress io.Writer
@@ -64,7 +65,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		GoMaxProcs: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU()}
 	progress := func(label string, total int) *Progress { return NewProgress(o.Progress, label, total) }
 
-	if o.List != nil || o.Informer != nil || o.Watch != nil {
+	if o.List != nil || o.Informer != nil || o.Watch != nil || o.Write != nil {
 		t, err := Connect(ctx, o.Target)
 		if err != nil {
 			return nil, err
@@ -129,6 +130,15 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 				wo.Progress = progress("watch writes", max(wo.Writes, 1))
 			}
 			if res.Watch, err = RunWatch(ctx, t, f, wo); err != nil {
+				return nil, err
+			}
+		}
+		if o.Write != nil {
+			wo := *o.Write
+			if wo.Progress == nil {
+				wo.Progress = progress
+			}
+			if res.Write, err = RunWrite(ctx, t, f, wo); err != nil {
 				return nil, err
 			}
 		}

@@ -51,6 +51,17 @@ func WriteTable(w io.Writer, r *Result) error {
 			return err
 		}
 	}
+	if wr := r.Write; wr != nil {
+		fmt.Fprintf(w, "\nWRITES of %s in %s, %d at once\n", wr.Resource, wr.Namespace, wr.Workers)
+		p("client\top\tops\tops/s\tp50 ms\tp99 ms\tserver CPU ms/op\tCPU scope\t\n")
+		for _, c := range wr.Cases {
+			p("%s\t%s\t%d\t%.0f\t%.2f\t%.2f\t%.3f\t%s\t\n", c.Client, c.Op, c.Ops, c.PerSec, c.Latency.P50Ms, c.Latency.P99Ms,
+				c.ServerCPUMsPerOp, orDash(c.ServerCPUScope))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	if q := r.Queue; q != nil {
 		fmt.Fprintf(w, "\nWORKQUEUE: %d producers, %d workers, %d keys, %d adds; Add latency with %d queued\n",
 			q.Producers, q.Workers, q.Keys, q.Adds, q.Queued)

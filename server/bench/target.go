@@ -27,6 +27,10 @@ type TargetOptions struct {
 	// ServerPID, when the server is a local process, lets "bench watch"
 	// read its CPU time from /proc.
 	ServerPID int
+	// StorePID is the pid of a storage process separate from the server
+	// (etcd beside kube-apiserver): its CPU time is added to the
+	// server's.
+	StorePID int
 	// Logger for the embedded server; nil discards.
 	Logger *slog.Logger
 }
@@ -43,6 +47,8 @@ type Target struct {
 	// ServerPID is the server's process id when known; for an embedded
 	// server it is this process, and CPU is read with getrusage.
 	ServerPID int
+	// StorePID is a separate storage process's id, or 0.
+	StorePID int
 
 	stop func() error
 }
@@ -51,7 +57,7 @@ type Target struct {
 // embedded server, which runs on a goroutine until Close: call Close
 // before the process exits.
 func Connect(ctx context.Context, opts TargetOptions) (*Target, error) {
-	t := &Target{KubeconfigPath: opts.Kubeconfig, Context: opts.Context, ServerPID: opts.ServerPID, stop: func() error { return nil }}
+	t := &Target{KubeconfigPath: opts.Kubeconfig, Context: opts.Context, ServerPID: opts.ServerPID, StorePID: opts.StorePID, stop: func() error { return nil }}
 	if opts.Kubeconfig == "" {
 		if err := t.startEmbedded(ctx, opts); err != nil {
 			return nil, err

@@ -162,9 +162,17 @@ func serverCPU(t *Target) (time.Duration, string) {
 		}
 	case t.ServerPID > 0:
 		d, err := cpuTime(t.ServerPID)
-		if err == nil {
+		if err != nil {
+			return 0, ""
+		}
+		if t.StorePID <= 0 {
 			return d, "pid"
 		}
+		s, err := cpuTime(t.StorePID)
+		if err != nil {
+			return 0, ""
+		}
+		return d + s, "pid+store"
 	}
 	return 0, ""
 }

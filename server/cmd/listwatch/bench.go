@@ -29,7 +29,7 @@ func newBenchCommand() *cobra.Command {
 through --kubeconfig, or an embedded listwatch server when none is given —
 and compares listwatch's client side with client-go's in the same run.
 
-Subcommands: list, informer, watch, queue, all. Output is a table on
+Subcommands: list, informer, watch, write, queue, all. Output is a table on
 stdout; --json prints one JSON object (schema "` + bench.SchemaVersion + `",
 documented in package bench's Result type); --report DIR writes
 DIR/index.html with charts and a PNG and SVG of each chart.`,
@@ -38,7 +38,8 @@ DIR/index.html with charts and a PNG and SVG of each chart.`,
 	pf.StringVar(&f.opts.Target.Kubeconfig, "kubeconfig", "", "kubeconfig of the server to measure (default: start an embedded listwatch server)")
 	pf.StringVar(&f.opts.Target.Context, "context", "", "kubeconfig context")
 	pf.StringVar(&f.opts.Target.DataDir, "data-dir", "", "data directory of the embedded server (default: a temporary directory)")
-	pf.IntVar(&f.opts.Target.ServerPID, "server-pid", 0, "pid of a local server process, to report its CPU time (watch)")
+	pf.IntVar(&f.opts.Target.ServerPID, "server-pid", 0, "pid of a local server process, to report its CPU time (watch, write)")
+	pf.IntVar(&f.opts.Target.StorePID, "store-pid", 0, "pid of the server's separate storage process (etcd), whose CPU time is added to --server-pid's")
 	pf.StringVar(&f.opts.Namespace, "namespace", "listwatch-bench", "namespace for bench objects")
 	pf.IntSliceVar(&f.opts.Objects, "objects", []int{1000}, "object counts (see --fixture); list uses the largest, informer measures each")
 	pf.StringVar(&f.opts.Fixture, "fixture", bench.FixtureConfigMaps, "objects to create: configmaps (~1 KiB) or pods (~6 KiB, shaped like a production cluster's)")
@@ -48,7 +49,7 @@ DIR/index.html with charts and a PNG and SVG of each chart.`,
 	pf.StringVar(&f.reportDir, "report", "", "write an HTML report with charts into this directory")
 
 	cmd.AddCommand(newBenchListCommand(f), newBenchInformerCommand(f), newBenchWatchCommand(f),
-		newBenchQueueCommand(f), newBenchAllCommand(f), newBenchShowCommand(f), newBenchInformerChildCommand())
+		newBenchQueueCommand(f), newBenchWriteCommand(f), newBenchAllCommand(f), newBenchShowCommand(f), newBenchInformerChildCommand())
 	return cmd
 }
 
@@ -160,6 +161,24 @@ func newBenchWatchCommand(f *benchFlags) *cobra.Command {
 		},
 	}
 	addWatchFlags(cmd, wo)
+	return cmd
+}
+
+func newBenchWriteCommand(f *benchFlags) *cobra.Command {
+	wo := &bench.WriteOptions{}
+	cmd := &cobra.Command{
+		Use:   "write",
+		Short: "Creates, updates and deletes per second, and the server CPU each costs, with listwatch's client and client-go's",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.opts.Write = wo
+			return f.run(cmd)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&wo.Writes, "writes", 2000, "objects each client creates, then updates once each, then deletes")
+	fl.IntVar(&wo.Workers, "workers", 16, "requests at once")
+	fl.StringSliceVar(&wo.Clients, "clients", bench.WriteClients, "clients to run, in order: listwatch (JSON), client-go (protobuf)")
 	return cmd
 }
 

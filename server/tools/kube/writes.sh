@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# writes.sh: creates, updates and deletes per second, and the server CPU
+# each costs, of listwatch serve and of kube-apiserver + etcd on this
+# machine, in alternating rounds ("listwatch bench write" against each).
+#
+#   ROUNDS=3 WRITES=2000 WORKERS=16 server/tools/kube/writes.sh
+#
+# Both servers run as their own processes, started once and idle while the
+# other is measured. serve's CPU covers its embedded etcd; kube-apiserver's
+# adds its etcd's (the helper process that embeds it). Each round creates,
+# updates and deletes WRITES ConfigMaps of ~1 KiB with listwatch's client
+# (JSON) and then client-go's (protobuf), so both servers hold the same
+# few objects throughout. Extra arguments go to "bench write".
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROUNDS="${ROUNDS:-3}"
+WRITES="${WRITES:-2000}"
+WORKERS="${WORKERS:-16}"
+tmp="$(mktemp -d -t listwatch-writes-XXXXXX)"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+go build -o "$tmp/listwatch" ./cmd/listwatch
+
+"$tmp/listwatch" serve --data-dir "$tmp/serve" --secure-port -1 --controllers= >"$tmp/serve.log" 2>&1 &
+sp=$!
+pids+=("$sp")
+until [ -f "$tmp/serve/kubeconfig" ] &&
+  kubectl --kubeconfig "$tmp/serve/kubeconfig" get --raw /readyz >/dev/null 2>&1; do
+  kill -0 "$sp" || { cat "$tmp/serve.log" >&2; exit 1; }
+  sleep 0.5
+done
+
+tools/kube/run.sh --dir "$tmp/kube" --ready-file "$tmp/ready" >/dev/null &
+kp=$!
+pids+=("$kp")
+until [ -f "$tmp/ready" ]; do kill -0 "$kp" || exit 1; sleep 0.5; done
+. "$tmp/ready"
+
+bench() {
+  "$tmp/listwatch" bench write --writes "$WRITES" --workers "$WORKERS" "$@" >"$tmp/bench.out" 2>"$tmp/bench.err" ||
+    { cat "$tmp/bench.err" >&2; exit 1; }
+  sed -n '/^WRITES/,$p' "$tmp/bench.out"
+}
+for r in $(seq 1 "$ROUNDS"); do
+  echo "== round $r: listwatch serve (pid $sp)"
+  bench --kubeconfig "$tmp/serve/kubeconfig" --server-pid "$sp" --namespace "listwatch-writes-$r" "${@}"
+  echo "== round $r: kube-apiserver (pid $KUBE_APISERVER_PID) + etcd (pid $kp)"
+  bench --kubeconfig "$KUBECONFIG" --server-pid "$KUBE_APISERVER_PID" --store-pid "$kp" --namespace "listwatch-writes-$r" "${@}"
+done
