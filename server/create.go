@@ -87,20 +87,24 @@ func (s *Server) checkNamespaceOpen(ctx context.Context, r *resource, ns, name s
 	// A namespace this server was asked to delete lately is always read
 	// from storage (kube's forceLiveLookup), so that content created
 	// right after a delete is refused even while the cache lags.
-	var value []byte
-	page, err := nsRes.reader.GetList(ctx, key, storage.GetListOptions{Mode: storage.ReadAny, Limit: 1})
-	if err == nil && len(page.Items) == 1 && page.Items[0].Key == key && !s.nsDeleted.has(ns) {
-		value = page.Items[0].Value
-	} else {
-		kv, err := s.store.Get(ctx, key)
+	var (
+		kv storage.KV
+		ok bool
+	)
+	if p, isPeeker := nsRes.reader.(storage.Peeker); isPeeker && !s.nsDeleted.has(ns) {
+		kv, ok = p.Peek(key)
+	}
+	if !ok {
+		var err error
+		kv, err = s.store.Get(ctx, key)
 		if errors.Is(err, storage.ErrNotFound) {
 			return wire.NewNotFound(nsRes.gr(), ns)
 		}
 		if err != nil {
 			return storageError(err, nsRes, ns)
 		}
-		value = kv.Value
 	}
+	value := kv.Value
 	var meta struct {
 		Metadata struct {
 			DeletionTimestamp string `json:"deletionTimestamp"`

@@ -60,78 +60,125 @@ func (c *call) update() error {
 // the read revision, and retry from the read when another writer got in
 // between — unless expect pins the revision the client saw, in which case
 // a mismatch is the client's 409 Conflict.
+//
+// As kube's GuaranteedUpdate over its watch cache, the first attempt
+// starts from the cache's copy of the object, which saves a read of etcd.
+// Only a write can show that copy was current: it is conditional on the
+// copy's revision, so a stale copy makes it fail and the loop start again
+// from storage. Anything else that ends an attempt from the cache's copy
+// (a precondition, admission, a no-op, a dry run) starts again from
+// storage too, so every answer but a successful write rests on a read of
+// storage, as before.
 func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn func(cur *doc) (*doc, error)) ([]byte, error) {
 	key := c.res.key(c.ns, c.name)
-	for attempt := 0; ; attempt++ {
-		kv, err := s.store.Get(ctx, key)
-		if err != nil {
-			return nil, storageError(err, c.res, c.name)
-		}
-		if expect != 0 && kv.Revision != expect {
-			return nil, wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
-		}
-		cur, err := decodeDoc(kv.Value)
-		if err != nil {
-			return nil, wire.NewInternalError(err)
-		}
-		next, err := fn(cur)
-		if err != nil {
-			return nil, err
-		}
-		if err := c.checkType(next); err != nil {
-			return nil, err
-		}
-		if err := c.checkName(next); err != nil {
-			return nil, err
-		}
-		if err := c.checkDeletionUpdate(next, cur); err != nil {
-			return nil, err
-		}
-		if err := c.prepareUpdate(next, cur); err != nil {
-			return nil, err
-		}
-		if err := c.admit(next, cur); err != nil {
-			return nil, err
-		}
-		if err := c.admitCustom(next, cur); err != nil {
-			return nil, err
-		}
-		if err := c.manageCustom(next, cur); err != nil { // managedFields (ssa.go)
-			return nil, err
-		}
-		if err := c.webhookValidateCustom(next, cur); err != nil {
-			return nil, err
-		}
-		value := next.encode()
-		if c.finalizedByUpdate(next, cur) {
-			stored, err := s.deleteFinalized(ctx, c, kv.Revision, next)
-			if errors.Is(err, storage.ErrConflict) && expect == 0 && attempt < 16 {
-				continue
-			}
-			return stored, storageError(err, c.res, c.name)
-		}
-		if unchangedWrite(value, kv) {
-			return kv.Value, nil // no-op: nothing written (noop.go)
-		}
-		c.tr.Step("About to store object in database")
-		if isDryRun(c.r) {
-			return storage.WithResourceVersion(value, kv.Revision)
-		}
-		rev, err := s.store.Update(ctx, key, value, kv.Revision)
-		if errors.Is(err, storage.ErrConflict) && expect == 0 && attempt < 16 {
-			continue
-		}
-		if err != nil {
-			return nil, storageError(err, c.res, c.name)
-		}
-		c.tr.Step("Object stored in database")
-		stored, err := storage.WithResourceVersion(value, rev)
-		if err != nil {
-			return nil, err
-		}
-		s.afterWrite(c.res, stored)
-		return stored, nil
+	var (
+		kv     storage.KV
+		cached bool
+	)
+	if p, ok := c.res.reader.(storage.Peeker); ok {
+		kv, cached = p.Peek(key)
 	}
+	for attempt := 0; ; attempt++ {
+		if !cached {
+			var err error
+			if kv, err = s.store.Get(ctx, key); err != nil {
+				return nil, storageError(err, c.res, c.name)
+			}
+		}
+		stored, err := s.updateFrom(ctx, c, key, expect, kv, cached, fn)
+		switch {
+		case err == nil:
+			return stored, nil
+		case cached:
+			cached = false
+		case errors.Is(err, errWriteConflict) && expect == 0 && attempt < 16:
+		default:
+			return nil, err
+		}
+	}
+}
+
+var (
+	// errWriteConflict: another write got in since kv was read.
+	errWriteConflict = errors.New("server: object changed since it was read")
+	// errFromCache: the attempt would answer without writing, from the
+	// cache's copy, which storage must confirm first.
+	errFromCache = errors.New("server: answer from the cache's copy")
+)
+
+// updateFrom is one attempt of guaranteedUpdate from kv, the stored
+// object as storage (or, if cached, the watch cache) has it.
+func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int64, kv storage.KV, cached bool, fn func(cur *doc) (*doc, error)) ([]byte, error) {
+	if expect != 0 && kv.Revision != expect {
+		return nil, wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
+	}
+	cur, err := decodeDoc(kv.Value)
+	if err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	next, err := fn(cur)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkType(next); err != nil {
+		return nil, err
+	}
+	if err := c.checkName(next); err != nil {
+		return nil, err
+	}
+	if err := c.checkDeletionUpdate(next, cur); err != nil {
+		return nil, err
+	}
+	if err := c.prepareUpdate(next, cur); err != nil {
+		return nil, err
+	}
+	if err := c.admit(next, cur); err != nil {
+		return nil, err
+	}
+	if err := c.admitCustom(next, cur); err != nil {
+		return nil, err
+	}
+	if err := c.manageCustom(next, cur); err != nil { // managedFields (ssa.go)
+		return nil, err
+	}
+	if err := c.webhookValidateCustom(next, cur); err != nil {
+		return nil, err
+	}
+	value := next.encode()
+	if c.finalizedByUpdate(next, cur) {
+		stored, err := s.deleteFinalized(ctx, c, kv.Revision, next)
+		if errors.Is(err, storage.ErrConflict) && (expect == 0 || cached) {
+			return nil, errWriteConflict
+		}
+		return stored, storageError(err, c.res, c.name)
+	}
+	if unchangedWrite(value, kv) {
+		if cached {
+			return nil, errFromCache
+		}
+		return kv.Value, nil // no-op: nothing written (noop.go)
+	}
+	if isDryRun(c.r) {
+		if cached {
+			return nil, errFromCache
+		}
+		return storage.WithResourceVersion(value, kv.Revision)
+	}
+	c.tr.Step("About to store object in database")
+	rev, err := s.store.Update(ctx, key, value, kv.Revision)
+	if errors.Is(err, storage.ErrConflict) && (expect == 0 || cached) {
+		return nil, errWriteConflict
+	}
+	if err != nil {
+		return nil, storageError(err, c.res, c.name)
+	}
+	c.tr.Step("Object stored in database")
+	stored, err := storage.WithResourceVersion(value, rev)
+	if err != nil {
+		return nil, err
+	}
+	s.afterWrite(c.res, stored)
+	return stored, nil
 }
 
 // checkName is kube's check of a written object's name against the URL's.

@@ -112,3 +112,14 @@ var (
 	// time (504 Timeout with a "Too large resource version" message).
 	ErrTooLargeResourceVersion = errors.New("storage: too large resource version")
 )
+
+// Peeker is implemented by readers that hold the objects in memory (the
+// watch cache). Peek returns the object under key as the reader holds it
+// now, which may be behind storage, without reading storage; ok is false
+// when the reader holds no such object or is not ready. A write that
+// starts from a peeked object must read storage and start again before
+// it fails on what it read (a precondition, a conflict), as kube's
+// GuaranteedUpdate does with the watch cache's copy.
+type Peeker interface {
+	Peek(key string) (kv KV, ok bool)
+}

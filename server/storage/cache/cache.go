@@ -211,3 +211,19 @@ func (c *Cache) checkPrefix(prefix string) error {
 	}
 	return nil
 }
+
+var _ storage.Peeker = (*Cache)(nil)
+
+// Peek implements storage.Peeker: the object under key as the cache holds
+// it now.
+func (c *Cache) Peek(key string) (storage.KV, bool) {
+	snap, _, ready, _ := c.state()
+	if !ready {
+		return storage.KV{}, false
+	}
+	e := snap.Get(key)
+	if e == nil {
+		return storage.KV{}, false
+	}
+	return e.kv(), true
+}
