@@ -139,36 +139,15 @@ func timeWrites(ctx context.Context, t *Target, opts WriteOptions, label string,
 }
 
 func newWriter(t *Target, ns, prefix, name string) (*writer, error) {
-	objName := func(i int) string { return fmt.Sprintf("%s%07d", prefix, i) }
-	updated := map[string]string{"payload": payload, "updated": "true"}
 	switch name {
 	case WriteClientListwatch:
 		cms := client.NewResource[*corev1.ConfigMap](t.Client, configMapsGVR).Namespace(ns)
-		var mu sync.Mutex
-		got := map[int]*corev1.ConfigMap{}
-		return &writer{
-			create: func(ctx context.Context, i int) error {
-				cm, err := cms.Create(ctx, newConfigMap(ns, objName(i)))
-				if err == nil {
-					mu.Lock()
-					got[i] = cm
-					mu.Unlock()
-				}
+		return configMapWriter(ns, prefix, cms.Create,
+			func(ctx context.Context, cm *corev1.ConfigMap) error { _, err := cms.Update(ctx, cm); return err },
+			func(ctx context.Context, name string) error {
+				_, err := cms.Delete(ctx, name, wire.DeleteOptions{})
 				return err
-			},
-			update: func(ctx context.Context, i int) error {
-				mu.Lock()
-				cm := got[i]
-				mu.Unlock()
-				cm.Data = updated
-				_, err := cms.Update(ctx, cm)
-				return err
-			},
-			remove: func(ctx context.Context, i int) error {
-				_, err := cms.Delete(ctx, objName(i), wire.DeleteOptions{})
-				return err
-			},
-		}, nil
+			}), nil
 	case WriteClientClientGo:
 		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 			&clientcmd.ClientConfigLoadingRules{ExplicitPath: t.KubeconfigPath},
@@ -183,30 +162,46 @@ func newWriter(t *Target, ns, prefix, name string) (*writer, error) {
 			return nil, fmt.Errorf("bench: write: client-go: %w", err)
 		}
 		cms := cs.CoreV1().ConfigMaps(ns)
-		var mu sync.Mutex
-		got := map[int]*corev1.ConfigMap{}
-		return &writer{
-			create: func(ctx context.Context, i int) error {
-				cm, err := cms.Create(ctx, newConfigMap(ns, objName(i)), metav1.CreateOptions{})
-				if err == nil {
-					mu.Lock()
-					got[i] = cm
-					mu.Unlock()
-				}
-				return err
+		return configMapWriter(ns, prefix,
+			func(ctx context.Context, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+				return cms.Create(ctx, cm, metav1.CreateOptions{})
 			},
-			update: func(ctx context.Context, i int) error {
-				mu.Lock()
-				cm := got[i]
-				mu.Unlock()
-				cm.Data = updated
+			func(ctx context.Context, cm *corev1.ConfigMap) error {
 				_, err := cms.Update(ctx, cm, metav1.UpdateOptions{})
 				return err
 			},
-			remove: func(ctx context.Context, i int) error {
-				return cms.Delete(ctx, objName(i), metav1.DeleteOptions{})
-			},
-		}, nil
+			func(ctx context.Context, name string) error { return cms.Delete(ctx, name, metav1.DeleteOptions{}) }), nil
 	}
 	return nil, fmt.Errorf("%w: write client %q (want one of %v)", ErrUsage, name, WriteClients)
+}
+
+// configMapWriter writes the i-th ConfigMap, named prefix + i, with one
+// client's calls: the update changes the object the create returned.
+func configMapWriter(ns, prefix string,
+	create func(context.Context, *corev1.ConfigMap) (*corev1.ConfigMap, error),
+	update func(context.Context, *corev1.ConfigMap) error,
+	remove func(context.Context, string) error,
+) *writer {
+	objName := func(i int) string { return fmt.Sprintf("%s%07d", prefix, i) }
+	var mu sync.Mutex
+	got := map[int]*corev1.ConfigMap{}
+	return &writer{
+		create: func(ctx context.Context, i int) error {
+			cm, err := create(ctx, newConfigMap(ns, objName(i)))
+			if err == nil {
+				mu.Lock()
+				got[i] = cm
+				mu.Unlock()
+			}
+			return err
+		},
+		update: func(ctx context.Context, i int) error {
+			mu.Lock()
+			cm := got[i]
+			mu.Unlock()
+			cm.Data = map[string]string{"payload": payload, "updated": "true"}
+			return update(ctx, cm)
+		},
+		remove: func(ctx context.Context, i int) error { return remove(ctx, objName(i)) },
+	}
 }

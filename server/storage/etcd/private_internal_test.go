@@ -18,34 +18,10 @@ import (
 	"go.uber.org/zap"
 )
 
-// TestEmbeddedPeerRefusesOthers: the peer listener, which answers
-// membership and lease requests, speaks TLS and wants a certificate of the
-// member's CA.
-func TestEmbeddedPeerRefusesOthers(t *testing.T) {
-	t.Parallel()
-	e, _ := startForTest(t)
-	if len(e.etcd.Peers) != 1 {
-		t.Fatalf("%d peer listeners", len(e.etcd.Peers))
-	}
-	addr := e.etcd.Peers[0].Addr().String()
-	get := func(url string, tc *tls.Config) (int, error) {
-		c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}
-		defer c.CloseIdleConnections()
-		resp, err := c.Get(url)
-		if err != nil {
-			return 0, err
-		}
-		resp.Body.Close()
-		return resp.StatusCode, nil
-	}
-	if code, err := get("http://"+addr+"/members", nil); err == nil && code == http.StatusOK {
-		t.Error("plaintext GET /members on the peer port: 200")
-	}
-	if code, err := get("https://"+addr+"/members", &tls.Config{InsecureSkipVerify: true}); err == nil {
-		t.Errorf("TLS GET /members without a certificate: %d", code)
-	}
-	// With the member's own certificate the same request works, so the
-	// refusals above are the authentication's.
+// memberTLS is the TLS configuration of the member's own client: its CA
+// and client certificate.
+func memberTLS(t *testing.T, e *Embedded) *tls.Config {
+	t.Helper()
 	cfg := e.ClientConfig()
 	cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
 	if err != nil {
@@ -56,6 +32,41 @@ func TestEmbeddedPeerRefusesOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	tc.Certificates = []tls.Certificate{cert}
+	return tc
+}
+
+// httpGet GETs url with tc and returns the status code.
+func httpGet(url string, tc *tls.Config) (int, error) {
+	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}
+	defer c.CloseIdleConnections()
+	resp, err := c.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// TestEmbeddedPeerRefusesOthers: the peer listener, which answers
+// membership and lease requests, speaks TLS and wants a certificate of the
+// member's CA.
+func TestEmbeddedPeerRefusesOthers(t *testing.T) {
+	t.Parallel()
+	e, _ := startForTest(t)
+	if len(e.etcd.Peers) != 1 {
+		t.Fatalf("%d peer listeners", len(e.etcd.Peers))
+	}
+	addr := e.etcd.Peers[0].Addr().String()
+	get := httpGet
+	if code, err := get("http://"+addr+"/members", nil); err == nil && code == http.StatusOK {
+		t.Error("plaintext GET /members on the peer port: 200")
+	}
+	if code, err := get("https://"+addr+"/members", &tls.Config{InsecureSkipVerify: true}); err == nil {
+		t.Errorf("TLS GET /members without a certificate: %d", code)
+	}
+	// With the member's own certificate the same request works, so the
+	// refusals above are the authentication's.
+	tc := memberTLS(t, e)
 	if code, err := get("https://"+addr+"/members", tc); err != nil || code != http.StatusOK {
 		t.Errorf("GET /members with the member's client certificate: %d, %v", code, err)
 	}
@@ -68,26 +79,7 @@ func TestEmbeddedPeerRefusesOthers(t *testing.T) {
 func TestEmbeddedClientListenerIsGRPCOnly(t *testing.T) {
 	t.Parallel()
 	e, _ := startForTest(t)
-	cfg := e.ClientConfig()
-	cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc, err := cfg.tlsConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc.Certificates = []tls.Certificate{cert}
-	get := func(url string, tc *tls.Config) (int, error) {
-		c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}
-		defer c.CloseIdleConnections()
-		resp, err := c.Get(url)
-		if err != nil {
-			return 0, err
-		}
-		resp.Body.Close()
-		return resp.StatusCode, nil
-	}
+	cfg, tc, get := e.ClientConfig(), memberTLS(t, e), httpGet
 	if len(cfg.Endpoints) != 1 || len(e.etcd.Clients) != 2 {
 		t.Fatalf("endpoints %v, %d client listeners; want 1 endpoint of 2 listeners", cfg.Endpoints, len(e.etcd.Clients))
 	}
