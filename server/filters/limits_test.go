@@ -216,3 +216,23 @@ func TestPerUserForgetsIdleUsers(t *testing.T) {
 		t.Error("a negative limit must mean unlimited")
 	}
 }
+
+// TestMasterWatchesTakeNoSlot: the watches of system:masters (the
+// server's own loopback informers among them) leave the watch limit to the
+// users.
+func TestMasterWatchesTakeNoSlot(t *testing.T) {
+	pl, err := auth.ParsePolicyFile(strings.NewReader(`{"user":"bob"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, envConfig{policy: pl, limits: InFlightLimits{ReadOnly: 1, Watches: 1, WatchesPerUser: 1}})
+	c := e.client(t)
+	const pods = "/api/v1/namespaces/default/pods"
+	adminHeld := e.async(c, http.MethodGet, pods+"?watch=1&hold=1", e.creds.AdminToken)
+	e.waitEntered(t, 1)
+	decodeEcho(t, e.do(t, c, http.MethodGet, pods+"?watch=1", bobToken, nil))
+	close(e.release)
+	if code := <-adminHeld; code != http.StatusOK {
+		t.Errorf("held watch: %d", code)
+	}
+}

@@ -116,7 +116,10 @@ func (p *perUser) release(user string) {
 // requests (watches) are exempt from both, as in kube-apiserver, and hold a
 // slot of the watch limit and of their user's watch limit for their whole
 // life instead. Like kube-apiserver, a member of system:masters that finds
-// a limit full is served anyway: no user can lock the admin out.
+// a limit full is served anyway: no user can lock the admin out. The
+// watches of system:masters take no watch slot at all: the server's own
+// informers (RBAC, admission) watch over loopback as such, and must not
+// use up the slots the limit keeps for users.
 func MaxInFlight(limits InFlightLimits) Filter {
 	return func(h http.Handler) http.Handler {
 		l := limits.withDefaults()
@@ -133,11 +136,12 @@ func MaxInFlight(limits InFlightLimits) Filter {
 					}
 					defer userWatches.release(name)
 				}
-				if watches.tryAcquire() {
+				if !master {
+					if !watches.tryAcquire() {
+						tooManyRequests(w)
+						return
+					}
 					defer watches.release()
-				} else if !master {
-					tooManyRequests(w)
-					return
 				}
 				h.ServeHTTP(w, r)
 				return
