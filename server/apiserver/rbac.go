@@ -63,7 +63,7 @@ func newRBAC(url string, creds *pki.Credentials) (*rbacParts, error) {
 // closes ready once they have listed everything, so that a server ready
 // authorizes with the bootstrap policy in place. It returns when ctx
 // ends, with the informers stopped.
-func (r *rbacParts) run(ctx context.Context, log *slog.Logger) error {
+func (r *rbacParts) run(ctx context.Context, log *slog.Logger, phase func(string)) error {
 	defer r.http.CloseIdleConnections()
 	if err := ensureBootstrapPolicy(ctx, r.client, log); err != nil {
 		if ctx.Err() != nil {
@@ -71,9 +71,11 @@ func (r *rbacParts) run(ctx context.Context, log *slog.Logger) error {
 		}
 		return err
 	}
+	phase("rbac bootstrap policy")
 	r.authz.Start(ctx)
 	defer r.authz.Shutdown()
 	if r.authz.WaitForSync(ctx) {
+		phase("rbac informers synced")
 		close(r.ready)
 	}
 	<-ctx.Done()

@@ -41,6 +41,17 @@ type APIServer struct {
 	creds       *pki.Credentials
 	store       *etcd.Store
 	controllers *controllers.Host
+
+	// began is when Run began; the start phases are logged (at debug)
+	// with the time since.
+	began time.Time
+}
+
+// phase logs, at debug, that a start phase ended, with the time since Run
+// began: `listwatch serve -v` (or a debug logger) shows where start time
+// goes.
+func (a *APIServer) phase(name string) {
+	a.opts.Logger.Debug("start phase done", "phase", name, "sinceStart", time.Since(a.began))
 }
 
 // New validates opts. It starts nothing.
@@ -79,6 +90,7 @@ func (a *APIServer) Store() *etcd.Store { return a.store }
 // etcd), builds the server on them (build), and serves it (serve).
 func (a *APIServer) Run(ctx context.Context) error {
 	o := a.opts
+	a.began = time.Now()
 	// One server per data dir with embedded etcd: a second one fails
 	// here, before it can rewrite the credentials the first one serves
 	// with. Replicas on an external cluster may share a data dir (and so
@@ -95,17 +107,20 @@ func (a *APIServer) Run(ctx context.Context) error {
 		return err
 	}
 	a.creds = creds
+	a.phase("credentials")
 
 	cli, closeEtcd, err := a.startEtcd(ctx)
 	if err != nil {
 		return err
 	}
 	defer closeEtcd()
+	a.phase("etcd")
 
 	p, err := build(o, creds, cli)
 	if err != nil {
 		return err
 	}
+	a.phase("build")
 	a.store, a.url, a.controllers = p.store, p.url, p.controllers
 	if err := a.serve(ctx, p); err != nil {
 		o.Logger.Error("listwatch stopping", "err", err)
@@ -316,7 +331,8 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 		case <-ctx.Done():
 			return nil
 		}
-		return p.rbac.run(ctx, a.opts.Logger)
+		a.phase("api defaults")
+		return p.rbac.run(ctx, a.opts.Logger, a.phase)
 	})
 	g.Go("admission webhooks", func(ctx context.Context) error {
 		select {
@@ -327,6 +343,13 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 		if p.webhooks == nil {
 			return nil
 		}
+		go func() {
+			select {
+			case <-p.webhooks.Synced():
+				a.phase("admission informers synced")
+			case <-ctx.Done():
+			}
+		}()
 		return p.webhooks.Run(ctx)
 	})
 	g.Go("ready", func(ctx context.Context) error {
@@ -350,6 +373,7 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 		}
 		select {
 		case <-synced:
+			a.phase("ready")
 			a.opts.Logger.Info("listwatch serving", "url", p.url, "kubeconfig", a.opts.KubeconfigPath, "dataDir", a.opts.DataDir)
 			close(a.ready)
 		case <-ctx.Done():
