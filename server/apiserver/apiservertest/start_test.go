@@ -41,8 +41,8 @@ type phaseLog struct {
 }
 
 func (h *phaseLog) Enabled(context.Context, slog.Level) bool { return true }
-func (h *phaseLog) WithAttrs([]slog.Attr) slog.Handler      { return h }
-func (h *phaseLog) WithGroup(string) slog.Handler           { return h }
+func (h *phaseLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *phaseLog) WithGroup(string) slog.Handler            { return h }
 
 func (h *phaseLog) Handle(_ context.Context, r slog.Record) error {
 	if r.Message != "start phase done" {
