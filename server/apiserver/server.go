@@ -334,12 +334,10 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 		a.phase("api defaults")
 		return p.rbac.run(ctx, a.opts.Logger, a.phase)
 	})
+	// The admission informers start with the API, not once it is ready:
+	// the loopback API serves from the start, and their lists then
+	// overlap the API's own start (writes through the API wait for them).
 	g.Go("admission webhooks", func(ctx context.Context) error {
-		select {
-		case <-p.api.Ready():
-		case <-ctx.Done():
-			return nil
-		}
 		if p.webhooks == nil {
 			return nil
 		}
