@@ -332,6 +332,16 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 			return nil
 		}
 		a.phase("api defaults")
+		// The bootstrap policy's writes wait for the admission plugins,
+		// which poll their informers every 100 ms: they start once the
+		// informers have synced instead.
+		if p.webhooks != nil {
+			select {
+			case <-p.webhooks.Synced():
+			case <-ctx.Done():
+				return nil
+			}
+		}
 		return p.rbac.run(ctx, a.opts.Logger, a.phase)
 	})
 	// The admission informers start with the API, not once it is ready:
