@@ -169,7 +169,7 @@ func reconcileBootstrapPolicy(ctx context.Context, client kubernetes.Interface, 
 		}
 	}
 	for _, cr := range append(bootstrappolicy.ClusterRoles(), bootstrappolicy.ControllerRoles()...) {
-		crClient := absentFirst(fresh, reconciliation.RuleOwnerModifier(reconciliation.ClusterRoleModifier{Client: rbac.ClusterRoles()}))
+		crClient := absentFirst(fresh, "clusterroles", reconciliation.RuleOwnerModifier(reconciliation.ClusterRoleModifier{Client: rbac.ClusterRoles()}))
 		try("clusterrole "+cr.Name, func() error {
 			res, err := (&reconciliation.ReconcileRoleOptions{
 				Role:    reconciliation.ClusterRoleRuleOwner{ClusterRole: &cr},
@@ -183,7 +183,7 @@ func reconcileBootstrapPolicy(ctx context.Context, client kubernetes.Interface, 
 		})
 	}
 	for _, crb := range append(bootstrappolicy.ClusterRoleBindings(), bootstrappolicy.ControllerRoleBindings()...) {
-		crbClient := absentFirstBindings(fresh, reconciliation.ClusterRoleBindingClientAdapter{Client: rbac.ClusterRoleBindings()})
+		crbClient := absentFirstBindings(fresh, "clusterrolebindings", reconciliation.ClusterRoleBindingClientAdapter{Client: rbac.ClusterRoleBindings()})
 		try("clusterrolebinding "+crb.Name, func() error {
 			_, err := (&reconciliation.ReconcileRoleBindingOptions{
 				RoleBinding: reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: &crb},
@@ -195,7 +195,7 @@ func reconcileBootstrapPolicy(ctx context.Context, client kubernetes.Interface, 
 	}
 	for ns, roles := range bootstrappolicy.NamespaceRoles() {
 		for _, role := range roles {
-			roleClient := absentFirst(fresh, reconciliation.RuleOwnerModifier(reconciliation.RoleModifier{Client: rbac, NamespaceClient: client.CoreV1().Namespaces()}))
+			roleClient := absentFirst(fresh, "roles", reconciliation.RuleOwnerModifier(reconciliation.RoleModifier{Client: rbac, NamespaceClient: client.CoreV1().Namespaces()}))
 			try("role "+ns+"/"+role.Name, func() error {
 				res, err := (&reconciliation.ReconcileRoleOptions{
 					Role:    reconciliation.RoleRuleOwner{Role: &role},
@@ -211,7 +211,7 @@ func reconcileBootstrapPolicy(ctx context.Context, client kubernetes.Interface, 
 	}
 	for ns, bindings := range bootstrappolicy.NamespaceRoleBindings() {
 		for _, rb := range bindings {
-			rbClient := absentFirstBindings(fresh, reconciliation.RoleBindingClientAdapter{Client: rbac, NamespaceClient: client.CoreV1().Namespaces()})
+			rbClient := absentFirstBindings(fresh, "rolebindings", reconciliation.RoleBindingClientAdapter{Client: rbac, NamespaceClient: client.CoreV1().Namespaces()})
 			try("rolebinding "+ns+"/"+rb.Name, func() error {
 				_, err := (&reconciliation.ReconcileRoleBindingOptions{
 					RoleBinding: reconciliation.RoleBindingAdapter{RoleBinding: &rb},
@@ -232,41 +232,43 @@ func reconcileBootstrapPolicy(ctx context.Context, client kubernetes.Interface, 
 // absentFirst returns c, or with assumeAbsent a client whose first Get
 // answers NotFound without asking (see reconcileBootstrapPolicy); later
 // Gets, as kube's reconciliation makes after an AlreadyExists, ask.
-func absentFirst(assumeAbsent bool, c reconciliation.RuleOwnerModifier) reconciliation.RuleOwnerModifier {
+func absentFirst(assumeAbsent bool, resource string, c reconciliation.RuleOwnerModifier) reconciliation.RuleOwnerModifier {
 	if !assumeAbsent {
 		return c
 	}
-	return &absentRoles{RuleOwnerModifier: c}
+	return &absentRoles{RuleOwnerModifier: c, resource: resource}
 }
 
 type absentRoles struct {
 	reconciliation.RuleOwnerModifier
-	asked atomic.Bool
+	resource string
+	asked    atomic.Bool
 }
 
 func (c *absentRoles) Get(namespace, name string) (reconciliation.RuleOwner, error) {
 	if !c.asked.Swap(true) {
-		return nil, apierrors.NewNotFound(schema.GroupResource{Group: rbacv1.GroupName, Resource: "roles"}, name)
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: rbacv1.GroupName, Resource: c.resource}, name)
 	}
 	return c.RuleOwnerModifier.Get(namespace, name)
 }
 
 // absentFirstBindings is absentFirst for role bindings.
-func absentFirstBindings(assumeAbsent bool, c reconciliation.RoleBindingModifier) reconciliation.RoleBindingModifier {
+func absentFirstBindings(assumeAbsent bool, resource string, c reconciliation.RoleBindingModifier) reconciliation.RoleBindingModifier {
 	if !assumeAbsent {
 		return c
 	}
-	return &absentBindings{RoleBindingModifier: c}
+	return &absentBindings{RoleBindingModifier: c, resource: resource}
 }
 
 type absentBindings struct {
 	reconciliation.RoleBindingModifier
-	asked atomic.Bool
+	resource string
+	asked    atomic.Bool
 }
 
 func (c *absentBindings) Get(namespace, name string) (reconciliation.RoleBinding, error) {
 	if !c.asked.Swap(true) {
-		return nil, apierrors.NewNotFound(schema.GroupResource{Group: rbacv1.GroupName, Resource: "rolebindings"}, name)
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: rbacv1.GroupName, Resource: c.resource}, name)
 	}
 	return c.RoleBindingModifier.Get(namespace, name)
 }
