@@ -318,8 +318,11 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 	g.Go("controllers", func(ctx context.Context) error {
 		defer close(controllersDone)
 		defer p.loopback.CloseIdleConnections()
+		// The controllers start once the server is ready, as
+		// kube-controller-manager waits for kube-apiserver: their
+		// writes would otherwise compete with the bootstrap policy's.
 		select {
-		case <-p.api.Ready():
+		case <-a.ready:
 		case <-ctx.Done():
 			return nil
 		}
