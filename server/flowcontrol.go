@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -13,6 +14,18 @@ import (
 
 	"github.com/listwatch/listwatch/server/storage"
 )
+
+// bootstrapObjects creates the default namespaces and the flowcontrol
+// objects, at once: they are independent, and each is an etcd write the
+// server's start waits for.
+func (s *Server) bootstrapObjects(ctx context.Context) error {
+	var wg sync.WaitGroup
+	var nsErr error
+	wg.Go(func() { nsErr = s.bootstrapNamespaces(ctx) })
+	fcErr := s.bootstrapFlowControl(ctx)
+	wg.Wait()
+	return errors.Join(nsErr, fcErr)
+}
 
 // bootstrapFlowControl creates kube-apiserver's mandatory and suggested
 // FlowSchemas and PriorityLevelConfigurations (k8s.io/apiserver's
@@ -32,32 +45,43 @@ func (s *Server) bootstrapFlowControl(ctx context.Context) error {
 		o.APIVersion, o.Kind = flowcontrolv1.SchemeGroupVersion.String(), "FlowSchema"
 		objs = append(objs, o)
 	}
-	for _, o := range objs {
-		plural := "flowschemas"
-		if _, ok := o.(*flowcontrolv1.PriorityLevelConfiguration); ok {
-			plural = "prioritylevelconfigurations"
-		}
-		r, ok := s.reg.lookup(groupFlowcontrol, "v1", plural)
-		if !ok {
-			return nil
-		}
-		b, err := json.Marshal(o)
-		if err != nil {
-			return err
-		}
-		d, err := decodeDoc(b)
-		if err != nil {
-			return err
-		}
-		name := d.metaString("name")
-		c := &call{s: s, res: r, name: name, r: internalRequest(ctx, http.MethodPost)}
-		c.prepareCreate(d)
-		if err := c.admit(d, nil); err != nil {
-			return fmt.Errorf("server: creating %s %s: %w", plural, name, err)
-		}
-		if _, err := s.store.Create(ctx, r.key("", name), d.encode()); err != nil && !errors.Is(err, storage.ErrExists) {
-			return fmt.Errorf("server: creating %s %s: %w", plural, name, err)
-		}
+	// The objects are created concurrently: etcd commits concurrent
+	// writes together.
+	errs := make([]error, len(objs))
+	var wg sync.WaitGroup
+	for i, o := range objs {
+		wg.Go(func() { errs[i] = s.createFlowControlObject(ctx, o) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// createFlowControlObject creates o unless it exists.
+func (s *Server) createFlowControlObject(ctx context.Context, o runtime.Object) error {
+	plural := "flowschemas"
+	if _, ok := o.(*flowcontrolv1.PriorityLevelConfiguration); ok {
+		plural = "prioritylevelconfigurations"
+	}
+	r, ok := s.reg.lookup(groupFlowcontrol, "v1", plural)
+	if !ok {
+		return nil
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	d, err := decodeDoc(b)
+	if err != nil {
+		return err
+	}
+	name := d.metaString("name")
+	c := &call{s: s, res: r, name: name, r: internalRequest(ctx, http.MethodPost)}
+	c.prepareCreate(d)
+	if err := c.admit(d, nil); err != nil {
+		return fmt.Errorf("server: creating %s %s: %w", plural, name, err)
+	}
+	if _, err := s.store.Create(ctx, r.key("", name), d.encode()); err != nil && !errors.Is(err, storage.ErrExists) {
+		return fmt.Errorf("server: creating %s %s: %w", plural, name, err)
 	}
 	return nil
 }

@@ -193,10 +193,7 @@ func (s *Server) Run(ctx context.Context) error {
 	stop, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g.Go("crds", func(ctx context.Context) error {
-		if err := s.bootstrapNamespaces(ctx); err != nil {
-			return err
-		}
-		if err := s.bootstrapFlowControl(ctx); err != nil { // flowcontrol.go
+		if err := s.bootstrapObjects(ctx); err != nil { // flowcontrol.go
 			return err
 		}
 		err := s.followCRDs(ctx, func() { s.bootOnce.Do(func() { close(s.booted) }) })

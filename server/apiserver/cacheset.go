@@ -236,12 +236,16 @@ func (r *cachedReader) WatchList(ctx context.Context, prefix string, opts storag
 		case errors.As(err, &tooLarge) && opts.Mode == storage.ReadMostRecent:
 			// A watch-list (sendInitialEvents=true, no resourceVersion)
 			// on a cache that could not prove within its timeout that it
-			// holds etcd's current revision: while etcd is busy (the
-			// bootstrap writes at start) its progress notifications can
-			// lag for seconds, and kube-apiserver answers 504 and the
+			// holds etcd's current revision (etcd answers no progress
+			// request while the cache's watch is catching up, which can
+			// last when etcd is busy): kube-apiserver answers 504 and the
 			// client retries a second later. The direct reader serves the
 			// same consistent initial list from etcd at once, as a
 			// consistent LIST falls back (TestCacheSetWatchListFallsBack).
+			// (At start this used to happen to every loopback informer:
+			// the caches shared one etcd watch stream, which a watch just
+			// opened at etcd's revision + 1 kept from any progress; each
+			// cache now has its own, see cache.Cache.watchStream.)
 		default:
 			return w, err
 		}

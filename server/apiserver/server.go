@@ -41,6 +41,17 @@ type APIServer struct {
 	creds       *pki.Credentials
 	store       *etcd.Store
 	controllers *controllers.Host
+
+	// began is when Run began; the start phases are logged (at debug)
+	// with the time since.
+	began time.Time
+}
+
+// phase logs, at debug, that a start phase ended, with the time since Run
+// began: `listwatch serve -v` (or a debug logger) shows where start time
+// goes.
+func (a *APIServer) phase(name string) {
+	a.opts.Logger.Debug("start phase done", "phase", name, "sinceStart", time.Since(a.began))
 }
 
 // New validates opts. It starts nothing.
@@ -79,6 +90,7 @@ func (a *APIServer) Store() *etcd.Store { return a.store }
 // etcd), builds the server on them (build), and serves it (serve).
 func (a *APIServer) Run(ctx context.Context) error {
 	o := a.opts
+	a.began = time.Now()
 	// One server per data dir with embedded etcd: a second one fails
 	// here, before it can rewrite the credentials the first one serves
 	// with. Replicas on an external cluster may share a data dir (and so
@@ -95,17 +107,20 @@ func (a *APIServer) Run(ctx context.Context) error {
 		return err
 	}
 	a.creds = creds
+	a.phase("credentials")
 
 	cli, closeEtcd, err := a.startEtcd(ctx)
 	if err != nil {
 		return err
 	}
 	defer closeEtcd()
+	a.phase("etcd")
 
 	p, err := build(o, creds, cli)
 	if err != nil {
 		return err
 	}
+	a.phase("build")
 	a.store, a.url, a.controllers = p.store, p.url, p.controllers
 	if err := a.serve(ctx, p); err != nil {
 		o.Logger.Error("listwatch stopping", "err", err)
@@ -303,8 +318,11 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 	g.Go("controllers", func(ctx context.Context) error {
 		defer close(controllersDone)
 		defer p.loopback.CloseIdleConnections()
+		// The controllers start once the server is ready, as
+		// kube-controller-manager waits for kube-apiserver: their
+		// writes would otherwise compete with the bootstrap policy's.
 		select {
-		case <-p.api.Ready():
+		case <-a.ready:
 		case <-ctx.Done():
 			return nil
 		}
@@ -316,17 +334,33 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 		case <-ctx.Done():
 			return nil
 		}
-		return p.rbac.run(ctx, a.opts.Logger)
-	})
-	g.Go("admission webhooks", func(ctx context.Context) error {
-		select {
-		case <-p.api.Ready():
-		case <-ctx.Done():
-			return nil
+		a.phase("api defaults")
+		// The bootstrap policy's writes wait for the admission plugins,
+		// which poll their informers every 100 ms: they start once the
+		// informers have synced instead.
+		if p.webhooks != nil {
+			select {
+			case <-p.webhooks.Synced():
+			case <-ctx.Done():
+				return nil
+			}
 		}
+		return p.rbac.run(ctx, a.opts.Logger, a.phase)
+	})
+	// The admission informers start with the API, not once it is ready:
+	// the loopback API serves from the start, and their lists then
+	// overlap the API's own start (writes through the API wait for them).
+	g.Go("admission webhooks", func(ctx context.Context) error {
 		if p.webhooks == nil {
 			return nil
 		}
+		go func() {
+			select {
+			case <-p.webhooks.Synced():
+				a.phase("admission informers synced")
+			case <-ctx.Done():
+			}
+		}()
 		return p.webhooks.Run(ctx)
 	})
 	g.Go("ready", func(ctx context.Context) error {
@@ -350,6 +384,7 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 		}
 		select {
 		case <-synced:
+			a.phase("ready")
 			a.opts.Logger.Info("listwatch serving", "url", p.url, "kubeconfig", a.opts.KubeconfigPath, "dataDir", a.opts.DataDir)
 			close(a.ready)
 		case <-ctx.Done():

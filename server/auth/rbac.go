@@ -68,7 +68,9 @@ func (r *RBAC) Shutdown() { r.factory.Shutdown() }
 // WaitForSync blocks until the informers have listed every object once,
 // or ctx ends (then it returns false).
 func (r *RBAC) WaitForSync(ctx context.Context) bool {
-	return cache.WaitForCacheSync(ctx.Done(), r.synced...)
+	// The factory waits on the informers' done channels; cache's
+	// WaitForCacheSync would poll them every 100 ms.
+	return r.factory.WaitForCacheSyncWithContext(ctx).Err == nil && r.HasSynced()
 }
 
 // HasSynced reports whether the informers have listed every object once.

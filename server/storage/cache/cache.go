@@ -174,6 +174,17 @@ func (c *Cache) state() (tree, int64, bool, <-chan struct{}) {
 	return c.snap, c.rev, c.ready && !c.stopped, c.notify
 }
 
+// Pokes while waiting for a revision: the first at once, then after
+// pokeFirstDelay, doubling up to pokeMaxDelay. A progress request can go
+// unanswered: etcd ignores it while a watch of the stream is catching up
+// or starts beyond etcd's revision, and the cache's own watch may not be
+// established yet when it is sent (a cache just started); the quick
+// retries cover those moments at the cost of a few small messages.
+const (
+	pokeFirstDelay = 10 * time.Millisecond
+	pokeMaxDelay   = 250 * time.Millisecond
+)
+
 // waitFor blocks until the cache is ready and has seen revision rev, for
 // at most timeout. poke, if not nil, is called now and then while waiting
 // (to ask storage for a progress notification).
@@ -181,10 +192,12 @@ func (c *Cache) waitFor(ctx context.Context, rev int64, timeout time.Duration, p
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var tick <-chan time.Time
+	delay := pokeFirstDelay
+	var pokes *time.Timer
 	if poke != nil {
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		tick = t.C
+		pokes = time.NewTimer(delay)
+		defer pokes.Stop()
+		tick = pokes.C
 		poke()
 	}
 	for {
@@ -196,6 +209,8 @@ func (c *Cache) waitFor(ctx context.Context, rev int64, timeout time.Duration, p
 		case <-ch:
 		case <-tick:
 			poke()
+			delay = min(2*delay, pokeMaxDelay)
+			pokes.Reset(delay)
 		case <-timer.C:
 			return false
 		case <-ctx.Done():

@@ -5,8 +5,10 @@
 //
 // # What it holds
 //
-// A Cache follows one progress-enabled storage watch on its prefix and
-// keeps two things, both guarded by one lock that only its Run goroutine
+// A Cache follows one progress-enabled storage watch on its prefix (on a
+// watch stream of its own, storage.WithWatchStream, which its progress
+// requests share, so that no other watch keeps etcd from answering them)
+// and keeps two things, both guarded by one lock that only its Run goroutine
 // writes under:
 //
 //   - the current objects, in an immutable ordered tree (a treap with path

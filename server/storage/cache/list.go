@@ -99,13 +99,26 @@ func (c *Cache) waitFresh(ctx context.Context, rev int64) bool {
 		return true
 	}
 	began := time.Now()
-	ok := c.waitFor(ctx, rev, c.cfg.FreshnessTimeout, func() {
-		if err := c.cfg.Store.RequestProgress(ctx); err != nil {
-			c.log.Debug("watch cache: progress request failed", "err", err)
-		}
-	})
+	ok := c.waitFor(ctx, rev, c.cfg.FreshnessTimeout, func() { c.requestProgress(ctx) })
 	c.m.readWait.Observe(time.Since(began).Seconds())
 	return ok
+}
+
+// requestProgress asks storage for a progress notification on the
+// cache's own watch stream (watchStream).
+func (c *Cache) requestProgress(ctx context.Context) {
+	if err := c.cfg.Store.RequestProgress(c.watchStream(ctx)); err != nil {
+		c.log.Debug("watch cache: progress request failed", "err", err)
+	}
+}
+
+// watchStream names the cache's watch stream in ctx: the cache's watch
+// and its progress requests have a stream to themselves
+// (storage.WithWatchStream), so that no other watch (another cache's
+// just opened, or a client's catching up) keeps etcd from answering
+// them.
+func (c *Cache) watchStream(ctx context.Context) context.Context {
+	return storage.WithWatchStream(ctx, "cache "+c.cfg.Prefix)
 }
 
 // tooLarge is the error of a wait for a revision that did not come:

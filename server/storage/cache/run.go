@@ -117,7 +117,7 @@ func (c *Cache) follow(ctx context.Context) error {
 
 	// No storage.WithPrevValues: apply takes an object's previous state
 	// from the cache's own tree, so etcd need not send it.
-	w, err := c.cfg.Store.Watch(ctx, c.cfg.Prefix, from, true)
+	w, err := c.cfg.Store.Watch(c.watchStream(ctx), c.cfg.Prefix, from, true)
 	if err != nil {
 		return err
 	}

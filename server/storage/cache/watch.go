@@ -61,11 +61,7 @@ func (c *Cache) WatchList(ctx context.Context, prefix string, opts storage.Watch
 		}
 		// A prefix nobody writes to learns of newer revisions only from
 		// progress notifications: ask for one, as a fresh read does.
-		if !c.waitFor(ctx, rev, c.cfg.FreshnessTimeout, func() {
-			if err := c.cfg.Store.RequestProgress(ctx); err != nil {
-				c.log.Debug("watch cache: progress request failed", "err", err)
-			}
-		}) {
+		if !c.waitFor(ctx, rev, c.cfg.FreshnessTimeout, func() { c.requestProgress(ctx) }) {
 			return nil, c.tooLarge(ctx, rev)
 		}
 	default:

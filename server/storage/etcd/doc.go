@@ -45,7 +45,12 @@
 //   - Progress notifications and RequestProgress travel on the gRPC
 //     stream that clientv3 picks by the context's outgoing metadata; this
 //     package gives every watch and progress request the same metadata,
-//     so RequestProgress reaches every watch of the client.
+//     so RequestProgress reaches every watch of the client, except those
+//     made with a watch stream name (storage.WithWatchStream): they get
+//     a stream per name. etcd answers a progress request only when every
+//     watch of the stream is synced and starts at or below its revision:
+//     a watch just opened at the current revision + 1 blocks progress
+//     for its whole stream until the next write.
 //   - Several Compactors (one per server) may share an etcd: they agree
 //     through the version of "compact_rev_key", as kube-apiservers do, and
 //     only one of them compacts per interval.

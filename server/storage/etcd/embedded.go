@@ -281,6 +281,15 @@ func embedConfig(cfg EmbeddedConfig, clientTLS TLSFiles, keys *pki.EtcdPKI) (*em
 	// accepts bodies up to 3 MiB, so the embedded member takes values as
 	// large as that.
 	ec.MaxRequestBytes = MaxValueBytes + 1<<20
+	// A single member elects itself once its election timeout passes:
+	// etcd fast-forwards all but one tick of it, and raft randomizes the
+	// timeout between one and two times ElectionMs, so the member waits
+	// one to ElectionMs/TickMs+1 ticks before it serves (100–1000 ms with
+	// etcd's 100 ms ticks and 1 s timeout, the bulk of a start). No peer
+	// ever joins, so heartbeats cross no network and short ticks cost
+	// only the ticker: 20 ms ticks and a 100 ms timeout make the wait
+	// 20–100 ms.
+	ec.TickMs, ec.ElectionMs = 20, 100
 	ec.WatchProgressNotifyInterval = cfg.ProgressNotifyInterval
 	if ec.WatchProgressNotifyInterval <= 0 {
 		ec.WatchProgressNotifyInterval = 5 * time.Second

@@ -227,3 +227,20 @@ func FuzzHolderOf(f *testing.F) {
 		}
 	})
 }
+
+// TestEmbeddedElectsItselfQuickly: the single member serves once it has
+// elected itself, after one to ElectionMs/TickMs+1 ticks (etcd
+// fast-forwards the rest of its first election timeout); with etcd's
+// defaults (100 ms ticks, 1 s timeout) that was up to a second of every
+// start. The member's raft runs with the short ticks.
+func TestEmbeddedElectsItselfQuickly(t *testing.T) {
+	t.Parallel()
+	e, _ := startForTest(t)
+	cfg := e.etcd.Config()
+	if worst := time.Duration(cfg.ElectionMs+cfg.TickMs) * time.Millisecond; worst > 150*time.Millisecond {
+		t.Errorf("election may wait %v (tick %d ms, election timeout %d ms)", worst, cfg.TickMs, cfg.ElectionMs)
+	}
+	if got := e.etcd.Server.Cfg.TickMs; got != cfg.TickMs {
+		t.Errorf("server ticks every %d ms, configured %d", got, cfg.TickMs)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/listwatch/listwatch/server/storage"
 )
@@ -38,7 +39,8 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRev int64, progres
 }
 
 // RequestProgress asks etcd to send a progress notification on every
-// watch of this client that asked for progress.
+// watch of this client that asked for progress and shares ctx's watch
+// stream (storage.WithWatchStream).
 func (s *Store) RequestProgress(ctx context.Context) error {
 	// Progress requests travel on the gRPC stream of the watches, which
 	// clientv3 picks by the outgoing metadata of the context; use the
@@ -51,10 +53,21 @@ func (s *Store) RequestProgress(ctx context.Context) error {
 
 // watchContext adds the metadata every watch and progress request of
 // this package carries: fail rather than hang when the member has lost
-// its leader, as kube-apiserver does.
+// its leader, as kube-apiserver does. A context with a watch stream name
+// (storage.WithWatchStream) also carries the name, which puts its watches
+// and progress requests on a gRPC stream of their own: clientv3 shares a
+// stream among the contexts with the same outgoing metadata.
 func watchContext(ctx context.Context) context.Context {
-	return clientv3.WithRequireLeader(ctx)
+	ctx = clientv3.WithRequireLeader(ctx)
+	if name := storage.WatchStream(ctx); name != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, watchStreamMetadata, name)
+	}
+	return ctx
 }
+
+// watchStreamMetadata is the gRPC metadata key of the watch stream name;
+// etcd ignores it.
+const watchStreamMetadata = "listwatch-watch-stream"
 
 // watcher adapts a clientv3 watch channel to the pull-style
 // storage.Watcher. It is used by one goroutine at a time, except Close,
