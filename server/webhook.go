@@ -47,6 +47,7 @@ type Webhooks struct {
 	validating *validating.Plugin
 	factory    informers.SharedInformerFactory
 	policies   *policies
+	mpolicies  *mutatingPolicies // mapolicy.go
 
 	syncOnce sync.Once
 	synced   chan struct{}
@@ -102,6 +103,9 @@ func (s *Server) EnableWebhooks(client kubernetes.Interface, dyn dynamic.Interfa
 	if w.policies, err = newPolicies(client, dyn, authz, w); err != nil {
 		return nil, err
 	}
+	if w.mpolicies, err = newMutatingPolicies(client, dyn, authz, f); err != nil {
+		return nil, err
+	}
 	s.webhooks = w
 	return w, nil
 }
@@ -112,13 +116,16 @@ func (w *Webhooks) Run(ctx context.Context) error {
 	if err := w.policies.start(ctx); err != nil {
 		return err
 	}
+	if err := w.mpolicies.start(ctx); err != nil {
+		return err
+	}
 	w.factory.Start(ctx.Done())
 	for typ, ok := range w.factory.WaitForCacheSync(ctx.Done()) {
 		if !ok && ctx.Err() == nil {
 			return fmt.Errorf("webhooks: informer of %v did not sync", typ)
 		}
 	}
-	if ctx.Err() == nil && w.policies.waitSynced(ctx) {
+	if ctx.Err() == nil && w.policies.waitSynced(ctx) && w.mpolicies.waitSynced(ctx) {
 		w.syncOnce.Do(func() { close(w.synced) })
 	}
 	<-ctx.Done()
@@ -217,18 +224,9 @@ func (c *call) mutate(gvk schema.GroupVersionKind, o admission.ObjectInterfaces,
 	}
 	attrs := c.webhookAttrs(c.operation(old), gvk, name, obj, old)
 	ctx := c.webhookContext(old == nil)
-	p := c.s.webhooks.mutating
-	if !p.Handles(attrs.GetOperation()) {
-		return nil
-	}
-	if err := p.Admit(ctx, attrs, o); err != nil {
+	// kube's order: MutatingAdmissionPolicy, then the webhooks (mapolicy.go).
+	if err := c.s.webhooks.mutationChain(ctx, attrs, o); err != nil {
 		return admissionError(err)
-	}
-	if rc := attrs.GetReinvocationContext(); rc.ShouldReinvoke() {
-		rc.SetIsReinvoke()
-		if err := p.Admit(ctx, attrs, o); err != nil {
-			return admissionError(err)
-		}
 	}
 	return nil
 }
