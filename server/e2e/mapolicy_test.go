@@ -223,9 +223,11 @@ func kubeRESTConfig(t *testing.T) *rest.Config {
 }
 
 // paramAuthzScript: alice may create policies and bindings but not read
-// configmaps; a policy naming ConfigMap as its paramKind, and a binding
-// with a paramRef, are then refused (422, spec.paramKind / spec.paramRef
-// Forbidden), as kube's strategies authorize them.
+// configmaps (only secrets); a policy naming ConfigMap as its paramKind,
+// and a binding with a paramRef to configmaps, are then refused (422,
+// spec.paramKind / spec.paramRef Forbidden), as kube's strategies
+// authorize them; with Secret as the paramKind they are allowed (the kind
+// resolved to its resource, secrets).
 func paramAuthzScript(t *testing.T, admin, alice *rawClient, sfx string) []string {
 	const admreg = "/apis/admissionregistration.k8s.io/v1/"
 	const rbac = "/apis/rbac.authorization.k8s.io/v1/"
@@ -244,24 +246,25 @@ func paramAuthzScript(t *testing.T, admin, alice *rawClient, sfx string) []strin
 			created = append(created, admreg+coll+"/"+name)
 		}
 	}
-	admin.step("role", "POST", rbac+"clusterroles", jsonCT, `{"metadata":{"name":"`+role+`"},"rules":[{"apiGroups":["admissionregistration.k8s.io"],"resources":["*"],"verbs":["*"]}]}`, "metadata.name")
+	admin.step("role", "POST", rbac+"clusterroles", jsonCT, `{"metadata":{"name":"`+role+`"},"rules":[{"apiGroups":["admissionregistration.k8s.io"],"resources":["*"],"verbs":["*"]},{"apiGroups":[""],"resources":["secrets"],"verbs":["get","list"]}]}`, "metadata.name")
 	created = append(created, rbac+"clusterroles/"+role)
 	admin.step("binding", "POST", rbac+"clusterrolebindings", jsonCT, `{"metadata":{"name":"`+role+`"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"`+role+`"},"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"alice"}]}`, "metadata.name")
 	created = append(created, rbac+"clusterrolebindings/"+role)
+	match := `"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}]},`
+	mut := match + `"reinvocationPolicy":"Never","mutations":[{"patchType":"JSONPatch","jsonPatch":{"expression":"[JSONPatch{op: 'test', path: '/kind', value: 'ConfigMap'}]"}}]`
 	// RBAC takes effect through informers: wait for alice's create.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		code, _ := alice.do("POST", admreg+"mutatingadmissionpolicies?dryRun=All", jsonCT, mapObject("MutatingAdmissionPolicy", "probe-"+sfx, "",
-			`},"spec":{"mutations":[{"patchType":"JSONPatch","jsonPatch":{"expression":"[]"}}]}`))
+		code, m := alice.do("POST", admreg+"mutatingadmissionpolicies?dryRun=All", jsonCT, mapObject("MutatingAdmissionPolicy", "probe-"+sfx, "",
+			`},"spec":{`+mut+`}`))
 		if code == http.StatusCreated {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("alice never allowed: %d", code)
+			t.Fatalf("alice never allowed: %d %v", code, m["message"])
 		}
 		time.Sleep(50 * time.Millisecond) // polling for an asynchronous condition
 	}
-	mut := `"mutations":[{"patchType":"JSONPatch","jsonPatch":{"expression":"[]"}}]`
 	paramKind := `"paramKind":{"apiVersion":"v1","kind":"ConfigMap"},`
 	for _, c := range []struct {
 		who  *rawClient
@@ -272,8 +275,10 @@ func paramAuthzScript(t *testing.T, admin, alice *rawClient, sfx string) []strin
 			mapObject("MutatingAdmissionPolicy", p, "", `},"spec":{`+paramKind+mut+`}`))
 		mk(c.who, c.name+" MAP without paramKind", "mutatingadmissionpolicies", p+"-plain",
 			mapObject("MutatingAdmissionPolicy", p+"-plain", "", `},"spec":{`+mut+`}`))
+		mk(c.who, c.name+" MAP with paramKind Secret", "mutatingadmissionpolicies", p+"-secret",
+			mapObject("MutatingAdmissionPolicy", p+"-secret", "", `},"spec":{"paramKind":{"apiVersion":"v1","kind":"Secret"},`+mut+`}`))
 		mk(c.who, c.name+" VAP with paramKind", "validatingadmissionpolicies", p,
-			mapObject("ValidatingAdmissionPolicy", p, "", `},"spec":{`+paramKind+`"validations":[{"expression":"true"}]}`))
+			mapObject("ValidatingAdmissionPolicy", p, "", `},"spec":{`+paramKind+match+`"validations":[{"expression":"true"}]}`))
 	}
 	// Bindings with a paramRef to the admin's policies (which exist, with
 	// a paramKind) and to one that does not exist.
@@ -290,6 +295,8 @@ func paramAuthzScript(t *testing.T, admin, alice *rawClient, sfx string) []strin
 			mapObject("MutatingAdmissionPolicyBinding", b+"-list", "", `},"spec":{"policyName":"`+adminPolicy+`","paramRef":{"selector":{},"parameterNotFoundAction":"Allow"}}`))
 		mk(c.who, c.name+" MAP binding, policy missing", "mutatingadmissionpolicybindings", b+"-nopolicy",
 			mapObject("MutatingAdmissionPolicyBinding", b+"-nopolicy", "", `},"spec":{"policyName":"nope-`+sfx+`",`+ref+`}`))
+		mk(c.who, c.name+" MAP binding with paramRef to a Secret", "mutatingadmissionpolicybindings", b+"-secret",
+			mapObject("MutatingAdmissionPolicyBinding", b+"-secret", "", `},"spec":{"policyName":"lw-map-alice-`+sfx+`-secret",`+ref+`}`))
 		mk(c.who, c.name+" MAP binding without paramRef", "mutatingadmissionpolicybindings", b+"-plain",
 			mapObject("MutatingAdmissionPolicyBinding", b+"-plain", "", `},"spec":{"policyName":"`+adminPolicy+`"}`))
 		mk(c.who, c.name+" VAP binding with paramRef", "validatingadmissionpolicybindings", b,
