@@ -159,6 +159,8 @@ func (c *call) webhookAttrs(op admission.Operation, gvk schema.GroupVersionKind,
 		sub = "status"
 	case c.finalize:
 		sub = "finalize"
+	case c.scale:
+		sub = "scale"
 	}
 	q := c.r.URL.Query()
 	dryRun := q["dryRun"]
@@ -323,6 +325,9 @@ func (c *call) mutateCustom(d, old *doc) error {
 // write d, after its own validation (admit, admitCustom), just before it
 // is stored. Built-in kinds are validated in admitTyped.
 func (c *call) webhookValidateCustom(d, old *doc) error {
+	if c.scale {
+		return c.validateScale(d, old) // scale_admission.go
+	}
 	if !c.webhookOn() || c.res.typed() != nil {
 		return nil
 	}
