@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,6 +11,11 @@ import (
 	"testing"
 	"time"
 
+	admregv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/listwatch/server/apiserver"
@@ -334,4 +340,107 @@ func TestKubeMutatingAdmissionPolicyParamAuthz(t *testing.T) {
 	if refused < 4 {
 		t.Errorf("kube refused %d creates, want at least 4:\n%s", refused, strings.Join(want, "\n"))
 	}
+}
+
+// mapWebhookOrder binds, on the server cs talks to, two
+// MutatingAdmissionPolicies (reinvocationPolicy IfNeeded and Never) that
+// record whether the mutating webhook /patch had already added its label,
+// and returns the labels of a configmap created through both and those
+// the webhook was sent.
+func mapWebhookOrder(t *testing.T, cs kubernetes.Interface, h *hookServer, ns, name string) []string {
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	adm := cs.AdmissionregistrationV1()
+	none := admregv1.SideEffectClassNone
+	fail := admregv1.Fail
+	never := admregv1.NeverReinvocationPolicy
+	if _, err := adm.MutatingWebhookConfigurations().Create(ctx, &admregv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Webhooks: []admregv1.MutatingWebhook{{
+			Name: "patch.example.com", ClientConfig: admregv1.WebhookClientConfig{URL: h.url("/patch"), CABundle: h.ca},
+			Rules: cmRule(admregv1.Create), SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+			FailurePolicy: &fail, ReinvocationPolicy: &never, ObjectSelector: labelSel("test", name),
+		}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = adm.MutatingWebhookConfigurations().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	for _, p := range []struct {
+		suffix string
+		policy admregv1.ReinvocationPolicyType
+	}{{"ifneeded", admregv1.IfNeededReinvocationPolicy}, {"never", admregv1.NeverReinvocationPolicy}} {
+		pn := name + "-" + p.suffix
+		if _, err := adm.MutatingAdmissionPolicies().Create(ctx, &admregv1.MutatingAdmissionPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: pn},
+			Spec: admregv1.MutatingAdmissionPolicySpec{
+				MatchConstraints: &admregv1.MatchResources{ResourceRules: []admregv1.NamedRuleWithOperations{{
+					RuleWithOperations: cmRule(admregv1.Create)[0],
+				}}},
+				FailurePolicy:      &fail,
+				ReinvocationPolicy: p.policy,
+				Mutations: []admregv1.Mutation{{PatchType: admregv1.PatchTypeApplyConfiguration, ApplyConfiguration: &admregv1.ApplyConfiguration{
+					Expression: `Object{metadata: Object.metadata{labels: {'saw-webhook-` + p.suffix + `': 'mutated' in object.metadata.labels ? 'yes' : 'no'}}}`,
+				}}},
+			},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = adm.MutatingAdmissionPolicies().Delete(context.Background(), pn, metav1.DeleteOptions{}) })
+		if _, err := adm.MutatingAdmissionPolicyBindings().Create(ctx, &admregv1.MutatingAdmissionPolicyBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: pn},
+			Spec: admregv1.MutatingAdmissionPolicyBindingSpec{PolicyName: pn,
+				MatchResources: &admregv1.MatchResources{ObjectSelector: labelSel("test", name)}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = adm.MutatingAdmissionPolicyBindings().Delete(context.Background(), pn, metav1.DeleteOptions{})
+		})
+	}
+	cms := cs.CoreV1().ConfigMaps(ns)
+	cm := func(n string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{"test": name}}}
+	}
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		got, err := cms.Create(ctx, cm("probe"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err == nil && got.Labels["mutated"] == "yes" && got.Labels["saw-webhook-ifneeded"] != "" && got.Labels["saw-webhook-never"] != "", nil
+	})
+	if err != nil {
+		t.Fatalf("webhook and policies never took effect: %v", err)
+	}
+	got, err := cms.Create(ctx, cm("both"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := h.requests("/patch")
+	var sent struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	_ = json.Unmarshal(reqs[len(reqs)-1].Object.Raw, &sent)
+	return []string{
+		fmt.Sprintf("stored labels: %v", got.Labels),
+		fmt.Sprintf("webhook was sent labels: %v", sent.Metadata.Labels),
+	}
+}
+
+// TestKubeMutatingAdmissionPolicyWebhookOrder: the policies run before
+// the mutating webhooks, and a policy with reinvocationPolicy IfNeeded
+// runs again after a webhook changed the object, as in kube-apiserver.
+func TestKubeMutatingAdmissionPolicyWebhookOrder(t *testing.T) {
+	h := newHookServer(t)
+	s := startServer(t, t.TempDir())
+	got := mapWebhookOrder(t, kubernetes.NewForConfigOrDie(restConfig(t, s)), h, "map-order", "map-order")
+	want := []string{
+		"stored labels: map[mutated:yes saw-webhook-ifneeded:yes saw-webhook-never:no test:map-order]",
+		"webhook was sent labels: map[saw-webhook-ifneeded:no saw-webhook-never:no test:map-order]",
+	}
+	if _, err := kubeapiserver.Binary(); err == nil {
+		want = mapWebhookOrder(t, kubeClientset(t), h, "map-order", "map-order")
+	}
+	compareLogs(t, got, want)
 }

@@ -62,7 +62,9 @@ func scaleAdmission(t *testing.T, cs kubernetes.Interface, h *hookServer, ns, na
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = adm.ValidatingWebhookConfigurations().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = adm.ValidatingWebhookConfigurations().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 	if _, err := adm.MutatingAdmissionPolicies().Create(ctx, &admregv1.MutatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: admregv1.MutatingAdmissionPolicySpec{
@@ -86,7 +88,9 @@ func scaleAdmission(t *testing.T, cs kubernetes.Interface, h *hookServer, ns, na
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = adm.MutatingAdmissionPolicyBindings().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = adm.MutatingAdmissionPolicyBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 
 	scale := func(n int32, dryRun bool) (*autoscalingv1.Scale, error) {
 		cur, err := deps.GetScale(ctx, "web", metav1.GetOptions{})
