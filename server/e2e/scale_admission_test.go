@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/listwatch/server/internal/testsupport/kubeapiserver"
 )
@@ -180,4 +181,77 @@ func TestKubeScaleAdmission(t *testing.T) {
 		return
 	}
 	compareLogs(t, got, scaleAdmission(t, kubeClientset(t), h, "scale-admission", "scale-kube"))
+}
+
+// crScaleAdmission is scaleAdmission's check for a custom resource's
+// /scale: a validating webhook sees the Scale written.
+func crScaleAdmission(t *testing.T, cfg *rest.Config, h *hookServer, ns, name string) []string {
+	c := newRawClient(t, cfg)
+	const plural = "scaleadms"
+	crds := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	hooks := "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+	t.Cleanup(func() {
+		c.do("DELETE", hooks+"/"+name, "", "")
+		c.do("DELETE", crds+"/"+plural+"."+crGroup, "", "")
+		c.do("DELETE", "/api/v1/namespaces/"+ns, "", "")
+	})
+	c.step("namespace", "POST", "/api/v1/namespaces", jsonCT, `{"metadata":{"name":"`+ns+`"}}`, "metadata.name")
+	c.step("crd", "POST", crds, jsonCT, crCRD(plural, "ScaleAdm", scaleSubresources), "metadata.name")
+	c.waitServed(plural)
+	coll := "/apis/" + crGroup + "/v1/namespaces/" + ns + "/" + plural
+	c.step("create", "POST", coll, jsonCT, `{"apiVersion":"`+crGroup+`/v1","kind":"ScaleAdm","metadata":{"name":"web"},"spec":{"replicas":1}}`, "spec")
+	ca, _ := json.Marshal(h.ca)
+	c.step("webhook", "POST", hooks, jsonCT, `{"metadata":{"name":"`+name+`"},"webhooks":[{"name":"scale.example.com",
+		"clientConfig":{"url":"`+*h.url("/" + name)+`","caBundle":`+string(ca)+`},
+		"rules":[{"operations":["UPDATE"],"apiGroups":["`+crGroup+`"],"apiVersions":["v1"],"resources":["`+plural+`/scale"]}],
+		"sideEffects":"None","admissionReviewVersions":["v1"],"failurePolicy":"Fail",
+		"matchConditions":[{"name":"in-ns","expression":"object.metadata.namespace == '`+ns+`'"}]}]}`)
+	scale := func(n int, dryRun string) (int, map[string]any) {
+		return c.do("PUT", coll+"/web/scale"+dryRun, jsonCT, fmt.Sprintf(`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web","namespace":"%s"},"spec":{"replicas":%d}}`, ns, n))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(h.requests("/"+name)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("webhook never called")
+		}
+		scale(4, "?dryRun=All")
+		time.Sleep(50 * time.Millisecond) // polling for an asynchronous condition
+	}
+	code, m := scale(4, "")
+	c.log = append(c.log, fmt.Sprintf("PUT /scale: %d spec=%s", code, jsonAt(m, "spec")))
+	c.step("get", "GET", coll+"/web", "", "", "spec")
+	reqs := h.requests("/" + name)
+	r := reqs[len(reqs)-1]
+	var obj, old struct {
+		APIVersion, Kind string
+		Spec             struct{ Replicas int32 }
+	}
+	_ = json.Unmarshal(r.Object.Raw, &obj)
+	_ = json.Unmarshal(r.OldObject.Raw, &old)
+	return append(c.log,
+		fmt.Sprintf("review: operation=%s kind=%v resource=%v subResource=%s name=%s namespace=%s", r.Operation, r.Kind, r.Resource, r.SubResource, r.Name, r.Namespace),
+		fmt.Sprintf("review: object %s %s replicas=%d, oldObject %s %s replicas=%d", obj.APIVersion, obj.Kind, obj.Spec.Replicas, old.APIVersion, old.Kind, old.Spec.Replicas),
+	)
+}
+
+// TestKubeScaleAdmissionCustomResource: a custom resource's /scale write
+// goes through the validating webhooks as a Scale, as in kube-apiserver.
+func TestKubeScaleAdmissionCustomResource(t *testing.T) {
+	h := newHookServer(t)
+	s := startServer(t, t.TempDir())
+	got := crScaleAdmission(t, restConfig(t, s), h, "cr-scale-admission", "cr-scale-ours")
+	want := []string{
+		"PUT /scale: 200 spec={\"replicas\":4}",
+		"review: operation=UPDATE kind=autoscaling/v1, Kind=Scale resource={" + crGroup + " v1 scaleadms} subResource=scale name=web namespace=cr-scale-admission",
+		"review: object autoscaling/v1 Scale replicas=4, oldObject autoscaling/v1 Scale replicas=1",
+	}
+	if _, err := kubeapiserver.Binary(); err != nil {
+		for _, w := range want {
+			if !contains(got, w) {
+				t.Errorf("missing %s in\n%s", w, strings.Join(got, "\n"))
+			}
+		}
+		return
+	}
+	compareLogs(t, got, crScaleAdmission(t, kubeRESTConfig(t), h, "cr-scale-admission", "cr-scale-kube"))
 }
