@@ -184,7 +184,8 @@ func (c *call) webhookAttrs(op admission.Operation, gvk schema.GroupVersionKind,
 }
 
 // webhookOn reports whether c's writes go through the webhooks: not the
-// server's own (no response writer), not the scale subresource.
+// server's own (no response writer), not the scale subresource (whose
+// admission sees the Scale, scale_admission.go).
 func (c *call) webhookOn() bool {
 	return c.s.webhooks != nil && c.w != nil && !c.scale
 }
@@ -207,11 +208,12 @@ func (c *call) operation(old runtime.Object) admission.Operation {
 	return admission.Update
 }
 
-// mutateTyped runs the mutating webhooks over obj, a built-in kind's
-// internal object (old: the stored one, nil on create). obj is changed in
-// place, as kube converts the webhooks' patches back into it. As kube's
-// admission chain, webhooks that ask for it are called a second time when
-// a later one changed the object.
+// mutateTyped runs the mutating admission chain (MutatingAdmissionPolicies,
+// then the mutating webhooks) over obj, a built-in kind's internal object
+// (old: the stored one, nil on create). obj is changed in place, as kube
+// converts the mutations back into it. As kube's admission chain, the
+// chain runs a second time for the policies and webhooks that ask for it
+// when a later one changed the object.
 func (c *call) mutateTyped(t *typedKind, obj, old runtime.Object) error {
 	if !c.webhookOn() {
 		return nil
