@@ -19,11 +19,8 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"                // registers policy
 	_ "k8s.io/kubernetes/pkg/apis/rbac/install"                  // registers rbac.authorization.k8s.io
 	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"            // registers scheduling.k8s.io
-	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingadmissionpolicy"
-	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingadmissionpolicybinding"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingwebhookconfiguration"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingadmissionpolicy"
-	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingadmissionpolicybinding"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingwebhookconfiguration"
 	"k8s.io/kubernetes/pkg/registry/apps/controllerrevision"
 	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
@@ -124,9 +121,9 @@ var typedKinds = func() map[string]*typedKind {
 		}
 	}
 	crd := customresourcedefinition.NewStrategy(crdScheme)
-	// The policies' strategies authorize paramKind/paramRef only with an
-	// authorizer; without one (nil) they validate as kube does otherwise.
-	vap := validatingadmissionpolicy.NewStrategy(nil, nil)
+	// The policies' strategies authorize paramKind/paramRef with the
+	// request's server (policy_strategy.go); /status is kube's as is.
+	vap, vapb, mapol, mapb := policyStrategies()
 	namespaces := core("Namespace", namespace.Strategy, namespace.StatusStrategy)
 	namespaces.finalize = namespace.FinalizeStrategy
 	kinds := map[string]*typedKind{
@@ -169,10 +166,10 @@ var typedKinds = func() map[string]*typedKind {
 
 		groupAdmission + "/validatingwebhookconfigurations":   legacy(groupAdmission, "ValidatingWebhookConfiguration", validatingwebhookconfiguration.Strategy, nil),
 		groupAdmission + "/mutatingwebhookconfigurations":     legacy(groupAdmission, "MutatingWebhookConfiguration", mutatingwebhookconfiguration.Strategy, nil),
-		groupAdmission + "/validatingadmissionpolicies":       legacy(groupAdmission, "ValidatingAdmissionPolicy", vap, validatingadmissionpolicy.NewStatusStrategy(vap)),
-		groupAdmission + "/validatingadmissionpolicybindings": legacy(groupAdmission, "ValidatingAdmissionPolicyBinding", validatingadmissionpolicybinding.NewStrategy(nil, nil, nil), nil),
-		groupAdmission + "/mutatingadmissionpolicies":         legacy(groupAdmission, "MutatingAdmissionPolicy", mutatingadmissionpolicy.NewStrategy(nil, nil), nil),
-		groupAdmission + "/mutatingadmissionpolicybindings":   legacy(groupAdmission, "MutatingAdmissionPolicyBinding", mutatingadmissionpolicybinding.NewStrategy(nil, nil, nil), nil),
+		groupAdmission + "/validatingadmissionpolicies":       legacy(groupAdmission, "ValidatingAdmissionPolicy", vap, validatingadmissionpolicy.NewStatusStrategy(validatingadmissionpolicy.NewStrategy(nil, nil))),
+		groupAdmission + "/validatingadmissionpolicybindings": legacy(groupAdmission, "ValidatingAdmissionPolicyBinding", vapb, nil),
+		groupAdmission + "/mutatingadmissionpolicies":         legacy(groupAdmission, "MutatingAdmissionPolicy", mapol, nil),
+		groupAdmission + "/mutatingadmissionpolicybindings":   legacy(groupAdmission, "MutatingAdmissionPolicyBinding", mapb, nil),
 
 		groupCoordination + "/leases": {
 			scheme:   legacyscheme.Scheme,

@@ -144,12 +144,19 @@ func (c *call) updateScale() error {
 	if err := c.checkFieldValidationParam("UpdateOptions"); err != nil {
 		return err
 	}
-	if ct := c.r.Header.Get("Content-Type"); !isJSONContent(ct) {
+	ct := c.r.Header.Get("Content-Type")
+	typ, _ := parseMediaRange(ct)
+	if !isJSONContent(ct) && typ != contentProtobuf {
 		return wire.NewUnsupportedMediaType(ct)
 	}
 	body, err := c.readBody()
 	if err != nil {
 		return err
+	}
+	if typ == contentProtobuf { // client-go's default for built-in types
+		if body, err = protobufToJSON(body); err != nil {
+			return err
+		}
 	}
 	s, err := c.decodeScale(body, false, nil)
 	if err != nil {
@@ -233,6 +240,9 @@ func (c *call) writeScaled(expect int64, fn func(cur *doc, old *autoscalingv1.Sc
 		}
 		if s.Spec.Replicas == invalidSpecReplicas {
 			return nil, wire.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", sc.SpecReplicasPath))
+		}
+		if s, err = c.mutateScale(s, old); err != nil { // scale_admission.go
+			return nil, err
 		}
 		u, err := toUnstructured(cur)
 		if err != nil {

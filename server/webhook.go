@@ -47,6 +47,7 @@ type Webhooks struct {
 	validating *validating.Plugin
 	factory    informers.SharedInformerFactory
 	policies   *policies
+	mpolicies  *mutatingPolicies // mapolicy.go
 
 	syncOnce sync.Once
 	synced   chan struct{}
@@ -102,6 +103,9 @@ func (s *Server) EnableWebhooks(client kubernetes.Interface, dyn dynamic.Interfa
 	if w.policies, err = newPolicies(client, dyn, authz, w); err != nil {
 		return nil, err
 	}
+	if w.mpolicies, err = newMutatingPolicies(client, dyn, authz, f); err != nil {
+		return nil, err
+	}
 	s.webhooks = w
 	return w, nil
 }
@@ -112,13 +116,16 @@ func (w *Webhooks) Run(ctx context.Context) error {
 	if err := w.policies.start(ctx); err != nil {
 		return err
 	}
+	if err := w.mpolicies.start(ctx); err != nil {
+		return err
+	}
 	w.factory.Start(ctx.Done())
 	for typ, ok := range w.factory.WaitForCacheSync(ctx.Done()) {
 		if !ok && ctx.Err() == nil {
 			return fmt.Errorf("webhooks: informer of %v did not sync", typ)
 		}
 	}
-	if ctx.Err() == nil && w.policies.waitSynced(ctx) {
+	if ctx.Err() == nil && w.policies.waitSynced(ctx) && w.mpolicies.waitSynced(ctx) {
 		w.syncOnce.Do(func() { close(w.synced) })
 	}
 	<-ctx.Done()
@@ -152,6 +159,8 @@ func (c *call) webhookAttrs(op admission.Operation, gvk schema.GroupVersionKind,
 		sub = "status"
 	case c.finalize:
 		sub = "finalize"
+	case c.scale:
+		sub = "scale"
 	}
 	q := c.r.URL.Query()
 	dryRun := q["dryRun"]
@@ -175,7 +184,8 @@ func (c *call) webhookAttrs(op admission.Operation, gvk schema.GroupVersionKind,
 }
 
 // webhookOn reports whether c's writes go through the webhooks: not the
-// server's own (no response writer), not the scale subresource.
+// server's own (no response writer), not the scale subresource (whose
+// admission sees the Scale, scale_admission.go).
 func (c *call) webhookOn() bool {
 	return c.s.webhooks != nil && c.w != nil && !c.scale
 }
@@ -198,11 +208,12 @@ func (c *call) operation(old runtime.Object) admission.Operation {
 	return admission.Update
 }
 
-// mutateTyped runs the mutating webhooks over obj, a built-in kind's
-// internal object (old: the stored one, nil on create). obj is changed in
-// place, as kube converts the webhooks' patches back into it. As kube's
-// admission chain, webhooks that ask for it are called a second time when
-// a later one changed the object.
+// mutateTyped runs the mutating admission chain (MutatingAdmissionPolicies,
+// then the mutating webhooks) over obj, a built-in kind's internal object
+// (old: the stored one, nil on create). obj is changed in place, as kube
+// converts the mutations back into it. As kube's admission chain, the
+// chain runs a second time for the policies and webhooks that ask for it
+// when a later one changed the object.
 func (c *call) mutateTyped(t *typedKind, obj, old runtime.Object) error {
 	if !c.webhookOn() {
 		return nil
@@ -217,18 +228,9 @@ func (c *call) mutate(gvk schema.GroupVersionKind, o admission.ObjectInterfaces,
 	}
 	attrs := c.webhookAttrs(c.operation(old), gvk, name, obj, old)
 	ctx := c.webhookContext(old == nil)
-	p := c.s.webhooks.mutating
-	if !p.Handles(attrs.GetOperation()) {
-		return nil
-	}
-	if err := p.Admit(ctx, attrs, o); err != nil {
+	// kube's order: MutatingAdmissionPolicy, then the webhooks (mapolicy.go).
+	if err := c.s.webhooks.mutationChain(ctx, attrs, o); err != nil {
 		return admissionError(err)
-	}
-	if rc := attrs.GetReinvocationContext(); rc.ShouldReinvoke() {
-		rc.SetIsReinvoke()
-		if err := p.Admit(ctx, attrs, o); err != nil {
-			return admissionError(err)
-		}
 	}
 	return nil
 }
@@ -325,6 +327,9 @@ func (c *call) mutateCustom(d, old *doc) error {
 // write d, after its own validation (admit, admitCustom), just before it
 // is stored. Built-in kinds are validated in admitTyped.
 func (c *call) webhookValidateCustom(d, old *doc) error {
+	if c.scale {
+		return c.validateScale(d, old) // scale_admission.go
+	}
 	if !c.webhookOn() || c.res.typed() != nil {
 		return nil
 	}
