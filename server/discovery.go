@@ -98,6 +98,7 @@ func (s *Server) resourceList(group, version string) (wire.APIResourceList, bool
 		for _, sub := range r.subresources {
 			list.Resources = append(list.Resources, subDiscovery(r, sub))
 		}
+		list.Resources = connectDiscovery(list.Resources, r) // podsub.go
 	}
 	return list, len(list.Resources) > 0
 }
