@@ -52,8 +52,8 @@ import (
 // NodeConnectionInfoGetter, and the connection is kube's upgrade-aware
 // proxy (k8s.io/apimachinery/pkg/util/proxy) with kube-apiserver's
 // transports: the kubelet client of its defaults (port 10250, kube's
-// preferred address types, 5 s timeout, TLS verified against the system
-// roots when no kubelet CA is configured) and its proxy transport for pod
+// preferred address types, 5 s timeout, and, as kube's kubelet client
+// when no kubelet CA is configured, TLS without verification) and its proxy transport for pod
 // and service proxies (TLS unverified: IP-based).
 
 // connectSub is a subresource served by a kube REST object: the HTTP
@@ -98,11 +98,25 @@ func connectSubOf(res *resource, info *request.Info) (connectSub, bool) {
 	return sub, ok
 }
 
-// connectDiscovery appends the discovery entries of r's connect
-// subresources, in kube's order (by name).
+// createSubDiscovery are the discovery entries of the create-only
+// subresources (resource.subCreate): kind, and group and version when
+// they are not the resource's.
+var createSubDiscovery = map[string]wire.APIResource{
+	"binding":  {Kind: "Binding"},
+	"eviction": {Group: "policy", Version: "v1", Kind: "Eviction"},
+}
+
+// connectDiscovery appends the discovery entries of r's connect and
+// create-only subresources.
 func connectDiscovery(list []wire.APIResource, r *resource) []wire.APIResource {
 	if r.group != "" || r.crd != "" {
 		return list
+	}
+	for n := range r.subCreate {
+		if e, ok := createSubDiscovery[n]; ok {
+			e.Name, e.Namespaced, e.Verbs = r.plural+"/"+n, r.namespaced, []string{"create"}
+			list = append(list, e)
+		}
 	}
 	subs := connectSubs[r.plural]
 	names := make([]string, 0, len(subs))

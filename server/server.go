@@ -85,7 +85,8 @@ type Config struct {
 	RBACRuleResolver rbacregistryvalidation.AuthorizationRuleResolver
 	// KubeletClient is how pods/log, exec, attach, portforward and
 	// nodes/proxy reach kubelets (podsub.go); nil: kube-apiserver's
-	// defaults (port 10250, TLS verified against the system roots).
+	// defaults (port 10250; no CA: kube's kubelet client does not verify
+	// kubelet certificates).
 	KubeletClient *kubeletclient.KubeletClientConfig
 }
 

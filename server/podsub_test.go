@@ -1,0 +1,211 @@
+package server
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestConnectDiscoveryMatchesKube: pods, services and nodes list their
+// subresources exactly as kube-apiserver v1.37.2 does (kind, verbs,
+// order), in aggregated discovery and in /api/v1.
+func TestConnectDiscoveryMatchesKube(t *testing.T) {
+	kube := loadKubeDiscovery(t)
+	e := newEnv(t)
+	core, _ := aggregatedList(t, e, "/api")
+	for _, r := range core.Items[0].Versions[0].Resources {
+		switch r.Resource {
+		case "pods", "services", "nodes":
+			if k := kube["/v1/"+r.Resource]; !reflect.DeepEqual(r.Subresources, k.Subresources) {
+				t.Errorf("%s subresources:\n listwatch %+v\n kube      %+v", r.Resource, r.Subresources, k.Subresources)
+			}
+		}
+	}
+	legacy := e.must(200, "GET", "/api/v1", nil)
+	names := map[string]bool{}
+	for _, r := range legacy["resources"].([]any) {
+		names[r.(map[string]any)["name"].(string)] = true
+	}
+	for _, n := range []string{"pods/log", "pods/exec", "pods/attach", "pods/portforward", "pods/proxy", "services/proxy", "nodes/proxy"} {
+		if !names[n] {
+			t.Errorf("/api/v1 does not list %s", n)
+		}
+	}
+}
+
+func podJSON(name, node string, containers ...string) map[string]any {
+	var cs []any
+	for _, c := range containers {
+		cs = append(cs, map[string]any{"name": c, "image": "busybox"})
+	}
+	spec := map[string]any{"containers": cs}
+	if node != "" {
+		spec["nodeName"] = node
+	}
+	return map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": name}, "spec": spec}
+}
+
+func nodeJSON(name, address string, port int) map[string]any {
+	return map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": name},
+		"status": map[string]any{
+			"addresses":       []any{map[string]any{"type": "InternalIP", "address": address}},
+			"daemonEndpoints": map[string]any{"kubeletEndpoint": map[string]any{"Port": port}},
+		}}
+}
+
+// TestConnectErrorsAsKube: the answers kube-apiserver gives without a
+// kubelet to reach (checked side by side in e2e TestKubePodSubresources).
+func TestConnectErrorsAsKube(t *testing.T) {
+	e := newEnv(t)
+	pods := "/api/v1/namespaces/default/pods"
+	e.must(201, "POST", pods, podJSON("unscheduled", "", "c"))
+	e.must(201, "POST", pods, podJSON("two", "", "a", "b"))
+	e.must(201, "POST", pods, podJSON("lost", "nowhere", "c"))
+
+	// pods/log: a pod on no node has no log yet: 204, as kube's
+	// LocationStreamer without a location.
+	if r := e.do("GET", pods+"/unscheduled/log", nil); r.code != 204 || len(r.body) != 0 {
+		t.Errorf("log of an unscheduled pod: %d %q", r.code, r.body)
+	}
+	e.expectStatus(400, "BadRequest", `container x is not valid for pod unscheduled`, "GET", pods+"/unscheduled/log?container=x", nil)
+	e.expectStatus(400, "BadRequest", `a container name must be specified for pod two, choose one of: [a b]`, "GET", pods+"/two/log", nil)
+	e.expectStatus(404, "NotFound", `pods "missing" not found`, "GET", pods+"/missing/log", nil)
+	e.expectStatus(404, "NotFound", `nodes "nowhere" not found`, "GET", pods+"/lost/log", nil)
+	m := e.expectStatus(422, "Invalid", "", "GET", pods+"/unscheduled/log?tailLines=-1", nil)
+	if !strings.Contains(m["message"].(string), "tailLines") {
+		t.Errorf("tailLines=-1: %v", m)
+	}
+	e.expectStatus(400, "BadRequest", "", "GET", pods+"/unscheduled/log?tailLines=x", nil)
+	e.expectStatus(405, "MethodNotAllowed", "", "POST", pods+"/unscheduled/log", "{}")
+	e.expectStatus(404, "NotFound", "the server could not find the requested resource", "GET", pods+"/unscheduled/log/extra", nil)
+
+	// exec, attach, portforward.
+	for _, sub := range []string{"exec?command=ls", "attach?stdout=true", "portforward?ports=80"} {
+		e.expectStatus(400, "BadRequest", "pod unscheduled does not have a host assigned", "POST", pods+"/unscheduled/"+sub, nil)
+		e.expectStatus(404, "NotFound", `nodes "nowhere" not found`, "POST", pods+"/lost/"+sub, nil)
+		e.expectStatus(404, "NotFound", `pods "missing" not found`, "POST", pods+"/missing/"+sub, nil)
+		e.expectStatus(405, "MethodNotAllowed", "", "PUT", pods+"/unscheduled/"+sub, "{}")
+		e.expectStatus(400, "BadRequest", "dryRun is not supported", "POST", pods+"/unscheduled/"+sub+"&dryRun=All", nil)
+	}
+	e.expectStatus(400, "BadRequest", "container x is not valid for pod unscheduled", "POST", pods+"/unscheduled/exec?command=ls&container=x", nil)
+	e.expectStatus(400, "BadRequest", "", "POST", pods+"/unscheduled/exec?command=ls&stdin=maybe", nil)
+
+	// pods/proxy: kube proxies only to a global unicast pod IP.
+	loop := podJSON("loop", "", "c")
+	e.must(201, "POST", pods, loop)
+	e.must(200, "PATCH", pods+"/loop/status", `{"status":{"podIP":"127.0.0.1","podIPs":[{"ip":"127.0.0.1"}]}}`,
+		"Content-Type", "application/merge-patch+json")
+	e.expectStatus(400, "BadRequest", "address not allowed", "GET", pods+"/loop/proxy/", nil)
+	e.expectStatus(400, "BadRequest", "address not allowed", "GET", pods+"/unscheduled/proxy", nil)
+	e.expectStatus(400, "BadRequest", `invalid pod request "a:b:c:d"`, "GET", pods+"/a:b:c:d/proxy", nil)
+
+	// services/proxy: endpoints come from EndpointSlices.
+	e.must(201, "POST", "/api/v1/namespaces/default/services", map[string]any{"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "web"}, "spec": map[string]any{"ports": []any{map[string]any{"port": 80}}}})
+	e.expectStatus(503, "ServiceUnavailable", `no endpoints available for service "web"`, "GET", "/api/v1/namespaces/default/services/web/proxy/", nil)
+	e.expectStatus(503, "ServiceUnavailable", `no service port 81 found for service "web"`, "GET", "/api/v1/namespaces/default/services/web:81/proxy/", nil)
+	e.expectStatus(404, "NotFound", `services "nope" not found`, "GET", "/api/v1/namespaces/default/services/nope:80/proxy/", nil)
+
+	// nodes/proxy: loopback kubelets are refused.
+	e.must(201, "POST", "/api/v1/nodes", nodeJSON("local", "127.0.0.1", 10250))
+	e.expectStatus(400, "BadRequest", "address not allowed", "GET", "/api/v1/nodes/local/proxy/healthz", nil)
+	e.expectStatus(404, "NotFound", `nodes "gone" not found`, "GET", "/api/v1/nodes/gone/proxy/", nil)
+	// OPTIONS is routed to proxies (kube's proxyMethods), not elsewhere.
+	e.expectStatus(400, "BadRequest", "address not allowed", "OPTIONS", "/api/v1/nodes/local/proxy/", nil)
+}
+
+// fakeKubelet serves /containerLogs over TLS with its own CA; the
+// returned option points the server's kubelet client at that CA.
+func fakeKubelet(t *testing.T) (port int, seen chan string, opt envOption) {
+	seen = make(chan string, 10)
+	k := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.URL.RequestURI()
+		fmt.Fprintf(w, "line 1\nline 2\n")
+	}))
+	t.Cleanup(k.Close)
+	ca := filepath.Join(t.TempDir(), "ca.crt")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: k.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, p, _ := net.SplitHostPort(k.Listener.Addr().String())
+	port, _ = strconv.Atoi(p)
+	return port, seen, func(c *Config) {
+		kc := kubeletConfig()
+		kc.TLSClientConfig.CAFile = ca
+		c.KubeletClient = &kc
+	}
+}
+
+// TestPodLogFromKubelet: pods/log streams what the pod's kubelet answers
+// at kube's path, with kube's query; kube's default kubelet client (no CA)
+// does not verify the kubelet's certificate, one with a CA does (500).
+func TestPodLogFromKubelet(t *testing.T) {
+	port, seen, opt := fakeKubelet(t)
+	e := newEnv(t, opt)
+	e.must(201, "POST", "/api/v1/nodes", nodeJSON("n1", "127.0.0.1", port))
+	pods := "/api/v1/namespaces/default/pods"
+	e.must(201, "POST", pods, podJSON("p", "n1", "c"))
+	r := e.do("GET", pods+"/p/log?tailLines=1&timestamps=true", nil)
+	if r.code != 200 || string(r.body) != "line 1\nline 2\n" || r.hdr.Get("Content-Type") != "text/plain" {
+		t.Fatalf("log: %d %q %v", r.code, r.body, r.hdr)
+	}
+	if got := <-seen; got != "/containerLogs/default/p/c?stream=All&tailLines=1&timestamps=true" &&
+		got != "/containerLogs/default/p/c?tailLines=1&timestamps=true" {
+		t.Errorf("kubelet asked for %s", got)
+	}
+
+	// kube's default client (no kubelet CA) does not verify the
+	// kubelet's certificate; one with another CA refuses it: 500.
+	otherCA := func(c *Config) {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "other"}, IsCA: true,
+			BasicConstraintsValid: true, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+			KeyUsage: x509.KeyUsageCertSign}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ca := filepath.Join(t.TempDir(), "other.crt")
+		if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		kc := kubeletConfig()
+		kc.TLSClientConfig.CAFile = ca
+		c.KubeletClient = &kc
+	}
+	for i, o := range []envOption{func(*Config) {}, otherCA} {
+		e2 := newEnv(t, o)
+		e2.must(201, "POST", "/api/v1/nodes", nodeJSON("n1", "127.0.0.1", port))
+		e2.must(201, "POST", pods, podJSON("p", "n1", "c"))
+		r := e2.do("GET", pods+"/p/log", nil)
+		if i == 0 {
+			if r.code != 200 || string(r.body) != "line 1\nline 2\n" {
+				t.Errorf("default kubelet client: %d %q", r.code, r.body)
+			}
+			<-seen
+			continue
+		}
+		m := r.json(t)
+		if r.code != 500 || !strings.Contains(m["message"].(string), "certificate") {
+			t.Errorf("kubelet of another CA: %d %v", r.code, m)
+		}
+	}
+}
