@@ -165,14 +165,14 @@ func kubeletConfig() kubeletclient.KubeletClientConfig {
 
 // connectors are the kube REST objects serving the connect subresources.
 type connectors struct {
-	log                         *podrest.LogREST
-	exec                        *podrest.ExecREST
-	attach                      *podrest.AttachREST
-	portForward                 *podrest.PortForwardREST
-	podProxy                    *podrest.ProxyREST
-	nodeProxy                   *noderest.ProxyREST
-	serviceProxy                *svcreg.ProxyREST
-	kubelet                     kubeletclient.ConnectionInfoGetter
+	log          *podrest.LogREST
+	exec         *podrest.ExecREST
+	attach       *podrest.AttachREST
+	portForward  *podrest.PortForwardREST
+	podProxy     *podrest.ProxyREST
+	nodeProxy    *noderest.ProxyREST
+	serviceProxy *svcreg.ProxyREST
+	kubelet      kubeletclient.ConnectionInfoGetter
 }
 
 // installConnectors builds kube's REST objects over the store.
