@@ -185,7 +185,14 @@ func (s *Server) installConnectors(cfg Config) error {
 	nodes := kubeletclient.NodeGetterFunc(func(ctx context.Context, name string, _ metav1.GetOptions) (*corev1.Node, error) {
 		kv, err := s.store.Get(ctx, "/registry/minions/"+name)
 		if errors.Is(err, storage.ErrNotFound) {
-			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, name)
+			// kube reads nodes through the node registry's Store, which
+			// names the resource of the request (pods "<node>" not found
+			// for a pods/log of a pod on a missing node).
+			gr := schema.GroupResource{Resource: "nodes"}
+			if info, ok := genericapirequest.RequestInfoFrom(ctx); ok {
+				gr = schema.GroupResource{Group: info.APIGroup, Resource: info.Resource}
+			}
+			return nil, apierrors.NewNotFound(gr, name)
 		}
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
