@@ -1,10 +1,12 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -337,7 +339,7 @@ func (c *call) serveConnect(info *request.Info) error {
 		}
 		r := c.r.WithContext(ctx)
 		responsewriters.StreamObject(http.StatusOK, corev1.SchemeGroupVersion, legacyscheme.Codecs,
-			out.(rest.ResourceStreamer), c.w, r)
+			out.(rest.ResourceStreamer), hijackWriter{c.w}, r)
 		return nil
 	}
 	if len(c.r.URL.Query()["dryRun"]) != 0 {
@@ -368,9 +370,23 @@ func (c *call) serveConnect(info *request.Info) error {
 	if err != nil {
 		return connectStatus(err)
 	}
-	h.ServeHTTP(c.w, c.r.WithContext(ctx))
+	h.ServeHTTP(hijackWriter{c.w}, c.r.WithContext(ctx))
 	return nil
 }
+
+// hijackWriter gives kube's handlers the http.Hijacker and http.Flusher
+// they assert (to upgrade exec, attach, portforward and proxied
+// connections, and to flush followed logs) through the filters' writers,
+// which only unwrap (http.ResponseController finds the connection's).
+type hijackWriter struct{ http.ResponseWriter }
+
+func (h hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(h.ResponseWriter).Hijack()
+}
+
+func (h hijackWriter) Flush() { _ = http.NewResponseController(h.ResponseWriter).Flush() }
+
+func (h hijackWriter) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
 // listAll reads every object under prefix at one revision.
 func (s *Server) listAll(ctx context.Context, prefix string) ([]storage.KV, error) {
