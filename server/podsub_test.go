@@ -1,12 +1,14 @@
 package server
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -19,6 +21,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	api "k8s.io/kubernetes/pkg/apis/core"
+
+	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/server/request"
+	"github.com/listwatch/listwatch/wire"
 )
 
 // TestConnectDiscoveryMatchesKube: pods, services and nodes list their
@@ -209,4 +218,64 @@ func TestPodLogFromKubelet(t *testing.T) {
 			t.Errorf("kubelet of another CA: %d %v", r.code, m)
 		}
 	}
+}
+
+// TestExecGetNeedsCreate: as kube 1.37 (AuthorizePodWebsocketUpgradeCreatePermission),
+// a GET on exec, attach or portforward (websockets) must also be allowed
+// to create the subresource: 403 from kube's check otherwise, before the
+// pod is read.
+func TestExecGetNeedsCreate(t *testing.T) {
+	var asked []string
+	noCreate := auth.AuthorizerFunc(func(_ context.Context, u *request.User, info *request.Info) (auth.Decision, string, error) {
+		asked = append(asked, info.Verb+" "+info.Resource+"/"+info.Subresource)
+		if info.Verb == "create" {
+			return auth.DecisionDeny, "no create for you", nil
+		}
+		return auth.DecisionAllow, "", nil
+	})
+	e := newEnv(t, func(c *Config) { c.Authorizer = noCreate })
+	pods := "/api/v1/namespaces/default/pods"
+	e.must(201, "POST", pods, podJSON("p", "", "c"))
+	for _, sub := range []string{"exec?command=ls", "attach?stdout=true", "portforward?ports=80"} {
+		asked = nil
+		e.expectStatus(403, "Forbidden", `pods "p" is forbidden: no create for you`, "GET", pods+"/p/"+sub, nil)
+		if len(asked) != 1 || !strings.HasPrefix(asked[0], "create pods/") {
+			t.Errorf("%s: asked %v", sub, asked)
+		}
+		// POST is create already: no second question.
+		asked = nil
+		e.expectStatus(400, "BadRequest", "pod p does not have a host assigned", "POST", pods+"/p/"+sub, nil)
+		if len(asked) != 0 {
+			t.Errorf("%s: POST asked %v", sub, asked)
+		}
+	}
+}
+
+// FuzzConnectOptions: any query (and proxy path) decodes into kube's
+// options for each connect subresource or is kube's 400, never a panic.
+func FuzzConnectOptions(f *testing.F) {
+	f.Add("/api/v1/namespaces/ns/pods/p/proxy/a/b/", "container=c&follow=true&tailLines=10&sinceSeconds=5")
+	f.Add("/api/v1/namespaces/ns/pods/p/exec", "command=ls&command=-l&stdin=true&tty=1&container=x")
+	f.Add("/api/v1/nodes/n/proxy", "ports=80&ports=x&sinceTime=2020-01-01T00:00:00Z")
+	f.Add("/api/v1/namespaces/ns/services/s:80/proxy//x", "limitBytes=-1&timestamps=maybe&stream=All")
+	f.Fuzz(func(t *testing.T, path, query string) {
+		r, err := http.NewRequest("GET", "https://h/", nil)
+		if err != nil {
+			return
+		}
+		r.URL.Path, r.URL.RawQuery = path, query
+		info, err := request.Parse(r)
+		if err != nil || !info.IsResourceRequest {
+			return
+		}
+		c := &call{r: r}
+		for _, opts := range []runtime.Object{&api.PodLogOptions{}, &api.PodExecOptions{}, &api.PodAttachOptions{},
+			&api.PodPortForwardOptions{}, &api.PodProxyOptions{}, &api.NodeProxyOptions{}, &api.ServiceProxyOptions{}} {
+			err := c.decodeOptions(info, opts, true, "path")
+			var st *wire.Status
+			if err != nil && (!errors.As(err, &st) || st.Code != 400) {
+				t.Fatalf("%T: %v", opts, err)
+			}
+		}
+	})
 }
