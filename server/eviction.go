@@ -1,19 +1,23 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"strconv"
 	"time"
 
 	policyv1 "k8s.io/api/policy/v1"
+	policyv1beta1 "k8s.io/api/policy/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -67,6 +71,16 @@ var evictionKind = &typedKind{
 var evictionResource = &resource{group: policy.GroupName, version: "v1", plural: "pods",
 	kind: "Eviction", namespaced: true, virtual: true}
 
+var (
+	evictionKindV1beta1 = &typedKind{
+		scheme:   legacyscheme.Scheme,
+		external: policyv1beta1.SchemeGroupVersion.WithKind("Eviction"),
+		internal: evictionKind.internal,
+	}
+	evictionResourceV1beta1 = &resource{group: policy.GroupName, version: "v1beta1", plural: "pods",
+		kind: "Eviction", namespaced: true, virtual: true}
+)
+
 var v1Eviction = policyv1.SchemeGroupVersion.WithKind("Eviction")
 
 // evict answers POST on pods/<name>/eviction: 201 with a Success Status
@@ -75,12 +89,45 @@ func (c *call) evict() error {
 	if err := c.checkFieldValidationParam("CreateOptions"); err != nil {
 		return err
 	}
+	q := c.r.URL.Query()
+	if errs := metav1validation.ValidateCreateOptions(&metav1.CreateOptions{DryRun: q["dryRun"],
+		FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")}); len(errs) > 0 {
+		return kubeStatus(apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "CreateOptions"}, "", errs))
+	}
+	// kube's EvictionREST accepts policy/v1 and policy/v1beta1 bodies;
+	// another apiVersion is the scheme's "no kind" 400.
+	b, err := c.readBody()
+	if err != nil {
+		return err
+	}
+	c.r.Body = io.NopCloser(bytes.NewReader(b))
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	_ = json.Unmarshal(b, &head)
+	res, kind := evictionResource, evictionKind
+	gv, k := head.APIVersion, head.Kind
+	if gv == "" {
+		gv = "policy/v1"
+	}
+	if k == "" {
+		k = "Eviction"
+	}
+	if gv == "policy/v1beta1" {
+		res, kind = evictionResourceV1beta1, evictionKindV1beta1
+	}
+	if (gv != "policy/v1" && gv != "policy/v1beta1" || k != "Eviction") && isJSONContent(c.r.Header.Get("Content-Type")) {
+		pgv, _ := schema.ParseGroupVersion(gv)
+		return wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a Eviction: no kind %q is registered for version %q in scheme \"pkg/runtime/scheme.go:111\"",
+			k, pgv.Version, k, gv))
+	}
 	pods := c.res
-	c.res = evictionResource
+	c.res = res
 	d, err := c.decodeBody()
 	var obj runtime.Object
 	if err == nil {
-		obj, err = c.decodeTyped(evictionKind, d)
+		obj, err = c.decodeTyped(kind, d)
 	}
 	c.res = pods
 	if err != nil {
