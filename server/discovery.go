@@ -101,8 +101,11 @@ func (s *Server) resourceList(group, version string) (wire.APIResourceList, bool
 			list.Resources = append(list.Resources, subDiscovery(r, sub))
 		}
 		list.Resources = connectDiscovery(list.Resources, r) // podsub.go
-		// kube lists a resource's subresources by name.
-		slices.SortStableFunc(list.Resources[subs:], func(a, b wire.APIResource) int { return strings.Compare(a.Name, b.Name) })
+		// kube lists a built-in's subresources by name (a custom
+		// resource's: status, then scale).
+		if r.crd == "" {
+			slices.SortStableFunc(list.Resources[subs:], func(a, b wire.APIResource) int { return strings.Compare(a.Name, b.Name) })
+		}
 	}
 	return list, len(list.Resources) > 0
 }
