@@ -19,6 +19,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -278,4 +279,67 @@ func FuzzConnectOptions(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestProxiesForward: services/proxy picks a ready endpoint of the
+// service's EndpointSlices whose address is one of its pod's IPs, and
+// pods/proxy the pod's IP; kube's upgrade-aware proxy forwards the path
+// after proxy/ and the query. The proxy transport is kube's but for its
+// dialer, which reaches a backend on 127.0.0.1 whatever the address (kube
+// refuses loopback endpoints and pod IPs).
+func TestProxiesForward(t *testing.T) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s %s", r.Method, r.URL.RequestURI())
+	}))
+	t.Cleanup(backend.Close)
+	e := newEnv(t)
+	var mu sync.Mutex
+	var dialed string // the address the proxy meant to reach
+	tr := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		mu.Lock()
+		dialed = addr
+		mu.Unlock()
+		return (&net.Dialer{}).DialContext(ctx, network, backend.Listener.Addr().String())
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	cn := e.srv.connect
+	cn.podProxy.ProxyTransport = tr
+	cn.serviceProxy.ProxyTransport = tr
+	cn.serviceProxy.Redirector = serviceRedirector{s: e.srv, pods: storeGetters{store: e.srv.store}.of("pods"), transport: tr}
+
+	api := "/api/v1/namespaces/default"
+	e.must(201, "POST", api+"/services", map[string]any{"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "web"}, "spec": map[string]any{"ports": []any{map[string]any{"name": "http", "port": 80}}}})
+	e.must(201, "POST", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", map[string]any{
+		"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+		"metadata":    map[string]any{"name": "web-1", "labels": map[string]any{"kubernetes.io/service-name": "web"}},
+		"addressType": "IPv4",
+		"ports":       []any{map[string]any{"name": "http", "port": 8080}},
+		"endpoints": []any{map[string]any{"addresses": []any{"10.9.8.7"},
+			"targetRef": map[string]any{"kind": "Pod", "namespace": "default", "name": "backend"}}}})
+	// The endpoint's pod does not exist yet: not a valid endpoint.
+	e.expectStatus(503, "ServiceUnavailable", `no endpoints available for service "web"`, "GET", api+"/services/web:80/proxy/", nil)
+	pod := podJSON("backend", "", "c")
+	pod["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["ports"] = []any{map[string]any{"containerPort": 9090}}
+	e.must(201, "POST", api+"/pods", pod)
+	e.must(200, "PATCH", api+"/pods/backend/status", `{"status":{"podIP":"10.9.8.7","podIPs":[{"ip":"10.9.8.7"}]}}`,
+		"Content-Type", mergeCT)
+	for _, tc := range []struct{ method, path, want string }{
+		{"GET", "/services/web:80/proxy/a/b?x=1", "GET 10.9.8.7:8080 /a/b?x=1"},
+		{"GET", "/services/web:http/proxy/", "GET 10.9.8.7:8080 /"},
+		{"POST", "/services/http:web:80/proxy/post", "POST 10.9.8.7:8080 /post"},
+		{"DELETE", "/services/web:80/proxy/d/", "DELETE 10.9.8.7:8080 /d/"},
+		{"GET", "/pods/backend/proxy/p?q=2", "GET 10.9.8.7:9090 /p?q=2"},
+		{"PUT", "/pods/backend:81/proxy/", "PUT 10.9.8.7:81 /"},
+	} {
+		r := e.do(tc.method, api+tc.path, nil)
+		mu.Lock()
+		got := tc.method + " " + dialed + " " + strings.TrimPrefix(string(r.body), tc.method+" ")
+		mu.Unlock()
+		if r.code != 200 || got != tc.want {
+			t.Errorf("%s %s: %d %q, want %q", tc.method, tc.path, r.code, got, tc.want)
+		}
+	}
+	// The port name must be one of the slice's.
+	e.expectStatus(503, "ServiceUnavailable", `no endpoints available for service "web"`, "GET", api+"/services/web:other/proxy/", nil)
 }
