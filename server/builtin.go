@@ -125,7 +125,8 @@ func builtinResources() []*resource {
 			version: "v1", plural: "pods", hasStatus: true, singular: "pod", kind: "Pod", namespaced: true,
 			shortNames: []string{"po"}, categories: []string{"all"},
 			subresources: []string{"ephemeralcontainers", "resize"}, // kinds_groups.go
-			subCreate:    map[string]func(*call) error{"binding": (*call).podBinding},
+			// bindings.go, eviction.go
+			subCreate: map[string]func(*call) error{"binding": (*call).podBinding, "eviction": (*call).evict},
 			fields: map[string][]string{
 				"spec.nodeName":            {"spec", "nodeName"},
 				"spec.restartPolicy":       {"spec", "restartPolicy"},

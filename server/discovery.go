@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/listwatch/listwatch/wire"
@@ -78,6 +79,7 @@ func (s *Server) resourceList(group, version string) (wire.APIResourceList, bool
 			Name: r.plural, SingularName: r.singular, Namespaced: r.namespaced, Kind: r.kind,
 			Verbs: r.verbs(), ShortNames: r.shortNames, Categories: r.categories,
 		})
+		subs := len(list.Resources)
 		if r.isNamespaces() {
 			list.Resources = append(list.Resources, wire.APIResource{
 				Name: r.plural + "/finalize", Kind: r.kind, Verbs: []string{"update"},
@@ -97,6 +99,12 @@ func (s *Server) resourceList(group, version string) (wire.APIResourceList, bool
 		}
 		for _, sub := range r.subresources {
 			list.Resources = append(list.Resources, subDiscovery(r, sub))
+		}
+		list.Resources = connectDiscovery(list.Resources, r) // podsub.go
+		// kube lists a built-in's subresources by name (a custom
+		// resource's: status, then scale).
+		if r.crd == "" {
+			slices.SortStableFunc(list.Resources[subs:], func(a, b wire.APIResource) int { return strings.Compare(a.Name, b.Name) })
 		}
 	}
 	return list, len(list.Resources) > 0

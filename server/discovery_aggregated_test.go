@@ -108,7 +108,7 @@ func TestAggregatedDiscovery(t *testing.T) {
 		pods.SingularResource != "pod" || !slices.Contains(pods.ShortNames, "po") || !slices.Contains(pods.Categories, "all") {
 		t.Fatalf("pods: %+v", pods)
 	}
-	if len(pods.Subresources) == 0 || pods.Subresources[0].Subresource != "status" {
+	if !slices.ContainsFunc(pods.Subresources, func(s apidiscoveryv2.APISubresourceDiscovery) bool { return s.Subresource == "status" }) {
 		t.Fatalf("pods subresources: %+v", pods.Subresources)
 	}
 

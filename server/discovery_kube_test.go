@@ -60,12 +60,13 @@ func kubeGroupNames(t *testing.T) []string {
 // TestDiscoveryMatchesKube: every built-in resource served is described
 // in discovery exactly as kube-apiserver v1.37.2 describes it — scope,
 // kind, singular name, verbs, short names, categories — and each of its
-// subresources served exists in kube with the same kind and verbs; groups
+// subresources served exists in kube with the same kind and verbs, and
+// each of kube's is served; groups
 // come in kube's order. Every resource kube serves is served, but for the
 // one gap the test names.
 func TestDiscoveryMatchesKube(t *testing.T) {
 	kube := loadKubeDiscovery(t)
-	e := newEnv(t)
+	e := newEnv(t, withServiceAccountTokens(t)) // serviceaccounts/token too
 	core, _ := aggregatedList(t, e, "/api")
 	groups, _ := aggregatedList(t, e, "/apis")
 	served := map[string]bool{}
@@ -92,6 +93,11 @@ func TestDiscoveryMatchesKube(t *testing.T) {
 					ks := k.Subresources[i]
 					if *s.ResponseKind != *ks.ResponseKind || !slices.Equal(s.Verbs, ks.Verbs) {
 						t.Errorf("%s/%s:\n listwatch %+v\n kube      %+v", key, s.Subresource, s, ks)
+					}
+				}
+				for _, ks := range k.Subresources {
+					if !slices.ContainsFunc(r.Subresources, func(s apidiscoveryv2.APISubresourceDiscovery) bool { return s.Subresource == ks.Subresource }) {
+						t.Errorf("%s/%s: served by kube-apiserver v1.37.2, not listed by listwatch", key, ks.Subresource)
 					}
 				}
 			}

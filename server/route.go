@@ -83,6 +83,17 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 		}
 		return res, ns, false, nil
 	}
+	if sub, ok := connectSubOf(res, info); ok {
+		// podsub.go: kube's routes for these take no path after the
+		// subresource, but for the proxies.
+		if res.namespaced {
+			ns = info.Namespace
+		}
+		if (res.namespaced && ns == "") || (!sub.subpath && len(subresourceParts(info.Path, info)) > 0) {
+			return nil, "", false, notFoundPath()
+		}
+		return res, ns, false, nil
+	}
 	if isTokenRequest(res, info) {
 		if info.Verb != "create" {
 			return nil, "", false, methodNotAllowed()
@@ -132,7 +143,11 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 		writeError(w, err)
 		return
 	}
-	tr := trace.New(strings.ToUpper(info.Verb[:1])+info.Verb[1:],
+	verb := info.Verb
+	if verb == "" {
+		verb = strings.ToLower(r.Method) // OPTIONS on a proxy (podsub.go)
+	}
+	tr := trace.New(strings.ToUpper(verb[:1])+verb[1:],
 		slog.String("url", r.URL.RequestURI()), slog.String("resource", res.gr().String()))
 	defer tr.LogIfLong(r.Context(), s.log, s.slow)
 	ctx := trace.WithTrace(r.Context(), tr)
@@ -150,6 +165,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 		err = req.review()
 	case isTokenRequest(res, info):
 		err = req.tokenRequest()
+	case isConnect(res, info) && !res.virtual && res.handler == nil:
+		err = req.serveConnect(info)
 	case res.virtual:
 		err = methodNotAllowed()
 	case info.Verb == "get":

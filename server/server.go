@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	kubeletclient "k8s.io/kubernetes/pkg/kubelet/client"
 	sastorage "k8s.io/kubernetes/pkg/registry/core/serviceaccount/storage"
 	"log/slog"
 	"net/http"
@@ -82,6 +83,11 @@ type Config struct {
 	// checks of writes to RBAC objects (rbac_escalation.go). Nil: no RBAC
 	// object grants anything there.
 	RBACRuleResolver rbacregistryvalidation.AuthorizationRuleResolver
+	// KubeletClient is how pods/log, exec, attach, portforward and
+	// nodes/proxy reach kubelets (podsub.go); nil: kube-apiserver's
+	// defaults (port 10250; no CA: kube's kubelet client does not verify
+	// kubelet certificates).
+	KubeletClient *kubeletclient.KubeletClientConfig
 }
 
 // Server is the API: routing, discovery, and the verbs over storage.
@@ -112,6 +118,8 @@ type Server struct {
 	// webhooks, if set (EnableWebhooks), are the admission webhooks
 	// writes go through (webhook.go).
 	webhooks *Webhooks
+	// connect serves the streaming and proxy subresources (podsub.go).
+	connect *connectors
 	// openapi serves /openapi/v2 and /openapi/v3 (openapi.go).
 	openapi *openAPIDocs
 
@@ -152,6 +160,9 @@ func New(cfg Config) (*Server, error) {
 	s.reg = newRegistry(readers)
 	s.reviewers = newReviewers(cfg.Authorizer, cfg.TokenAuthenticator, cfg.APIAudiences)
 	if err := s.installServiceAccountTokens(cfg); err != nil {
+		return nil, err
+	}
+	if err := s.installConnectors(cfg); err != nil {
 		return nil, err
 	}
 	s.rbac = newRBACEscalation(cfg.Authorizer, cfg.RBACRuleResolver)
