@@ -67,9 +67,9 @@ type apiServicePriority struct{ group, version int32 }
 // with cmd/kube-apiserver/app's apiVersionPriorities) for the
 // group-versions this server serves. Importing the generic ones would add
 // some 400 packages of kube's control plane to the binary for one map, so
-// they are listed here; TestAPIServicePrioritiesAreKubes compares them
-// with kube's function, TestAPIServicesLikeKube with kube-apiserver's
-// objects.
+// they are listed here; TestAPIServicesLikeKube compares the APIServices
+// made from them with kube-apiserver's, and the e2e test
+// TestKubeAPIServicesSameAsOurs with a running kube-apiserver's.
 var apiServicePriorities = map[schema.GroupVersion]apiServicePriority{
 	{Group: "", Version: "v1"}:                             {18000, 1},
 	{Group: "apps", Version: "v1"}:                         {17800, 15},

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	controlplaneapiserver "k8s.io/kubernetes/pkg/controlplane/apiserver"
-
 	"github.com/listwatch/listwatch/server/storage/etcd"
 )
 
@@ -57,24 +55,6 @@ func TestAPIServicesLikeKube(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		g, _ := json.MarshalIndent(got, "", " ")
 		t.Fatalf("APIServices differ from kube's:\n%s", g)
-	}
-}
-
-// TestAPIServicePrioritiesAreKubes: the priorities listed here are those
-// of kube's generic control plane where it has them.
-func TestAPIServicePrioritiesAreKubes(t *testing.T) {
-	generic := controlplaneapiserver.DefaultGenericAPIServicePriorities()
-	n := 0
-	for gv, p := range apiServicePriorities {
-		if k, ok := generic[gv]; ok {
-			n++
-			if k.Group != p.group || k.Version != p.version {
-				t.Errorf("%v: %v, kube %v", gv, p, k)
-			}
-		}
-	}
-	if n < 10 {
-		t.Fatalf("only %d group-versions compared", n)
 	}
 }
 
