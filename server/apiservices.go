@@ -491,7 +491,9 @@ func (a *apiServices) create(ctx context.Context, desired *apiregv1.APIService) 
 	if err != nil {
 		return err
 	}
-	c := &call{s: a.s, res: a.res, name: desired.Name, r: internalRequest(ctx, http.MethodPost)}
+	r := internalRequest(ctx, http.MethodPost)
+	r.Header.Set("User-Agent", "kube-apiserver/"+GitVersion) // the managedFields' manager, as kube's loopback client
+	c := &call{s: a.s, res: a.res, name: desired.Name, r: r}
 	c.prepareCreate(d)
 	if err := c.admit(d, nil); err != nil {
 		return fmt.Errorf("server: creating APIService %s: %w", desired.Name, err)

@@ -15,7 +15,7 @@ import (
 const apiServicesPath = "/apis/apiregistration.k8s.io/v1/apiservices"
 
 // normalizedAPIServices lists the APIServices without what differs from
-// one server to the next (uid, resourceVersion, times, managedFields).
+// one server to the next (uid, resourceVersion, times).
 func normalizedAPIServices(t *testing.T, e *env) []any {
 	t.Helper()
 	l := e.must(200, "GET", apiServicesPath, nil)
@@ -23,8 +23,12 @@ func normalizedAPIServices(t *testing.T, e *env) []any {
 	for _, it := range items {
 		m := it.(map[string]any)
 		md := m["metadata"].(map[string]any)
-		for _, k := range []string{"uid", "resourceVersion", "creationTimestamp", "managedFields", "generation"} {
+		for _, k := range []string{"uid", "resourceVersion", "creationTimestamp", "generation"} {
 			delete(md, k)
+		}
+		mf, _ := md["managedFields"].([]any)
+		for _, f := range mf {
+			delete(f.(map[string]any), "time")
 		}
 		if st, ok := m["status"].(map[string]any); ok {
 			for _, c := range st["conditions"].([]any) {
@@ -52,6 +56,11 @@ func TestAPIServicesLikeKube(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := normalizedAPIServices(t, e)
+	for _, it := range got { // the built-in ones only
+		if path(it.(map[string]any), "metadata", "labels", "kube-aggregator.kubernetes.io/automanaged") != "onstart" {
+			t.Fatalf("not onstart: %v", it)
+		}
+	}
 	if !reflect.DeepEqual(got, want) {
 		g, _ := json.MarshalIndent(got, "", " ")
 		t.Fatalf("APIServices differ from kube's:\n%s", g)
@@ -204,5 +213,19 @@ func TestAPIServicesOnStart(t *testing.T) {
 	defer stop3()
 	if n := e3.srv.apiServices.writeCount(); n != 0 {
 		t.Fatalf("restart over matching APIServices: %d writes", n)
+	}
+}
+
+// TestAPIServicesManagedFields: writes of APIServices record
+// managedFields, as kube's do (the type converter knows the aggregator's
+// kinds).
+func TestAPIServicesManagedFields(t *testing.T) {
+	e := newEnv(t)
+	got := e.must(201, "POST", apiServicesPath+"?fieldManager=me", map[string]any{"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+		"metadata": map[string]any{"name": "v1.mf.example.com"},
+		"spec":     map[string]any{"group": "mf.example.com", "version": "v1", "groupPriorityMinimum": 10, "versionPriority": 10}})
+	mf, _ := path(got, "metadata", "managedFields").([]any)
+	if len(mf) != 1 || mf[0].(map[string]any)["manager"] != "me" || path(mf[0].(map[string]any), "fieldsV1", "f:spec", "f:group") == nil {
+		t.Fatalf("managedFields %v", mf)
 	}
 }

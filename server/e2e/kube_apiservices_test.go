@@ -67,7 +67,10 @@ func TestKubeAPIServicesSameAsOurs(t *testing.T) {
 		}
 		for i := range l.Items {
 			o := &l.Items[i]
-			o.UID, o.ResourceVersion, o.CreationTimestamp, o.ManagedFields, o.Generation = "", "", metav1.Time{}, nil, 0
+			o.UID, o.ResourceVersion, o.CreationTimestamp, o.Generation = "", "", metav1.Time{}, 0
+			for j := range o.ManagedFields {
+				o.ManagedFields[j].Time = nil
+			}
 			for j := range o.Status.Conditions {
 				o.Status.Conditions[j].LastTransitionTime = metav1.Time{}
 			}
