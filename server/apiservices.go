@@ -191,11 +191,11 @@ func (s *Server) startAPIServices(ctx context.Context, g *run.Group) error {
 	for name := range a.cur {
 		a.atStart[name] = true
 	}
-	if err := a.syncAll(ctx); err != nil {
-		return err
-	}
+	// A failed write is retried while following, as kube's controller
+	// retries it (its readyz waits; this server starts serving).
+	failed := a.syncAll(ctx) != nil
 	s.apiServices = a
-	g.Go("apiservices", func(ctx context.Context) error { return a.follow(ctx, rev) })
+	g.Go("apiservices", func(ctx context.Context) error { return a.follow(ctx, rev, failed) })
 	return nil
 }
 
@@ -249,7 +249,7 @@ func decodeAPIService(kv storage.KV) (storedAPIService, bool) {
 
 // follow watches the CRDs and APIServices from rev and syncs what each
 // change touches, until ctx ends; a compacted watch relists.
-func (a *apiServices) follow(ctx context.Context, rev int64) error {
+func (a *apiServices) follow(ctx context.Context, rev int64, retry bool) error {
 	crdPrefix, svcPrefix := a.crdRes.prefix(""), a.res.prefix("")
 	common := commonPrefix(crdPrefix, svcPrefix)
 	for ctx.Err() == nil {
@@ -265,9 +265,10 @@ func (a *apiServices) follow(ctx context.Context, rev int64) error {
 				}
 				continue
 			}
-			_ = a.syncAll(ctx)
+			retry = a.syncAll(ctx) != nil
 		}
-		err := a.watch(ctx, common, crdPrefix, svcPrefix, rev)
+		err := a.watch(ctx, common, crdPrefix, svcPrefix, rev, retry)
+		retry = false
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -290,10 +291,10 @@ func commonPrefix(a, b string) string {
 	return a[:i]
 }
 
-// retryAfter is how soon a failed sync is retried.
+// apiServiceRetry is how soon a failed sync is retried.
 const apiServiceRetry = 2 * time.Second
 
-func (a *apiServices) watch(ctx context.Context, common, crdPrefix, svcPrefix string, rev int64) error {
+func (a *apiServices) watch(ctx context.Context, common, crdPrefix, svcPrefix string, rev int64, failed bool) error {
 	w, err := a.s.store.Watch(ctx, common, rev, false)
 	if err != nil {
 		return err
@@ -319,6 +320,9 @@ func (a *apiServices) watch(ctx context.Context, common, crdPrefix, svcPrefix st
 		}
 	}()
 	var retry <-chan time.Time
+	if failed {
+		retry = time.After(apiServiceRetry)
+	}
 	for {
 		select {
 		case err := <-errc:

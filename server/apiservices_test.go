@@ -3,13 +3,17 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"reflect"
 	"sort"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/server/storage/etcd"
+	"github.com/listwatch/listwatch/server/storage/etcdtest"
 )
 
 const apiServicesPath = "/apis/apiregistration.k8s.io/v1/apiservices"
@@ -228,4 +232,29 @@ func TestAPIServicesManagedFields(t *testing.T) {
 	if len(mf) != 1 || mf[0].(map[string]any)["manager"] != "me" || path(mf[0].(map[string]any), "fieldsV1", "f:spec", "f:group") == nil {
 		t.Fatalf("managedFields %v", mf)
 	}
+}
+
+// failFirstCreate fails the first create of one key.
+type failFirstCreate struct {
+	storage.Interface
+	key    string
+	failed atomic.Bool
+}
+
+func (f *failFirstCreate) Create(ctx context.Context, key string, value []byte) (int64, error) {
+	if key == f.key && f.failed.CompareAndSwap(false, true) {
+		return 0, errors.New("injected failure")
+	}
+	return f.Interface.Create(ctx, key, value)
+}
+
+// TestAPIServicesRetry: a write that fails at start is retried.
+func TestAPIServicesRetry(t *testing.T) {
+	et := etcdtest.Start(t)
+	st := &failFirstCreate{Interface: et.Store, key: "/registry/apiregistration.k8s.io/apiservices/v1.apps"}
+	e := startEnv(t, st, et)
+	if !st.failed.Load() {
+		t.Fatal("no create of v1.apps at start")
+	}
+	waitFor(t, apiServiceHas(e, "v1.apps", func(m map[string]any) bool { return path(m, "spec", "groupPriorityMinimum") == 17800.0 }))
 }
