@@ -90,6 +90,9 @@ type typedKind struct {
 	// table (Name, Created At) though a printer exists
 	// (csistoragecapacities).
 	defaultTable bool
+	// table, when set, is the kind's own table convertor in kube's REST
+	// storage, used instead of the printers (APIServices).
+	table rest.TableConvertor
 }
 
 // crdScheme holds apiextensions.k8s.io, which kube-apiserver keeps out of

@@ -26,6 +26,7 @@ import (
 	aggregatorinstall "k8s.io/kube-aggregator/pkg/apis/apiregistration/install"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"k8s.io/kube-aggregator/pkg/registry/apiservice"
+	apiserviceetcd "k8s.io/kube-aggregator/pkg/registry/apiservice/etcd"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install"      // registers autoscaling
 	_ "k8s.io/kubernetes/pkg/apis/certificates/install"     // registers certificates.k8s.io
@@ -114,7 +115,7 @@ func groupsTypedKinds() map[string]*typedKind {
 	apiservices := kind(groupAPIRegistration, "v1", "APIService",
 		apiservice.NewStrategy(aggregatorScheme), apiservice.NewStatusStrategy(aggregatorScheme))
 	apiservices.scheme = aggregatorScheme
-	apiservices.printed = false // the aggregator's own table (default columns here)
+	apiservices.table = &apiserviceetcd.REST{} // the aggregator's own table; its ConvertToTable reads no field
 	// Served as one version, stored as another (convert.go); typedKinds
 	// keys them with their version.
 	hpaV1 := kind(groupAutoscaling, "v1", "HorizontalPodAutoscaler", horizontalpodautoscaler.Strategy, horizontalpodautoscaler.StatusStrategy)

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"k8s.io/kubernetes/pkg/printers"
 	printersinternal "k8s.io/kubernetes/pkg/printers/internalversion"
@@ -30,7 +32,7 @@ func (t *typedKind) printedColumns() ([]wire.TableColumnDefinition, error) {
 	if !t.hasPrinter() {
 		return defaultColumns, nil
 	}
-	tbl, err := kubePrinter.GenerateTable(obj, printers.GenerateOptions{Wide: true})
+	tbl, err := t.generateTable(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +61,7 @@ func (t *typedKind) printedCells(value []byte) ([]any, error) {
 		}
 		return []any{m.GetName(), m.GetCreationTimestamp().UTC().Format(time.RFC3339)}, nil
 	}
-	tbl, err := kubePrinter.GenerateTable(internal, printers.GenerateOptions{Wide: true})
+	tbl, err := t.generateTable(internal)
 	if err != nil {
 		return nil, err
 	}
@@ -67,6 +69,15 @@ func (t *typedKind) printedCells(value []byte) ([]any, error) {
 		return nil, errNoRow
 	}
 	return tbl.Rows[0].Cells, nil
+}
+
+// generateTable is kube's wide table of obj: the kind's own convertor's
+// when it has one, else its printer's.
+func (t *typedKind) generateTable(obj runtime.Object) (*metav1.Table, error) {
+	if t.table != nil {
+		return t.table.ConvertToTable(context.Background(), obj, nil)
+	}
+	return kubePrinter.GenerateTable(obj, printers.GenerateOptions{Wide: true})
 }
 
 // errNoRow: kube's printer made no row of one object.
@@ -82,6 +93,9 @@ var printerKinds sync.Map // schema.GroupVersionKind → bool
 func (t *typedKind) hasPrinter() bool {
 	if t.defaultTable {
 		return false
+	}
+	if t.table != nil {
+		return true
 	}
 	if v, ok := printerKinds.Load(t.internal); ok {
 		return v.(bool)

@@ -127,6 +127,8 @@ type Server struct {
 	// and loaded the CRDs; /readyz fails until then.
 	bootOnce sync.Once
 	booted   chan struct{}
+	// apiServices keeps the automanaged APIServices (apiservices.go).
+	apiServices *apiServices
 
 	// watchWrite bounds each write of a watch event.
 	watchWrite time.Duration
@@ -205,6 +207,9 @@ func (s *Server) Run(ctx context.Context) error {
 	defer cancel()
 	g.Go("crds", func(ctx context.Context) error {
 		if err := s.bootstrapObjects(ctx); err != nil { // flowcontrol.go
+			return err
+		}
+		if err := s.startAPIServices(ctx, &g); err != nil { // apiservices.go
 			return err
 		}
 		err := s.followCRDs(ctx, func() { s.bootOnce.Do(func() { close(s.booted) }) })

@@ -33,7 +33,6 @@ import (
 	openapiutil "k8s.io/kube-openapi/pkg/util"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
-	generatedopenapi "k8s.io/kubernetes/pkg/generated/openapi"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -55,11 +54,11 @@ import (
 // converter; buildTypeConverter the converter itself.
 var builtinModels = sync.OnceValues(func() (map[string]*spec.Schema, error) {
 	defs := func(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
-		m := generatedopenapi.GetOpenAPIDefinitions(ref)
+		m := kubeAndAggregatorDefinitions(ref) // openapi.go: APIServices too
 		maps.Copy(m, apiextensionsopenapi.GetOpenAPIDefinitions(ref))
 		return m
 	}
-	cfg := genericapiserver.DefaultOpenAPIV3Config(defs, openapinamer.NewDefinitionNamer(legacyscheme.Scheme, crdScheme))
+	cfg := genericapiserver.DefaultOpenAPIV3Config(defs, openapinamer.NewDefinitionNamer(legacyscheme.Scheme, crdScheme, aggregatorScheme))
 	var names []string
 	for _, t := range typedKinds {
 		obj, err := t.scheme.New(t.external)
