@@ -229,6 +229,17 @@ func (r *cachedReader) GetList(ctx context.Context, prefix string, opts storage.
 
 func (r *cachedReader) WatchList(ctx context.Context, prefix string, opts storage.WatchOptions) (storage.EventStream, error) {
 	if c := r.get(); c != nil {
+		if opts.Mode == storage.ReadExact && !c.Reaches(opts.Revision) {
+			// The cache's history begins after the revision asked for,
+			// which etcd may still hold: a cache started after the list
+			// the client watches from (a new CRD's first list was read
+			// from etcd, and another write came before the cache's own
+			// list), or a client that fell behind. kube-apiserver answers
+			// 410 and the client relists; the direct reader watches from
+			// etcd instead, and answers 410 only if etcd compacted it
+			// (TestCacheSetWatchBehindCacheFallsBack).
+			return r.set.fallback.WatchList(ctx, prefix, opts)
+		}
 		w, err := c.WatchList(ctx, prefix, opts)
 		var tooLarge *storage.TooLargeResourceVersionError
 		switch {

@@ -260,3 +260,62 @@ func TestCacheSetWatchListFallsBack(t *testing.T) {
 		t.Fatalf("second event %v (end %v), %v; want the bookmark ending the initial events", ev.Type, ev.InitialEventsEnd, err)
 	}
 }
+
+// TestCacheSetWatchBehindCacheFallsBack: a watch from a revision before
+// the cache's history began (the cache started after the list the client
+// watches from) is served from etcd, which still holds it; once etcd has
+// compacted it, the answer is a *storage.CompactedError (410).
+func TestCacheSetWatchBehindCacheFallsBack(t *testing.T) {
+	et := etcdtest.Start(t)
+	s := newCacheSet(et.Store, direct.New(et.Store), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	const prefix = "/registry/example.com/widgets/"
+	listed, err := et.Store.Create(ctx, prefix+"w1", []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := et.Store.Create(ctx, "/registry/elsewhere/x", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	r := s.Open(server.ReaderSpec{Prefix: prefix}).(*cachedReader)
+	waitBuilt(t, []*cachedReader{r})
+	if c := r.get(); c == nil || c.Reaches(listed) {
+		t.Fatalf("the cache's history reaches back to %d: the test needs it to begin later", listed)
+	}
+	w, err := r.WatchList(ctx, prefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: listed})
+	if err != nil {
+		t.Fatalf("watch from %d: %v", listed, err)
+	}
+	defer w.Close()
+	if _, err := et.Store.Create(ctx, prefix+"w2", []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w2"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := w.Next(ctx)
+	if err != nil || ev.Type != wire.Added || !strings.Contains(string(ev.Object), `"w2"`) {
+		t.Fatalf("first event %v %s, %v; want ADDED w2", ev.Type, ev.Object, err)
+	}
+
+	cur, err := et.Store.CurrentRevision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := et.Client.Compact(ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	w2, err := r.WatchList(ctx, prefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: listed})
+	if err == nil {
+		defer w2.Close()
+		_, err = w2.Next(ctx)
+	}
+	if !errors.Is(err, storage.ErrCompacted) {
+		t.Fatalf("watch from %d after etcd compacted %d: %v, want a CompactedError", listed, cur, err)
+	}
+}

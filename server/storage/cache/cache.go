@@ -242,3 +242,12 @@ func (c *Cache) Peek(key string) (storage.KV, bool) {
 	}
 	return e.kv(), true
 }
+
+// Reaches reports whether the cache's history reaches back to rev, so that
+// a watch from rev (ReadExact) is served from it rather than ended with a
+// *storage.CompactedError.
+func (c *Cache) Reaches(rev int64) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return rev >= c.ring.startRev
+}
