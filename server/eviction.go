@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/util/dryrun"
 	"k8s.io/client-go/util/retry"
 	pdbhelper "k8s.io/component-helpers/apps/poddisruptionbudget"
@@ -133,6 +134,16 @@ func (c *call) evict() error {
 	if err != nil {
 		return err
 	}
+	// kube's create handler: mutating admission over the Eviction (kind
+	// as sent, resource pods, subresource eviction); EvictionREST runs the
+	// validating chain once it has checked the body (evictPod).
+	c.evictAttrs = c.subAttrs(admission.Create, kind.external, "eviction", obj, &metav1.CreateOptions{
+		TypeMeta: metav1.TypeMeta{Kind: "CreateOptions", APIVersion: "meta.k8s.io/v1"},
+		DryRun:   q["dryRun"], FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")})
+	c.evictOI = admission.NewObjectInterfacesFromScheme(kind.scheme)
+	if err := c.subMutate(c.evictAttrs, c.evictOI); err != nil {
+		return err
+	}
 	st, err := c.evictPod(c.r.Context(), obj.(*policy.Eviction), c.r.URL.Query()["dryRun"])
 	if err != nil {
 		return connectStatus(err)
@@ -179,6 +190,11 @@ func (c *call) evictPod(ctx context.Context, ev *policy.Eviction, queryDryRun []
 	orig, err := propagateDryRun(ev, queryDryRun)
 	if err != nil {
 		return nil, err
+	}
+	if c.evictAttrs != nil {
+		if err := c.subValidate(c.evictAttrs, c.evictOI); err != nil {
+			return nil, asKubeError(err)
+		}
 	}
 
 	var pod *api.Pod

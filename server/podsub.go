@@ -366,6 +366,9 @@ func (c *call) serveConnect(info *request.Info) error {
 	if err := c.decodeOptions(info, opts, subpath, key); err != nil {
 		return err
 	}
+	if err := c.admitConnect(info.Subresource, opts); err != nil {
+		return err
+	}
 	h, err := connecter.Connect(ctx, c.name, opts, connectResponder{c.w})
 	if err != nil {
 		return connectStatus(err)

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 
+	"k8s.io/apiserver/pkg/admission"
+
 	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/trace"
 	"github.com/listwatch/listwatch/wire"
@@ -224,6 +226,10 @@ type call struct {
 	// applied: the write is a server-side apply, whose field manager
 	// ran already (ssa.go).
 	applied bool
+	// evictAttrs and evictOI: an eviction's admission attributes, for
+	// the validating chain evictPod runs (eviction.go).
+	evictAttrs admission.Attributes
+	evictOI    admission.ObjectInterfaces
 }
 
 // writeObject writes one stored value (with its resourceVersion) as the

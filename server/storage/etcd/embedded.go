@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -135,7 +136,19 @@ func startLocked(ctx context.Context, cfg EmbeddedConfig, lock *dirLock) (*Embed
 	defer t.Stop()
 
 	e, err := startEtcd(ctx, t.C, ec, lock)
+	// The client port embedConfig picked (when any free port would do)
+	// may have been taken before etcd bound it: pick another.
+	for attempt := 0; errors.Is(err, syscall.EADDRINUSE) && pickedPort(cfg.ClientAddr) && attempt < 8; attempt++ {
+		if ec, err = embedConfig(cfg, clientTLS, keys); err != nil {
+			lock.unlock()
+			return nil, err
+		}
+		e, err = startEtcd(ctx, t.C, ec, lock)
+	}
 	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			lock.unlock()
+		}
 		return nil, fmt.Errorf("%w: %w", ErrEmbeddedStart, err)
 	}
 	select {
@@ -202,7 +215,9 @@ func startEtcd(ctx context.Context, timeout <-chan time.Time, ec *embed.Config, 
 	var why error
 	select {
 	case r := <-done:
-		if r.err != nil {
+		// A bind error leaves the lock to the caller, which may try
+		// another port.
+		if r.err != nil && !errors.Is(r.err, syscall.EADDRINUSE) {
 			lock.unlock()
 		}
 		return r.e, r.err
@@ -308,9 +323,19 @@ func embedConfig(cfg EmbeddedConfig, clientTLS TLSFiles, keys *pki.EtcdPKI) (*em
 	return ec, nil
 }
 
+// pickedPort reports whether the client address leaves the port to us.
+func pickedPort(clientAddr string) bool {
+	if clientAddr == "" {
+		return true
+	}
+	_, port, err := net.SplitHostPort(clientAddr)
+	return err == nil && port == "0"
+}
+
 // freePort returns a port free on host now. etcd binds it moments later;
-// were it taken in between, the start would fail with "address in use".
-func freePort(host string) (string, error) {
+// were it taken in between, the start fails with EADDRINUSE and
+// startLocked picks again. A variable for tests.
+var freePort = func(host string) (string, error) {
 	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return "", err

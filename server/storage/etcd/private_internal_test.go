@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -243,4 +244,48 @@ func TestEmbeddedElectsItselfQuickly(t *testing.T) {
 	if got := e.etcd.Server.Cfg.TickMs; got != cfg.TickMs {
 		t.Errorf("server ticks every %d ms, configured %d", got, cfg.TickMs)
 	}
+}
+
+// TestEmbeddedRetriesTakenPort: when the client port picked for the
+// member is taken before etcd binds it, the start picks another; a port
+// given by the caller that is taken is an error, and the directory is
+// free again afterwards.
+func TestEmbeddedRetriesTakenPort(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	_, port, _ := net.SplitHostPort(taken.Addr().String())
+	real := freePort
+	calls := 0
+	freePort = func(host string) (string, error) {
+		calls++
+		if calls == 1 {
+			return port, nil // taken by the time etcd binds it
+		}
+		return real(host)
+	}
+	defer func() { freePort = real }()
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	e, err := StartEmbedded(ctx, EmbeddedConfig{Dir: dir})
+	if err != nil {
+		t.Fatalf("start with the first picked port taken: %v", err)
+	}
+	if calls < 2 || strings.HasSuffix(e.ClientConfig().Endpoints[0], ":"+port) {
+		t.Fatalf("%d picks, endpoint %v; want a second pick, not port %s", calls, e.ClientConfig().Endpoints, port)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := StartEmbedded(ctx, EmbeddedConfig{Dir: dir, ClientAddr: taken.Addr().String()}); !errors.Is(err, syscall.EADDRINUSE) {
+		t.Fatalf("start on a given port that is taken: %v, want EADDRINUSE", err)
+	}
+	e, err = StartEmbedded(ctx, EmbeddedConfig{Dir: dir})
+	if err != nil {
+		t.Fatalf("start after a failed one: %v", err)
+	}
+	e.Close()
 }
