@@ -43,10 +43,16 @@ func TestServiceAccountAndRootCA(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, sas, "default", func(sa u) bool { return sa.GetUID() != old.GetUID() })
+	oldCM, err := cms.Get(t.Context(), "kube-root-ca.crt")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := cms.Delete(t.Context(), "kube-root-ca.crt", wire.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, cms, "kube-root-ca.crt", rootCAOK)
+	// The one made again, not the deleted one a lagging read may still
+	// show.
+	waitFor(t, cms, "kube-root-ca.crt", func(cm u) bool { return cm.GetUID() != oldCM.GetUID() && rootCAOK(cm) })
 
 	// Changed: restored.
 	cm, err := cms.Get(t.Context(), "kube-root-ca.crt")
