@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"k8s.io/apiserver/pkg/admission"
 	policymutating "k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
@@ -33,7 +31,7 @@ import (
 // mutatingPolicies is the plugin and what it needs once the server serves.
 type mutatingPolicies struct {
 	plugin *policymutating.Plugin
-	ready  chan struct{} // closed once initialized and synced
+	pluginReady
 }
 
 func newMutatingPolicies(client kubernetes.Interface, dyn dynamic.Interface, authz auth.Authorizer, f informers.SharedInformerFactory) (*mutatingPolicies, error) {
@@ -48,28 +46,7 @@ func newMutatingPolicies(client kubernetes.Interface, dyn dynamic.Interface, aut
 	p.SetUnconditionalAuthorizer(auth.KubeAuthorizer{Authorizer: authz})
 	// GA and on by default since kube 1.36.
 	p.InspectFeatureGates(utilfeature.DefaultFeatureGate)
-	return &mutatingPolicies{plugin: p, ready: make(chan struct{})}, nil
-}
-
-// start initializes the plugin (its informers, type converters and
-// evaluation run until ctx ends) once the server serves.
-func (p *mutatingPolicies) start(ctx context.Context) error {
-	p.plugin.SetDrainedNotification(ctx.Done())
-	if err := p.plugin.ValidateInitialization(); err != nil {
-		return fmt.Errorf("mutating admission policy: %w", err)
-	}
-	return nil
-}
-
-// waitSynced waits for the plugin's sources; false if ctx ended first.
-func (p *mutatingPolicies) waitSynced(ctx context.Context) bool {
-	for !p.plugin.WaitForReady() {
-		if ctx.Err() != nil {
-			return false
-		}
-	}
-	close(p.ready)
-	return true
+	return &mutatingPolicies{plugin: p, pluginReady: newPluginReady("mutating admission policy", p)}, nil
 }
 
 // Handles is the plugin's: CREATE, UPDATE and CONNECT (nothing to mutate
@@ -79,12 +56,8 @@ func (p *mutatingPolicies) Handles(op admission.Operation) bool { return p.plugi
 // Admit runs the policies over attrs: until they are loaded, a write
 // waits (up to 10s) and is then refused, as kube's plugin answers.
 func (p *mutatingPolicies) Admit(ctx context.Context, attrs admission.Attributes, o admission.ObjectInterfaces) error {
-	select {
-	case <-p.ready:
-	case <-time.After(10 * time.Second):
-		return admission.NewForbidden(attrs, fmt.Errorf("not yet ready to handle request"))
-	case <-ctx.Done():
-		return admission.NewForbidden(attrs, fmt.Errorf("not yet ready to handle request"))
+	if err := p.await(ctx, attrs); err != nil {
+		return err
 	}
 	return p.plugin.Admit(ctx, attrs, o)
 }
