@@ -139,7 +139,7 @@ func (c *call) evict() error {
 	// validating chain once it has checked the body (evictPod).
 	c.evictAttrs = c.subAttrs(admission.Create, kind.external, "eviction", obj, &metav1.CreateOptions{
 		TypeMeta: metav1.TypeMeta{Kind: "CreateOptions", APIVersion: "meta.k8s.io/v1"},
-		DryRun:   q["dryRun"], FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")})
+		DryRun:   q["dryRun"], FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")}, len(q["dryRun"]) > 0)
 	c.evictOI = admission.NewObjectInterfacesFromScheme(kind.scheme)
 	if err := c.subMutate(c.evictAttrs, c.evictOI); err != nil {
 		return err

@@ -23,14 +23,13 @@ import (
 
 // subAttrs are the admission attributes of a request on subresource sub
 // of c's object: obj of kind gvk, operation op, options opts.
-func (c *call) subAttrs(op admission.Operation, gvk schema.GroupVersionKind, sub string, obj, opts runtime.Object) admission.Attributes {
+func (c *call) subAttrs(op admission.Operation, gvk schema.GroupVersionKind, sub string, obj, opts runtime.Object, dryRun bool) admission.Attributes {
 	gvr := schema.GroupVersionResource{Group: c.res.group, Version: c.res.version, Resource: c.res.plural}
-	dryRun := c.r.URL.Query()["dryRun"]
 	var u user.Info
 	if ru, ok := request.UserFrom(c.r.Context()); ok {
 		u = auth.UserToKube(ru)
 	}
-	return admission.NewAttributesRecord(obj, nil, gvk, c.ns, c.name, gvr, sub, op, opts, len(dryRun) > 0, u)
+	return admission.NewAttributesRecord(obj, nil, gvk, c.ns, c.name, gvr, sub, op, opts, dryRun, u)
 }
 
 // subContext is the context the admission plugins run in for such a
@@ -59,14 +58,7 @@ func (c *call) subValidate(attrs admission.Attributes, o admission.ObjectInterfa
 	if !c.webhookOn() {
 		return nil
 	}
-	ctx := c.subContext()
-	if err := c.s.webhooks.policies.validate(ctx, attrs, o); err != nil {
-		return admissionError(err)
-	}
-	if err := c.s.webhooks.validating.Validate(ctx, attrs, o); err != nil {
-		return admissionError(err)
-	}
-	return nil
+	return c.s.webhooks.validationChain(c.subContext(), attrs, o)
 }
 
 // admitConnect admits a CONNECT on subresource sub with its decoded
@@ -78,12 +70,7 @@ func (c *call) admitConnect(sub string, opts runtime.Object) error {
 		return nil
 	}
 	gvk := corev1.SchemeGroupVersion.WithKind(reflect.TypeOf(opts).Elem().Name())
-	gvr := schema.GroupVersionResource{Group: c.res.group, Version: c.res.version, Resource: c.res.plural}
-	var u user.Info
-	if ru, ok := request.UserFrom(c.r.Context()); ok {
-		u = auth.UserToKube(ru)
-	}
-	attrs := admission.NewAttributesRecord(opts, nil, gvk, c.ns, c.name, gvr, sub, admission.Connect, nil, false, u)
+	attrs := c.subAttrs(admission.Connect, gvk, sub, opts, nil, false)
 	o := admission.NewObjectInterfacesFromScheme(legacyscheme.Scheme)
 	if err := c.subMutate(attrs, o); err != nil {
 		return err

@@ -251,13 +251,16 @@ func (c *call) validate(gvk schema.GroupVersionKind, o admission.ObjectInterface
 			name = m
 		}
 	}
-	attrs := c.webhookAttrs(op, gvk, name, obj, old)
-	ctx := c.webhookContext(op == admission.Create)
-	// kube's order: ValidatingAdmissionPolicy, then the webhooks.
-	if err := c.s.webhooks.policies.validate(ctx, attrs, o); err != nil {
+	return c.s.webhooks.validationChain(c.webhookContext(op == admission.Create), c.webhookAttrs(op, gvk, name, obj, old), o)
+}
+
+// validationChain is kube's validating admission chain:
+// ValidatingAdmissionPolicy, then the webhooks.
+func (w *Webhooks) validationChain(ctx context.Context, attrs admission.Attributes, o admission.ObjectInterfaces) error {
+	if err := w.policies.validate(ctx, attrs, o); err != nil {
 		return admissionError(err)
 	}
-	if err := c.s.webhooks.validating.Validate(ctx, attrs, o); err != nil {
+	if err := w.validating.Validate(ctx, attrs, o); err != nil {
 		return admissionError(err)
 	}
 	return nil
