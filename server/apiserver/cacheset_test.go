@@ -77,17 +77,7 @@ func TestCacheSetLifecycle(t *testing.T) {
 // the cache's goroutines and etcd watch are gone; reads then go to
 // storage, and no new cache is made for it.
 func TestCacheSetClose(t *testing.T) {
-	et := etcdtest.Start(t)
-	s := newCacheSet(et.Store, direct.New(et.Store), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	et, s, ctx := runCacheSet(t, 0)
 	if _, err := et.Store.Create(ctx, "/registry/example.com/widgets/w1", []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"}}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -191,18 +181,7 @@ func (s *cacheSet) started() int {
 // from etcd (the cache's own fallback, as kube's ConsistentListFromCache
 // falls back), not refused — also for caches started with the server.
 func TestCacheSetConsistentListFallsBack(t *testing.T) {
-	et := etcdtest.Start(t)
-	s := newCacheSet(et.Store, direct.New(et.Store), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
-	s.freshness = time.Nanosecond
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	et, s, ctx := runCacheSet(t, time.Nanosecond)
 	const prefix = "/registry/example.com/widgets/"
 	if _, err := et.Store.Create(ctx, prefix+"w1", []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"}}`)); err != nil {
 		t.Fatal(err)
@@ -225,18 +204,7 @@ func TestCacheSetConsistentListFallsBack(t *testing.T) {
 // revision in time is served by the direct reader: the initial events,
 // then the bookmark that ends them, not a 504.
 func TestCacheSetWatchListFallsBack(t *testing.T) {
-	et := etcdtest.Start(t)
-	s := newCacheSet(et.Store, direct.New(et.Store), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
-	s.freshness = time.Nanosecond
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	et, s, ctx := runCacheSet(t, time.Nanosecond)
 	const prefix = "/registry/example.com/widgets/"
 	if _, err := et.Store.Create(ctx, prefix+"w1", []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"}}`)); err != nil {
 		t.Fatal(err)
@@ -266,17 +234,7 @@ func TestCacheSetWatchListFallsBack(t *testing.T) {
 // watches from) is served from etcd, which still holds it; once etcd has
 // compacted it, the answer is a *storage.CompactedError (410).
 func TestCacheSetWatchBehindCacheFallsBack(t *testing.T) {
-	et := etcdtest.Start(t)
-	s := newCacheSet(et.Store, direct.New(et.Store), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	et, s, ctx := runCacheSet(t, 0)
 	const prefix = "/registry/example.com/widgets/"
 	listed, err := et.Store.Create(ctx, prefix+"w1", []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"}}`))
 	if err != nil {
@@ -318,4 +276,25 @@ func TestCacheSetWatchBehindCacheFallsBack(t *testing.T) {
 	if !errors.Is(err, storage.ErrCompacted) {
 		t.Fatalf("watch from %d after etcd compacted %d: %v, want a CompactedError", listed, cur, err)
 	}
+}
+
+// runCacheSet runs a cache set over a fresh etcd until the test ends;
+// freshness, if not 0, replaces its freshness timeout.
+func runCacheSet(t *testing.T, freshness time.Duration) (*etcdtest.Etcd, *cacheSet, context.Context) {
+	t.Helper()
+	et := etcdtest.Start(t)
+	s := newCacheSet(et.Store, direct.New(et.Store), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	if freshness != 0 {
+		s.freshness = freshness
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return et, s, ctx
 }

@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"testing"
 	"time"
-
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // TestKubeApplySameAsOurs runs a script of server-side applies (and the
@@ -14,17 +12,7 @@ import (
 // Status (conflicts listing fields and managers), and objects with their
 // managedFields, times, uids and resourceVersions aside.
 func TestKubeApplySameAsOurs(t *testing.T) {
-	ks := kubeServer(t)
-	kcfg, err := clientcmd.BuildConfigFromFlags("", ks.KubeconfigPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := startServer(t, "")
-	kube, ours := newRawClient(t, kcfg), newRawClient(t, restConfig(t, s))
-	ns := kubeNamespace(t, kubeClient(t, ks.AdminConfig()))
-	if code, m := ours.do("POST", "/api/v1/namespaces", jsonCT, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"`+ns+`"}}`); code != http.StatusCreated {
-		t.Fatalf("namespace: %d %v", code, m)
-	}
+	kube, ours, ns := sideBySide(t)
 	const group = "applytest.example.com"
 	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"dials.` + group + `"},
 		"spec":{"group":"` + group + `","scope":"Namespaced","names":{"plural":"dials","singular":"dial","kind":"Dial"},

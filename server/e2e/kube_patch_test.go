@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // TestKubePatchSameAsOurs sends the same patches — JSON, merge and
@@ -19,17 +17,7 @@ import (
 // a refusal, or the patched object, server-chosen values (uid,
 // resourceVersion, timestamps) aside.
 func TestKubePatchSameAsOurs(t *testing.T) {
-	ks := kubeServer(t)
-	kcfg, err := clientcmd.BuildConfigFromFlags("", ks.KubeconfigPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := startServer(t, "")
-	kube, ours := newRawClient(t, kcfg), newRawClient(t, restConfig(t, s))
-	ns := kubeNamespace(t, kubeClient(t, ks.AdminConfig()))
-	if code, m := ours.do("POST", "/api/v1/namespaces", jsonCT, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"`+ns+`"}}`); code != http.StatusCreated {
-		t.Fatalf("namespace: %d %v", code, m)
-	}
+	kube, ours, ns := sideBySide(t)
 	const group = "patchtest.example.com"
 	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"knobs.` + group + `"},
 		"spec":{"group":"` + group + `","scope":"Namespaced","names":{"plural":"knobs","singular":"knob","kind":"Knob"},

@@ -15,6 +15,24 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
+// sideBySide starts listwatch beside the real kube-apiserver and returns
+// raw clients of both and a namespace that exists on both.
+func sideBySide(t *testing.T) (kube, ours *rawClient, ns string) {
+	t.Helper()
+	ks := kubeServer(t)
+	kcfg, err := clientcmd.BuildConfigFromFlags("", ks.KubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, "")
+	kube, ours = newRawClient(t, kcfg), newRawClient(t, restConfig(t, s))
+	ns = kubeNamespace(t, kubeClient(t, ks.AdminConfig()))
+	if code, m := ours.do("POST", "/api/v1/namespaces", jsonCT, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"`+ns+`"}}`); code != http.StatusCreated {
+		t.Fatalf("namespace: %d %v", code, m)
+	}
+	return kube, ours, ns
+}
+
 // rawAnswer is one response: code, body, and the body as JSON if it is.
 type rawAnswer struct {
 	code int
@@ -77,17 +95,7 @@ var uidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-
 // requires the same answers: code and Status (status, reason, message,
 // causes), or the same body.
 func TestKubePodSubresources(t *testing.T) {
-	ks := kubeServer(t)
-	kcfg, err := clientcmd.BuildConfigFromFlags("", ks.KubeconfigPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := startServer(t, "")
-	kube, ours := newRawClient(t, kcfg), newRawClient(t, restConfig(t, s))
-	ns := kubeNamespace(t, kubeClient(t, ks.AdminConfig()))
-	if code, m := ours.do("POST", "/api/v1/namespaces", jsonCT, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"`+ns+`"}}`); code != http.StatusCreated {
-		t.Fatalf("namespace: %d %v", code, m)
-	}
+	kube, ours, ns := sideBySide(t)
 	node, lost := "node-"+ns, "lost-"+ns
 	for _, c := range []*rawClient{kube, ours} {
 		t.Cleanup(func() { c.do("DELETE", "/api/v1/nodes/"+node, "", "") })

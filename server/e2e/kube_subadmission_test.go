@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // TestKubeSubresourceAdmission: admission sees the subresources whose
@@ -15,17 +13,7 @@ import (
 // create handlers send them, so a ValidatingAdmissionPolicy denies the
 // same requests on both servers with the same Status.
 func TestKubeSubresourceAdmission(t *testing.T) {
-	ks := kubeServer(t)
-	kcfg, err := clientcmd.BuildConfigFromFlags("", ks.KubeconfigPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := startServer(t, "")
-	kube, ours := newRawClient(t, kcfg), newRawClient(t, restConfig(t, s))
-	ns := kubeNamespace(t, kubeClient(t, ks.AdminConfig()))
-	if code, m := ours.do("POST", "/api/v1/namespaces", jsonCT, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"`+ns+`"}}`); code != http.StatusCreated {
-		t.Fatalf("namespace: %d %v", code, m)
-	}
+	kube, ours, ns := sideBySide(t)
 	const vap = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
 	const vapb = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
 	name := "sub-" + ns
