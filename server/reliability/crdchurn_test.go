@@ -9,6 +9,7 @@ import (
 
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/server/controllers/garbagecollector"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -134,11 +135,13 @@ func churnCRD(group string) *object.Unstructured {
 }
 
 // settledRuntime returns the goroutine count and live heap after a GC,
-// once the goroutine count is at most want (0: no wait) or 5s have
-// passed: goroutines of closed connections and watches take a moment to
-// exit.
+// once the goroutine count is at most want (0: no wait) or a garbage
+// collector's discovery period and 5 s have passed: goroutines of closed
+// connections and watches take a moment to exit, and the garbage
+// collector controller stops its informers of deleted CRDs (a dozen or
+// two goroutines, in backoff or watching) only at its next discovery.
 func settledRuntime(want int) (goroutines int, heap uint64) {
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(garbagecollector.DefaultDiscoveryPeriod + 5*time.Second)
 	for {
 		runtime.GC()
 		goroutines = runtime.NumGoroutine()
