@@ -65,7 +65,7 @@ func TestRBACBootstrapWithoutClusterRoles(t *testing.T) {
 }
 
 // warnLog is a slog.Handler that keeps the messages of warnings and
-// errors.
+// errors, but for slow-operation traces, which a loaded machine causes.
 type warnLog struct {
 	mu   sync.Mutex
 	msgs []string
@@ -76,6 +76,9 @@ func (h *warnLog) WithAttrs([]slog.Attr) slog.Handler           { return h }
 func (h *warnLog) WithGroup(string) slog.Handler                { return h }
 
 func (h *warnLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "slow operation" {
+		return nil
+	}
 	msg := r.Message
 	r.Attrs(func(a slog.Attr) bool {
 		msg += " " + a.String()
