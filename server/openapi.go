@@ -18,6 +18,7 @@ import (
 	crdopenapi "k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	apiextensionsfeatures "k8s.io/apiextensions-apiserver/pkg/features"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	utilopenapi "k8s.io/apiserver/pkg/util/openapi"
@@ -89,11 +90,14 @@ type crdOpenAPI struct {
 	v3   map[string]cached.Value[*spec3.OpenAPI]
 }
 
-func newOpenAPIDocs(reg *registry) *openAPIDocs {
+// newOpenAPIDocs describes the resources of reg, with subs, by
+// group-version path, the subresources kube's REST objects describe
+// (Server.openAPISubresources).
+func newOpenAPIDocs(reg *registry, subs map[string]map[string]rest.Storage) *openAPIDocs {
 	o := &openAPIDocs{crds: map[string]*crdOpenAPI{}, crdGVs: map[string]bool{}, builtinV3: map[string]cached.Value[*spec3.OpenAPI]{}}
 	o.webServices = sync.OnceValues(func() (map[string]*restful.WebService, error) {
 		o.built.Store(true)
-		return builtinWebServices(reg)
+		return builtinWebServices(reg, subs)
 	})
 	o.builtinV2 = cached.Once(cached.Func(func() (*spec.Swagger, string, error) {
 		wss, err := o.webServices()
@@ -222,9 +226,9 @@ func builtinGVPaths(reg *registry) []string {
 	return out
 }
 
-// builtinWebServices installs the built-in resources, one web service per
-// group-version path.
-func builtinWebServices(reg *registry) (map[string]*restful.WebService, error) {
+// builtinWebServices installs the built-in resources, and subs, one web
+// service per group-version path.
+func builtinWebServices(reg *registry, subs map[string]map[string]rest.Storage) (map[string]*restful.WebService, error) {
 	byGV := map[string][]*resource{}
 	for _, r := range reg.all() {
 		if r.crd == "" {
@@ -234,7 +238,7 @@ func builtinWebServices(reg *registry) (map[string]*restful.WebService, error) {
 	}
 	out := map[string]*restful.WebService{}
 	for p, rs := range byGV {
-		ws, err := openAPIWebService(rs[0].group, rs[0].version, rs)
+		ws, err := openAPIWebService(rs[0].group, rs[0].version, rs, subs[p])
 		if err != nil {
 			return nil, fmt.Errorf("openapi %s: %w", p, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	aggregatorinstall "k8s.io/kube-aggregator/pkg/apis/apiregistration/install"
+	"maps"
 	"strings"
 
 	restful "github.com/emicklei/go-restful/v3"
@@ -21,6 +22,8 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/apis/autoscaling"
 	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install" // the Scale of the scale subresources, as kube-apiserver registers it
+	"k8s.io/kubernetes/pkg/registry/core/componentstatus"
+	podstorage "k8s.io/kubernetes/pkg/registry/core/pod/storage"
 )
 
 // The paths of the OpenAPI documents are kube-apiserver's own: its
@@ -29,8 +32,11 @@ import (
 // into documents. listwatch serves resources with its own handlers, so it
 // hands the installer a stand-in storage per served resource (and
 // subresource) that has the methods, and so the verbs, of the one kube
-// registers, and the Go types kube's storage returns; the routes are only
-// ever read by the OpenAPI builders, never served.
+// registers, and the Go types kube's storage returns; or, where kube's
+// REST object describes itself without a store (the connect
+// subresources, pods/log, pods/eviction…: openAPISubresources), that
+// object. The routes are only ever read by the OpenAPI builders, never
+// served.
 
 // apiextensionsOpenAPIScheme is the scheme the apiextensions-apiserver
 // installs its group with: the group, and the options in the empty v1.
@@ -156,8 +162,9 @@ type (
 		stubCreate
 		*openAPIStub
 	}
-	// getUpdateStorage: get, update and patch (the status and scale
-	// subresources).
+	// getUpdateStorage: get, update and patch (status, and the
+	// subresources with strategies of their own: pods/ephemeralcontainers,
+	// pods/resize, certificatesigningrequests/approval).
 	getUpdateStorage struct {
 		stubGet
 		stubUpdate
@@ -212,6 +219,11 @@ func openAPIStorages(rs []*resource) (map[string]rest.Storage, error) {
 		stub := &openAPIStub{newObj: newObj, newList: newList, namespaced: r.namespaced, singular: r.singular,
 			returnsDeleted: returnsDeleted[r.group+"/"+r.plural] && r.group+"/"+r.plural != "/namespaces"} // kube's namespace REST wraps its store and does not say so
 		switch {
+		case r.group == "" && r.plural == "componentstatuses":
+			// kube's read-only REST, which needs no servers to probe to
+			// describe itself.
+			out[r.plural] = componentstatus.NewStorage(nil)
+			continue
 		case r.virtual:
 			out[r.plural] = createStorage{stubCreate{stub}, stub}
 			continue
@@ -224,6 +236,9 @@ func openAPIStorages(rs []*resource) (map[string]rest.Storage, error) {
 		if r.hasStatus {
 			out[r.plural+"/status"] = getUpdateStorage{stubGet{stub}, stubUpdate{stub}, stub}
 		}
+		for _, sub := range r.subresources {
+			out[r.plural+"/"+sub] = getUpdateStorage{stubGet{stub}, stubUpdate{stub}, stub}
+		}
 		if r.scale != nil {
 			gvk := schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
 			sc := &openAPIStub{newObj: func() runtime.Object { return &autoscaling.Scale{} }, namespaced: r.namespaced, singular: r.singular, gvk: &gvk}
@@ -231,6 +246,34 @@ func openAPIStorages(rs []*resource) (map[string]rest.Storage, error) {
 		}
 	}
 	return out, nil
+}
+
+// openAPISubresources are, by group-version path, the subresources whose
+// routes kube's REST objects describe rather than stand-ins: the connect
+// subresources with their options types and methods (proxies taking a
+// {path}), pods/log a GET of text/plain with PodLogOptions, and the
+// create-only subresources with their kinds (policy/v1 Eviction,
+// authentication/v1 TokenRequest). Those served by kube's objects
+// (podsub.go, satoken.go) describe themselves; for those served by
+// listwatch's handlers (bindings.go, eviction.go) zero values do, as
+// describing needs no store. serviceaccounts/token is listed only when
+// served, as in discovery.
+func (s *Server) openAPISubresources() map[string]map[string]rest.Storage {
+	core := map[string]rest.Storage{
+		"pods/log":         s.connect.log,
+		"pods/exec":        s.connect.exec,
+		"pods/attach":      s.connect.attach,
+		"pods/portforward": s.connect.portForward,
+		"pods/proxy":       s.connect.podProxy,
+		"services/proxy":   s.connect.serviceProxy,
+		"nodes/proxy":      s.connect.nodeProxy,
+		"pods/binding":     &podstorage.BindingREST{},
+		"pods/eviction":    &podstorage.EvictionREST{},
+	}
+	if s.tokens != nil {
+		core["serviceaccounts/token"] = s.tokens
+	}
+	return map[string]map[string]rest.Storage{gvPath("", "v1"): core}
 }
 
 // reviewTyping is the typing of a review resource (identity.go).
@@ -243,13 +286,15 @@ func reviewTyping(r *resource) *typedKind {
 }
 
 // openAPIWebService installs the built-in resources rs of one
-// group-version as kube-apiserver does, and returns the go-restful web
+// group-version as kube-apiserver does, with the subresources subs that
+// kube's own REST objects describe, and returns the go-restful web
 // service holding their routes ("/api/v1" or "/apis/g/v").
-func openAPIWebService(group, version string, rs []*resource) (*restful.WebService, error) {
+func openAPIWebService(group, version string, rs []*resource, subs map[string]rest.Storage) (*restful.WebService, error) {
 	storages, err := openAPIStorages(rs)
 	if err != nil {
 		return nil, err
 	}
+	maps.Copy(storages, subs)
 	scheme, codecs := openAPISchemeFor(group)
 	root := "/apis"
 	if group == "" {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,14 +112,15 @@ func TestOpenAPIV2Builtins(t *testing.T) {
 		if r.namespaced {
 			base += "namespaces/{namespace}/"
 		}
+		verbs := r.verbs()
 		coll, ok := sw.Paths.Paths[base+r.plural]
-		if !ok || coll.Post == nil {
-			t.Errorf("%s: no POST path %s", r.kind, base+r.plural)
+		if !ok || (coll.Post != nil) != slices.Contains(verbs, "create") || (coll.Get != nil) != slices.Contains(verbs, "list") {
+			t.Errorf("%s: collection path %s without the verbs %v", r.kind, base+r.plural, verbs)
 			continue
 		}
 		if r.virtual {
-			if _, ok := sw.Paths.Paths[base+r.plural+"/{name}"]; ok {
-				t.Errorf("%s: item path of a create-only resource", r.kind)
+			if _, ok := sw.Paths.Paths[base+r.plural+"/{name}"]; ok != slices.Contains(verbs, "get") {
+				t.Errorf("%s: item path %t with the verbs %v", r.kind, ok, verbs)
 			}
 			continue
 		}
@@ -145,6 +147,11 @@ func TestOpenAPIV2Builtins(t *testing.T) {
 		}
 		if _, ok := sw.Paths.Paths[base+r.plural+"/{name}/scale"]; ok != (r.scale != nil) {
 			t.Errorf("%s: scale path %t", r.kind, ok)
+		}
+		for _, sub := range r.subresources {
+			if p := sw.Paths.Paths[base+r.plural+"/{name}/"+sub]; p.Get == nil || p.Put == nil || p.Patch == nil {
+				t.Errorf("%s: %s path incomplete", r.kind, sub)
+			}
 		}
 	}
 	// Pods' fields and descriptions come from the types.
@@ -380,4 +387,187 @@ func structuralWidgetCRD() map[string]any {
 				"properties": map[string]any{"color": map[string]any{"type": "string", "description": "its color"}}}}}}
 	}
 	return crd
+}
+
+// kubeSubresourcePath is a core v1 subresource path as kube-apiserver
+// v1.37.2 describes it: its operation IDs by method, its query
+// parameters, and the kind its operations name.
+type kubeSubresourcePath struct {
+	path  string
+	ops   map[string]string
+	query []string
+	gvk   [3]string
+}
+
+// proxyOps are the operation IDs of a proxy path: one per method kube's
+// ProxyRESTs connect.
+func proxyOps(what string) map[string]string {
+	ops := map[string]string{}
+	for _, m := range []string{"Delete", "Get", "Head", "Options", "Patch", "Post", "Put"} {
+		ops[strings.ToUpper(m)] = "connectCoreV1" + m + what
+	}
+	return ops
+}
+
+var (
+	createParams = []string{"dryRun", "fieldManager", "fieldValidation", "pretty"}
+	// kubeSubresourcePaths were read from a kube-apiserver v1.37.2's
+	// /openapi/v2 (e2e.TestKubeOpenAPIPathsSameAsOurs compares all).
+	kubeSubresourcePaths = []kubeSubresourcePath{
+		{"/api/v1/namespaces/{namespace}/pods/{name}/exec",
+			map[string]string{"GET": "connectCoreV1GetNamespacedPodExec", "POST": "connectCoreV1PostNamespacedPodExec"},
+			[]string{"command", "container", "stderr", "stdin", "stdout", "tty"}, [3]string{"", "v1", "PodExecOptions"}},
+		{"/api/v1/namespaces/{namespace}/pods/{name}/attach",
+			map[string]string{"GET": "connectCoreV1GetNamespacedPodAttach", "POST": "connectCoreV1PostNamespacedPodAttach"},
+			[]string{"container", "stderr", "stdin", "stdout", "tty"}, [3]string{"", "v1", "PodAttachOptions"}},
+		{"/api/v1/namespaces/{namespace}/pods/{name}/portforward",
+			map[string]string{"GET": "connectCoreV1GetNamespacedPodPortforward", "POST": "connectCoreV1PostNamespacedPodPortforward"},
+			[]string{"ports"}, [3]string{"", "v1", "PodPortForwardOptions"}},
+		{"/api/v1/namespaces/{namespace}/pods/{name}/proxy", proxyOps("NamespacedPodProxy"),
+			[]string{"path"}, [3]string{"", "v1", "PodProxyOptions"}},
+		{"/api/v1/namespaces/{namespace}/pods/{name}/proxy/{path}", proxyOps("NamespacedPodProxyWithPath"),
+			[]string{"path"}, [3]string{"", "v1", "PodProxyOptions"}},
+		{"/api/v1/namespaces/{namespace}/services/{name}/proxy", proxyOps("NamespacedServiceProxy"),
+			[]string{"path"}, [3]string{"", "v1", "ServiceProxyOptions"}},
+		{"/api/v1/namespaces/{namespace}/services/{name}/proxy/{path}", proxyOps("NamespacedServiceProxyWithPath"),
+			[]string{"path"}, [3]string{"", "v1", "ServiceProxyOptions"}},
+		{"/api/v1/nodes/{name}/proxy", proxyOps("NodeProxy"),
+			[]string{"path"}, [3]string{"", "v1", "NodeProxyOptions"}},
+		{"/api/v1/nodes/{name}/proxy/{path}", proxyOps("NodeProxyWithPath"),
+			[]string{"path"}, [3]string{"", "v1", "NodeProxyOptions"}},
+		{"/api/v1/namespaces/{namespace}/pods/{name}/log", map[string]string{"GET": "readCoreV1NamespacedPodLog"},
+			[]string{"container", "follow", "insecureSkipTLSVerifyBackend", "limitBytes", "pretty", "previous", "sinceSeconds", "stream", "tailLines", "timestamps"},
+			[3]string{"", "v1", "Pod"}},
+		{"/api/v1/namespaces/{namespace}/pods/{name}/binding", map[string]string{"POST": "createCoreV1NamespacedPodBinding"},
+			createParams, [3]string{"", "v1", "Binding"}},
+		{"/api/v1/namespaces/{namespace}/pods/{name}/eviction", map[string]string{"POST": "createCoreV1NamespacedPodEviction"},
+			createParams, [3]string{"policy", "v1", "Eviction"}},
+	}
+	tokenPath = kubeSubresourcePath{"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
+		map[string]string{"POST": "createCoreV1NamespacedServiceAccountToken"},
+		createParams, [3]string{"authentication.k8s.io", "v1", "TokenRequest"}}
+)
+
+// TestOpenAPIKubeSubresources: /openapi/v2 and /openapi/v3/api/v1 have
+// the connect subresources, pods/log and the create-only subresources of
+// core v1 with kube's operations, parameters and answers;
+// serviceaccounts/token only when tokens are served.
+func TestOpenAPIKubeSubresources(t *testing.T) {
+	for _, tokens := range []bool{true, false} {
+		var opts []envOption
+		if tokens {
+			opts = append(opts, withServiceAccountTokens(t))
+		}
+		e := newEnv(t, opts...)
+		sw := getV2(t, e)
+		doc, _ := getV3(t, e, "/openapi/v3/api/v1")
+		for _, want := range kubeSubresourcePaths {
+			checkV2Subresource(t, sw, want)
+			checkV3Subresource(t, doc, want)
+		}
+		_, v2 := sw.Paths.Paths[tokenPath.path]
+		_, v3 := doc.Paths.Paths[tokenPath.path]
+		if v2 != tokens || v3 != tokens {
+			t.Errorf("tokens %t: token path in v2 %t, in v3 %t", tokens, v2, v3)
+		}
+		if tokens {
+			checkV2Subresource(t, sw, tokenPath)
+			checkV3Subresource(t, doc, tokenPath)
+		}
+	}
+}
+
+func checkV2Subresource(t *testing.T, sw *spec.Swagger, want kubeSubresourcePath) {
+	t.Helper()
+	item, ok := sw.Paths.Paths[want.path]
+	if !ok {
+		t.Errorf("v2: no %s", want.path)
+		return
+	}
+	ops := map[string]*spec.Operation{"GET": item.Get, "POST": item.Post, "PUT": item.Put, "PATCH": item.Patch,
+		"DELETE": item.Delete, "HEAD": item.Head, "OPTIONS": item.Options}
+	for m, op := range ops {
+		if op == nil {
+			if want.ops[m] != "" {
+				t.Errorf("v2 %s: no %s", want.path, m)
+			}
+			continue
+		}
+		if op.ID != want.ops[m] {
+			t.Errorf("v2 %s %s: operation %q, want %q", want.path, m, op.ID, want.ops[m])
+		}
+		if !hasGVK(op.Extensions, want.gvk[0], want.gvk[1], want.gvk[2]) {
+			t.Errorf("v2 %s %s: kind %v, want %v", want.path, m, op.Extensions["x-kubernetes-group-version-kind"], want.gvk)
+		}
+		checkV2Answer(t, want, m, op)
+	}
+	var query []string
+	for _, p := range item.Parameters {
+		if ref := p.Ref.String(); ref != "" {
+			p = sw.Parameters[strings.TrimPrefix(ref, "#/parameters/")]
+		}
+		if p.In == "query" {
+			query = append(query, p.Name)
+		}
+	}
+	if !slices.Equal(query, want.query) {
+		t.Errorf("v2 %s: query parameters %v, want %v", want.path, query, want.query)
+	}
+}
+
+// checkV2Answer: connect operations produce anything as a string, as kube
+// documents a stream; pods/log produces text/plain first, also a string.
+func checkV2Answer(t *testing.T, want kubeSubresourcePath, method string, op *spec.Operation) {
+	t.Helper()
+	ok := op.Responses.StatusCodeResponses[200]
+	switch action := op.Extensions["x-kubernetes-action"]; {
+	case strings.HasPrefix(op.ID, "connect"):
+		if action != "connect" || !slices.Equal(op.Produces, []string{"*/*"}) || !ok.Schema.Type.Contains("string") {
+			t.Errorf("v2 %s %s: action %v, produces %v, 200 %+v", want.path, method, action, op.Produces, ok.Schema)
+		}
+	case strings.HasSuffix(want.path, "/log"):
+		if action != "get" || len(op.Produces) == 0 || op.Produces[0] != "text/plain" || !ok.Schema.Type.Contains("string") {
+			t.Errorf("v2 %s %s: action %v, produces %v, 200 %+v", want.path, method, action, op.Produces, ok.Schema)
+		}
+	default:
+		if action != "post" || op.Responses.StatusCodeResponses[201].Schema == nil {
+			t.Errorf("v2 %s %s: action %v, 201 %+v", want.path, method, action, op.Responses.StatusCodeResponses[201])
+		}
+	}
+}
+
+func checkV3Subresource(t *testing.T, doc *spec3.OpenAPI, want kubeSubresourcePath) {
+	t.Helper()
+	item, ok := doc.Paths.Paths[want.path]
+	if !ok {
+		t.Errorf("v3: no %s", want.path)
+		return
+	}
+	ops := map[string]*spec3.Operation{"GET": item.Get, "POST": item.Post, "PUT": item.Put, "PATCH": item.Patch,
+		"DELETE": item.Delete, "HEAD": item.Head, "OPTIONS": item.Options}
+	for m, op := range ops {
+		if op == nil {
+			if want.ops[m] != "" {
+				t.Errorf("v3 %s: no %s", want.path, m)
+			}
+			continue
+		}
+		if op.OperationId != want.ops[m] {
+			t.Errorf("v3 %s %s: operation %q, want %q", want.path, m, op.OperationId, want.ops[m])
+		}
+		if strings.HasSuffix(want.path, "/log") {
+			if _, ok := op.Responses.StatusCodeResponses[200].Content["text/plain"]; !ok {
+				t.Errorf("v3 %s: no text/plain answer", want.path)
+			}
+		}
+	}
+	var query []string
+	for _, p := range item.Parameters {
+		if p.In == "query" {
+			query = append(query, p.Name)
+		}
+	}
+	if !slices.Equal(query, want.query) {
+		t.Errorf("v3 %s: query parameters %v, want %v", want.path, query, want.query)
+	}
 }

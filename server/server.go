@@ -170,7 +170,7 @@ func New(cfg Config) (*Server, error) {
 	s.rbac = newRBACEscalation(cfg.Authorizer, cfg.RBACRuleResolver)
 	s.authz = cfg.Authorizer
 	s.aggDiscovery = newAggregatedDiscovery(s)
-	s.openapi = newOpenAPIDocs(s.reg)
+	s.openapi = newOpenAPIDocs(s.reg, s.openAPISubresources())
 	if s.log == nil {
 		s.log = slog.Default()
 	}
