@@ -171,6 +171,10 @@ func RunInformerChild(ctx context.Context, o ChildOptions, out io.Writer) error 
 	}
 	rep := childReport{InformerRun: InformerRun{Impl: o.Impl, Objects: o.Objects, Updates: o.Updates}}
 
+	stopCPUProfile, err := startCPUProfile(os.Getenv("LISTWATCH_BENCH_CPUPROFILE"), o.Impl)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	runCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -182,6 +186,7 @@ func RunInformerChild(ctx context.Context, o ChildOptions, out io.Writer) error 
 		return fmt.Errorf("bench: %s did not sync: %w", o.Impl, err)
 	}
 	rep.SyncMs = ms(time.Since(start))
+	stopCPUProfile()
 	rep.Listed = int(adds.Load())
 	runtime.GC()
 	var m runtime.MemStats
@@ -485,6 +490,24 @@ func listwatchOptions[T object.Object]() informer.Options[T] {
 		}
 	}
 	return o
+}
+
+// startCPUProfile profiles the CPU until the informer syncs, into
+// path.impl, when LISTWATCH_BENCH_CPUPROFILE names a path prefix; the
+// returned func stops it.
+func startCPUProfile(path, impl string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path + "." + impl)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
 }
 
 // writeHeapProfile writes the heap profile after sync, for pprof, when
