@@ -101,6 +101,27 @@ func TestEmbeddedClientListenerIsGRPCOnly(t *testing.T) {
 	}
 }
 
+// TestEmbeddedClientIsInProcess: the server's client of its member does
+// not go through the member's listeners: it reads and writes with every
+// listener closed.
+func TestEmbeddedClientIsInProcess(t *testing.T) {
+	t.Parallel()
+	e, _ := startForTest(t)
+	for _, l := range e.etcd.Clients {
+		_ = l.Close()
+	}
+	// A client over the network would wait for a connection until then.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := e.Client().Put(ctx, "k", "v"); err != nil {
+		t.Fatalf("put with the listeners closed: %v", err)
+	}
+	got, err := e.Client().Get(ctx, "k")
+	if err != nil || len(got.Kvs) != 1 || string(got.Kvs[0].Value) != "v" {
+		t.Fatalf("get with the listeners closed: %v, %v", got, err)
+	}
+}
+
 // TestStartEmbeddedReturnsWhileEtcdBlocks: when etcd cannot open its
 // database (another program holds bbolt's lock), StartEmbedded still
 // returns when its context ends, and the directory is free once the
