@@ -11,6 +11,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/server/apiserver/apiservertest"
@@ -199,25 +201,56 @@ func TestRunAgainstKubeconfig(t *testing.T) {
 	}
 }
 
-// TestRunEmbeddedList runs the list benchmark with no kubeconfig: bench
-// starts and stops its own server.
+// TestRunEmbeddedList runs the list benchmark with no kubeconfig, in JSON
+// and in protobuf: bench starts and stops its own server.
 func TestRunEmbeddedList(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	res, err := Run(ctx, Options{
-		Target:  TargetOptions{DataDir: t.TempDir()},
-		Objects: []int{30},
-		List:    &ListOptions{PageSizes: []int64{7}, RVModes: []string{"0"}, Repeat: 1},
-	})
+	for _, enc := range []string{"json", "protobuf"} {
+		t.Run(enc, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			res, err := Run(ctx, Options{
+				Target:  TargetOptions{DataDir: t.TempDir()},
+				Objects: []int{30},
+				List:    &ListOptions{PageSizes: []int64{7}, RVModes: []string{"0"}, Repeat: 1, Protobuf: enc == "protobuf"},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Target.Embedded || res.List == nil || len(res.List.Cases) != 1 || res.List.Encoding != enc {
+				t.Fatalf("result %+v", res)
+			}
+			c := res.List.Cases[0]
+			if !c.LimitHonoured || c.PagesPerList != 5 || c.MaxPageItems != 7 || c.ItemsPerList != 30 {
+				t.Fatalf("case %+v: listwatch must honour limit with resourceVersion=0", c)
+			}
+		})
+	}
+}
+
+// TestDecodeListPageProtobuf: a protobuf page's items are counted and its
+// continue token read, as a JSON page's.
+func TestDecodeListPageProtobuf(t *testing.T) {
+	remaining := int64(3)
+	list := &corev1.ConfigMapList{
+		ListMeta: metav1.ListMeta{ResourceVersion: "12", Continue: "next", RemainingItemCount: &remaining},
+		Items:    []corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, {ObjectMeta: metav1.ObjectMeta{Name: "b"}}},
+	}
+	raw, err := list.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Target.Embedded || res.List == nil || len(res.List.Cases) != 1 {
-		t.Fatalf("result %+v", res)
+	unknown := &k8sruntime.Unknown{TypeMeta: k8sruntime.TypeMeta{APIVersion: "v1", Kind: "ConfigMapList"}, Raw: raw}
+	body, err := unknown.Marshal()
+	if err != nil {
+		t.Fatal(err)
 	}
-	c := res.List.Cases[0]
-	if !c.LimitHonoured || c.PagesPerList != 5 || c.MaxPageItems != 7 || c.ItemsPerList != 30 {
-		t.Fatalf("case %+v: listwatch must honour limit with resourceVersion=0", c)
+	page, err := decodeListPage(append([]byte("k8s\x00"), body...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := page.Metadata
+	if len(page.Items) != 2 || m.ResourceVersion != "12" || m.Continue != "next" || m.RemainingItemCount == nil || *m.RemainingItemCount != 3 {
+		t.Fatalf("page %+v, metadata %+v", page, m)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/wire"
 )
 
 // ListOptions configure "bench list".
@@ -25,6 +26,9 @@ type ListOptions struct {
 	RVModes []string
 	// Repeat is how many full lists each case makes; default 3.
 	Repeat int
+	// Protobuf asks for application/vnd.kubernetes.protobuf, as
+	// client-go's typed clients do, instead of JSON.
+	Protobuf bool
 }
 
 // listPage is the part of a LIST answer bench reads. Items stay raw: only
@@ -56,7 +60,10 @@ func RunList(ctx context.Context, c *client.Client, opts ListOptions) (*ListResu
 		opts.Repeat = 3
 	}
 	path := "/api/v1/namespaces/" + url.PathEscape(opts.Namespace) + "/" + url.PathEscape(opts.Resource)
-	res := &ListResult{Resource: opts.Resource, Namespace: opts.Namespace, Repeat: opts.Repeat, Objects: -1}
+	res := &ListResult{Resource: opts.Resource, Namespace: opts.Namespace, Repeat: opts.Repeat, Objects: -1, Encoding: "json"}
+	if opts.Protobuf {
+		res.Encoding = "protobuf"
+	}
 	for _, size := range opts.PageSizes {
 		for _, mode := range opts.RVModes {
 			lc := ListCase{PageSize: size, RVMode: mode, LimitHonoured: true}
@@ -142,9 +149,50 @@ func getPage(ctx context.Context, c *client.Client, path string, q url.Values) (
 		return nil, 0, 0, err
 	}
 	took = time.Since(start)
-	page = &listPage{}
-	if err := json.Unmarshal(body, page); err != nil {
+	if page, err = decodeListPage(body); err != nil {
 		return nil, 0, 0, fmt.Errorf("decoding list page: %w", err)
 	}
 	return page, int64(len(body)), took, nil
+}
+
+// decodeListPage reads a page in JSON or, when it has the k8s protobuf
+// envelope, in protobuf (items counted, not decoded).
+func decodeListPage(body []byte) (*listPage, error) {
+	page := &listPage{}
+	if !wire.IsProtobufEnvelope(body) {
+		return page, json.Unmarshal(body, page)
+	}
+	e, err := wire.DecodeEnvelope(body)
+	if err != nil {
+		return nil, err
+	}
+	lm, err := wire.DecodeProtobufList(e.Raw, func(raw []byte) error {
+		page.Items = append(page.Items, raw)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	page.Metadata.ResourceVersion, page.Metadata.Continue, page.Metadata.RemainingItemCount = lm.ResourceVersion, lm.Continue, lm.RemainingItemCount
+	return page, nil
+}
+
+// protobufClient is a client of t whose requests ask for protobuf: a
+// transport wrapper sets their Accept header, since the client's raw
+// requests ask for JSON.
+func (t *Target) protobufClient() (*client.Client, error) {
+	cfg, err := t.config()
+	if err != nil {
+		return nil, err
+	}
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return acceptProtobuf{rt} }
+	return client.New(cfg)
+}
+
+type acceptProtobuf struct{ next http.RoundTripper }
+
+func (a acceptProtobuf) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Accept", "application/vnd.kubernetes.protobuf")
+	return a.next.RoundTrip(r)
 }

@@ -44,6 +44,8 @@ type ListResult struct {
 	// repetition of the first case).
 	Objects int `json:"objects"`
 	Repeat  int `json:"repeat"`
+	// Encoding is what the pages were asked for in: "json" or "protobuf".
+	Encoding string `json:"encoding,omitempty"`
 	// Cases has one entry per (page size, resourceVersion mode), in the
 	// order they ran.
 	Cases []ListCase `json:"cases"`

@@ -117,7 +117,13 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 					return nil, err
 				}
 			}
-			if res.List, err = RunList(ctx, t.Client, lo); err != nil {
+			c := t.Client
+			if lo.Protobuf {
+				if c, err = t.protobufClient(); err != nil {
+					return nil, err
+				}
+			}
+			if res.List, err = RunList(ctx, c, lo); err != nil {
 				return nil, err
 			}
 		}

@@ -20,7 +20,11 @@ func WriteTable(w io.Writer, r *Result) error {
 	}
 	fmt.Fprintf(w, "server: %s; %d CPUs\n", server, r.NumCPU)
 	if l := r.List; l != nil {
-		fmt.Fprintf(w, "\nLIST %s in %s: %d objects, %d repetitions\n", l.Resource, l.Namespace, l.Objects, l.Repeat)
+		enc := l.Encoding
+		if enc == "" {
+			enc = "json"
+		}
+		fmt.Fprintf(w, "\nLIST %s in %s: %d objects, %d repetitions, %s\n", l.Resource, l.Namespace, l.Objects, l.Repeat, enc)
 		p("limit\tRV\tpages\titems\tMiB/list\tpage p50 ms\tpage p99 ms\tlist p50 ms\tlist p99 ms\tmax page\tlimit honoured\t\n")
 		for _, c := range l.Cases {
 			p("%s\t%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%s\t\n", pageSizeLabel(c.PageSize), rvLabel(c.RVMode),

@@ -53,6 +53,17 @@ type Target struct {
 	stop func() error
 }
 
+// config is the client configuration bench's clients of t use.
+func (t *Target) config() (*client.Config, error) {
+	cfg, err := client.LoadKubeconfig(t.KubeconfigPath, t.Context)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS = -1 // measure the server, not our client's token bucket
+	cfg.UserAgent = "listwatch-bench"
+	return cfg, nil
+}
+
 // Connect reaches the server opts select. With no kubeconfig it starts an
 // embedded server, which runs on a goroutine until Close: call Close
 // before the process exits.
@@ -63,13 +74,11 @@ func Connect(ctx context.Context, opts TargetOptions) (*Target, error) {
 			return nil, err
 		}
 	}
-	cfg, err := client.LoadKubeconfig(t.KubeconfigPath, t.Context)
+	cfg, err := t.config()
 	if err != nil {
 		_ = t.Close()
 		return nil, err
 	}
-	cfg.QPS = -1 // measure the server, not our client's token bucket
-	cfg.UserAgent = "listwatch-bench"
 	t.Client, err = client.New(cfg)
 	if err != nil {
 		_ = t.Close()

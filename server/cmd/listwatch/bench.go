@@ -90,6 +90,7 @@ func addListFlags(cmd *cobra.Command, lo *bench.ListOptions, f *benchFlags) {
 	fl := cmd.Flags()
 	fl.Int64SliceVar(&lo.PageSizes, "page-sizes", []int64{50, 500, 5000, 0}, "LIST limits to time; 0 = unpaged")
 	fl.StringSliceVar(&lo.RVModes, "rv-modes", []string{"unset", "0"}, `resourceVersion of the first page: "unset" or a value such as "0"`)
+	fl.BoolVar(&lo.Protobuf, "protobuf", false, "ask for protobuf, as client-go's typed clients do (default JSON)")
 	fl.IntVar(&lo.Repeat, "repeat", 3, "full lists per (page size, RV mode)")
 	fl.StringVar(&lo.Resource, "resource", "configmaps", "core/v1 resource to list (with --use-existing)")
 	fl.BoolVar(&f.opts.UseExisting, "use-existing", false, "list the objects already in --namespace instead of creating any")
