@@ -70,8 +70,10 @@
 //   - Relists: a list is handed to the queue page by page as it arrives
 //     (ListPreparer); an object the list shows with the UID and
 //     resourceVersion already stored keeps the stored copy and the listed
-//     one is dropped at once, so a relist holds about one page more than
-//     the steady state instead of two copies of everything. The kept copy
+//     one is dropped at once, so a relist holds about two pages more than
+//     the steady state instead of two copies of everything (the next page
+//     is fetched while the last one is handed over, so that the client
+//     does not wait on the server between pages). The kept copy
 //     equals the listed one by the API's contract (every write changes
 //     resourceVersion); it is not transformed again.
 //   - managedFields are kept by default, as client-go does; Transform with
