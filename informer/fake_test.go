@@ -42,6 +42,8 @@ type fakeServer struct {
 	streaming string
 
 	listCalls, watchCalls, streamCalls int
+	// lists are the options of every List call, in order.
+	lists []wire.ListOptions
 	// down makes every List and Watch fail with ECONNREFUSED.
 	down bool
 }
@@ -162,12 +164,20 @@ func (s *fakeServer) state() map[string]string {
 	return out
 }
 
+// listed returns the options of the List calls so far.
+func (s *fakeServer) listed() []wire.ListOptions {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.lists)
+}
+
 func gone() error { return wire.NewResourceExpired("too old resource version") }
 
 func (s *fakeServer) List(ctx context.Context, opts wire.ListOptions) (*wire.List[U], error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.listCalls++
+	s.lists = append(s.lists, opts)
 	if s.down {
 		return nil, syscall.ECONNREFUSED
 	}

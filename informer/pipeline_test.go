@@ -95,3 +95,42 @@ func TestListFetchesNextPageWhileSinkTakesOne(t *testing.T) {
 		t.Fatalf("no Replace: %v", sink.err)
 	}
 }
+
+// TestListResourceVersions: the first LIST asks for any state
+// (resourceVersion "0", as client-go's reflector does); after a 410 the
+// relist asks for the latest (a consistent read), and a streaming
+// informer's first list asks for the latest too.
+func TestListResourceVersions(t *testing.T) {
+	srv := newFakeServer()
+	seed(srv, 3)
+	h := startHarness(t, srv, fastOpts(false, 2))
+	h.mustConverge()
+	if l := srv.listed(); l[0].ResourceVersion != "0" || l[0].ResourceVersionMatch != "" {
+		t.Fatalf("first list with resourceVersion %q match %q, want \"0\" and none", l[0].ResourceVersion, l[0].ResourceVersionMatch)
+	}
+	before := len(srv.listed())
+	srv.endWatches(gone())
+	srv.upsert("ns", "after", nil)
+	h.mustConverge()
+	l := srv.listed()
+	if len(l) == before {
+		t.Fatal("no relist after 410")
+	}
+	if relist := l[before]; relist.ResourceVersion != "" || relist.Continue != "" {
+		t.Fatalf("relist after 410 with resourceVersion %q continue %q, want a consistent read", relist.ResourceVersion, relist.Continue)
+	}
+
+	srv = newFakeServer()
+	seed(srv, 3)
+	h = startHarness(t, srv, fastOpts(true, 2))
+	h.mustConverge()
+	srv.mu.Lock()
+	streams := srv.streamCalls
+	srv.mu.Unlock()
+	if streams == 0 {
+		t.Fatal("streaming informer did not stream")
+	}
+	if l := srv.listed(); len(l) > 0 {
+		t.Fatalf("streaming informer listed: %+v", l)
+	}
+}

@@ -225,14 +225,26 @@ func (r *Reflector[T]) streaming() bool {
 	return r.opts.StreamingList && !r.streamingOff
 }
 
-// relistRV is where a (streaming) list starts: the latest state when
-// nothing is known or the known RV is gone, else not older than what was
-// already seen, so the cache never goes back in time.
-func (r *Reflector[T]) relistRV() (rv, match string) {
+// relistRV is where a (streaming) list starts: the latest state when the
+// known RV is gone, else not older than what was already seen, so the
+// cache never goes back in time. With nothing known yet, a streaming list
+// asks for the latest state, and a LIST for any (resourceVersion "0"), as
+// client-go's reflector does: a server may answer that from its cache
+// without first making sure the cache is up to date, and the watch that
+// follows brings the informer up to date anyway. kube-apiserver answers
+// it from its watch cache in one page, ignoring limit; a consistent paged
+// LIST there costs about 19 ms a page of 500 (100k objects: 4 s, against
+// 1 s in one page).
+func (r *Reflector[T]) relistRV(streaming bool) (rv, match string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.rvGone || r.lastRV == "" {
+	switch {
+	case r.rvGone:
 		return "", ""
+	case r.lastRV == "" && streaming:
+		return "", ""
+	case r.lastRV == "":
+		return "0", ""
 	}
 	return r.lastRV, wire.MatchNotOlderThan
 }
@@ -243,7 +255,7 @@ func (r *Reflector[T]) relistRV() (rv, match string) {
 // takes this one: at 100k objects, a sync's wall time had the client
 // waiting on the server for about 40% of it.
 func (r *Reflector[T]) list(ctx context.Context) error {
-	rv, match := r.relistRV()
+	rv, match := r.relistRV(false)
 	pages, stop := r.fetchPages(ctx, wire.ListOptions{ResourceVersion: rv, ResourceVersionMatch: match, Limit: max(r.opts.PageSize, 0)})
 	defer stop()
 	var items []T
@@ -467,7 +479,7 @@ type initialEvents[T object.Object] struct {
 // watch, positioned after the bookmark. On error the watch is closed and
 // the caller falls back to LIST.
 func (r *Reflector[T]) streamList(ctx context.Context) (*openWatch[T], error) {
-	rv, _ := r.relistRV()
+	rv, _ := r.relistRV(true)
 	send := true
 	opts := wire.ListOptions{SendInitialEvents: &send, ResourceVersionMatch: wire.MatchNotOlderThan, ResourceVersion: rv}
 	w, err := r.startWatch(ctx, opts)

@@ -231,6 +231,9 @@ func startResumeCase(t *testing.T, env *resumeEnv, ns string, mutate func(*infor
 		}
 	})
 	rc.waitFor(t, func() bool { return inf.HasSynced() && len(inf.Lister().List()) == rc.n }, "initial sync")
+	// Synced is before the watch is sent: see a write through it, so that
+	// the faults that follow meet an open watch.
+	rc.writeAndSee(t)
 	return rc
 }
 
