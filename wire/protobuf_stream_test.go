@@ -1,0 +1,90 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"testing"
+	"testing/iotest"
+)
+
+// readAll reads a list with ReadProtobufList, whole or a byte at a time.
+func readAll(data []byte, oneByte bool) (TypeMeta, ListMeta, [][]byte, error) {
+	var items [][]byte
+	var r = bytes.NewReader(data)
+	var src = any(r).(interface{ Read([]byte) (int, error) })
+	if oneByte {
+		src = iotest.OneByteReader(r)
+	}
+	tm, lm, err := ReadProtobufList(src, func(b []byte) error {
+		items = append(items, bytes.Clone(b))
+		return nil
+	})
+	return tm, lm, items, err
+}
+
+// rawFields counts the envelope's Raw fields, or -1 when it has no
+// well-formed fields.
+func rawFields(data []byte) int {
+	if !IsProtobufEnvelope(data) {
+		return -1
+	}
+	n := 0
+	if eachField(data[len(protobufMagic):], func(f field) error {
+		if f.num == unknownRaw {
+			n++
+		}
+		return nil
+	}) != nil {
+		return -1
+	}
+	return n
+}
+
+// FuzzReadProtobufList: reading a list as it arrives gives what decoding
+// it whole (DecodeEnvelope, then DecodeProtobufList) gives, read at once
+// or a byte at a time, and fails only where that fails or where the
+// envelope holds more than one object.
+func FuzzReadProtobufList(f *testing.F) {
+	list := []byte{0x0a, 0x08, 0x12, 0x01, '1', 0x1a, 0x01, 'c', 0x20, 0x01, 0x12, 0x05, 0x0a, 0x03, 0x0a, 0x01, 'a'}
+	f.Add(AppendEnvelope(nil, TypeMeta{APIVersion: "v1", Kind: "PodList"}, list))
+	f.Add(AppendEnvelope(nil, TypeMeta{APIVersion: "v1", Kind: "ConfigMapList"}, nil))
+	f.Add([]byte("k8s\x00\x12\x03\x12\x01\x00"))
+	f.Add([]byte("k8s\x00\x13\x0c\x14\x12\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tm, lm, items, err := readAll(data, false)
+		tm1, lm1, items1, err1 := readAll(data, true)
+		if (err == nil) != (err1 == nil) || !reflect.DeepEqual(tm, tm1) || !reflect.DeepEqual(lm, lm1) || !reflect.DeepEqual(items, items1) {
+			t.Fatalf("whole: %v %+v %+v %d items; byte by byte: %v %+v %+v %d items", err, tm, lm, len(items), err1, tm1, lm1, len(items1))
+		}
+		var wantItems [][]byte
+		e, werr := DecodeEnvelope(data)
+		var wantLM ListMeta
+		if werr == nil {
+			wantLM, werr = DecodeProtobufList(e.Raw, func(b []byte) error {
+				wantItems = append(wantItems, bytes.Clone(b))
+				return nil
+			})
+		}
+		if err != nil {
+			if !errors.Is(err, ErrProtobuf) {
+				t.Fatalf("undocumented error %v", err)
+			}
+			if werr == nil && rawFields(data) <= 1 {
+				t.Fatalf("stream: %v; whole: ok", err)
+			}
+			return
+		}
+		if werr != nil {
+			t.Fatalf("stream: ok; whole: %v", werr)
+		}
+		if tm != e.TypeMeta || !reflect.DeepEqual(lm, wantLM) || len(items) != len(wantItems) {
+			t.Fatalf("stream %+v %+v %d items; whole %+v %+v %d items", tm, lm, len(items), e.TypeMeta, wantLM, len(wantItems))
+		}
+		for i := range items {
+			if !bytes.Equal(items[i], wantItems[i]) {
+				t.Fatalf("item %d: %x, whole %x", i, items[i], wantItems[i])
+			}
+		}
+	})
+}
