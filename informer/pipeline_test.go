@@ -98,8 +98,8 @@ func TestListFetchesNextPageWhileSinkTakesOne(t *testing.T) {
 
 // TestListResourceVersions: the first LIST asks for any state
 // (resourceVersion "0", as client-go's reflector does); after a 410 the
-// relist asks for the latest (a consistent read), and a streaming
-// informer's first list asks for the latest too.
+// relist asks for the latest (a consistent read), as the first does with
+// ConsistentFirstList; a streaming informer does not LIST.
 func TestListResourceVersions(t *testing.T) {
 	srv := newFakeServer()
 	seed(srv, 3)
@@ -118,6 +118,16 @@ func TestListResourceVersions(t *testing.T) {
 	}
 	if relist := l[before]; relist.ResourceVersion != "" || relist.Continue != "" {
 		t.Fatalf("relist after 410 with resourceVersion %q continue %q, want a consistent read", relist.ResourceVersion, relist.Continue)
+	}
+
+	srv = newFakeServer()
+	seed(srv, 3)
+	opts := fastOpts(false, 2)
+	opts.ConsistentFirstList = true
+	h = startHarness(t, srv, opts)
+	h.mustConverge()
+	if l := srv.listed(); l[0].ResourceVersion != "" || l[0].ResourceVersionMatch != "" {
+		t.Fatalf("ConsistentFirstList: first list with resourceVersion %q match %q, want a consistent read", l[0].ResourceVersion, l[0].ResourceVersionMatch)
 	}
 
 	srv = newFakeServer()

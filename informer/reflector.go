@@ -30,6 +30,16 @@ type ReflectorOptions struct {
 	// refuses sendInitialEvents (400, 404, 405, 406, 415, 422, 501), the
 	// reflector lists from then on.
 	StreamingList bool
+	// ConsistentFirstList makes the first LIST ask for the latest state
+	// (resourceVersion unset: a consistent read, in pages) instead of any
+	// state (resourceVersion "0", client-go's choice). kube-apiserver
+	// answers "0" from its watch cache in one page whatever the limit,
+	// so the informer holds every listed object at once before sharing
+	// their equal parts: at 100,000 ConfigMaps a sync peaked at 468 MiB
+	// RSS, against 177 MiB in 500-item pages, which took 4 times longer
+	// (a consistent page costs kube about 19 ms). Servers that honour
+	// limit with "0", as listwatch serve does, page either way.
+	ConsistentFirstList bool
 	// MinWatchTimeout: each watch asks the server to end it after a random
 	// time in [MinWatchTimeout, 2*MinWatchTimeout), spreading reconnects
 	// like client-go; default 5 minutes. The client gives up on a silent
@@ -231,8 +241,9 @@ func (r *Reflector[T]) streaming() bool {
 // asks for the latest state, and a LIST for any (resourceVersion "0"), as
 // client-go's reflector does: a server may answer that from its cache
 // without first making sure the cache is up to date, and the watch that
-// follows brings the informer up to date anyway. kube-apiserver answers
-// it from its watch cache in one page, ignoring limit; a consistent paged
+// follows brings the informer up to date anyway (ConsistentFirstList
+// says why one might not). kube-apiserver answers it from its watch
+// cache in one page, ignoring limit; a consistent paged
 // LIST there costs about 19 ms a page of 500 (100k objects: 4 s, against
 // 1 s in one page).
 func (r *Reflector[T]) relistRV(streaming bool) (rv, match string) {
@@ -241,7 +252,7 @@ func (r *Reflector[T]) relistRV(streaming bool) (rv, match string) {
 	switch {
 	case r.rvGone:
 		return "", ""
-	case r.lastRV == "" && streaming:
+	case r.lastRV == "" && (streaming || r.opts.ConsistentFirstList):
 		return "", ""
 	case r.lastRV == "":
 		return "0", ""
