@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -206,8 +207,7 @@ func (s *protoStream) length() (int64, error) {
 	return int64(n), nil
 }
 
-// bytes reads a length-delimited value. The buffer grows as the bytes
-// arrive, so a forged length allocates no more than was sent.
+// bytes reads a length-delimited value.
 func (f streamField) bytes() ([]byte, error) {
 	if f.typ != protowire.BytesType {
 		return nil, fmt.Errorf("%w: field %d has wire type %d, want bytes", ErrProtobuf, f.num, f.typ)
@@ -216,15 +216,37 @@ func (f streamField) bytes() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if n <= 64<<10 {
-		buf.Grow(int(n))
-	}
-	if _, err := io.CopyN(&buf, f.s.r, n); err != nil {
+	b, err := readN(f.s.r, n)
+	if err != nil {
 		return nil, fmt.Errorf("%w: field %d: %w", ErrProtobuf, f.num, io.ErrUnexpectedEOF)
 	}
 	f.s.take(n)
-	return buf.Bytes(), nil
+	return b, nil
+}
+
+// readChunk bounds what readN allocates ahead of the bytes that arrive.
+const readChunk = 1 << 20
+
+// readN reads n bytes into a new slice. Up to readChunk it allocates
+// them at once; beyond, a chunk at a time as they arrive, so that a
+// forged length allocates little more than was sent.
+func readN(r io.Reader, n int64) ([]byte, error) {
+	if n <= readChunk {
+		b := make([]byte, n)
+		_, err := io.ReadFull(r, b)
+		return b, err
+	}
+	var b []byte
+	for int64(len(b)) < n {
+		m := int(min(n-int64(len(b)), readChunk))
+		b = slices.Grow(b, m)
+		k, err := io.ReadFull(r, b[len(b):len(b)+m])
+		b = b[:len(b)+k]
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 func (f streamField) string(dst *string) error {

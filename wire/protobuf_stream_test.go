@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"testing/iotest"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // readAll reads a list with ReadProtobufList, whole or a byte at a time.
@@ -87,4 +89,21 @@ func FuzzReadProtobufList(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadProtobufListLargeItem: an item longer than a read chunk arrives
+// whole, and one whose length runs past the data is an error.
+func TestReadProtobufListLargeItem(t *testing.T) {
+	item := bytes.Repeat([]byte{0x0a, 0x00}, readChunk) // 2 MiB of empty fields
+	list := protowire.AppendTag(nil, listItems, protowire.BytesType)
+	list = protowire.AppendBytes(list, item)
+	data := AppendEnvelope(nil, TypeMeta{APIVersion: "v1", Kind: "ConfigMapList"}, list)
+	_, _, items, err := readAll(data, false)
+	if err != nil || len(items) != 1 || !bytes.Equal(items[0], item) {
+		t.Fatalf("%v, %d items", err, len(items))
+	}
+	_, _, _, err = readAll(data[:len(data)-len(item)/2], false)
+	if !errors.Is(err, ErrProtobuf) {
+		t.Fatalf("truncated: %v", err)
+	}
 }
