@@ -243,9 +243,8 @@ func (r *Reflector[T]) streaming() bool {
 // without first making sure the cache is up to date, and the watch that
 // follows brings the informer up to date anyway (ConsistentFirstList
 // says why one might not). kube-apiserver answers it from its watch
-// cache in one page, ignoring limit; a consistent paged
-// LIST there costs about 19 ms a page of 500 (100k objects: 4 s, against
-// 1 s in one page).
+// cache in one page, ignoring limit; a consistent paged LIST there costs
+// about 19 ms a page of 500 (100k objects: 4 s, against 1 s in one page).
 func (r *Reflector[T]) relistRV(streaming bool) (rv, match string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
