@@ -58,9 +58,30 @@ func TestKubeInformerTypedPods(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// By default the first LIST asks for resourceVersion 0, which kube
+	// answers from its watch cache in one page whatever the limit.
+	defaults := newReflectorCounts()
+	first, err := informer.New(informer.NewListWatchFromClient[*corev1.Pod](pods, "app=web", ""),
+		informer.Options[*corev1.Pod]{Reflector: informer.ReflectorOptions{PageSize: 2, Metrics: defaults}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstRec := newRecorder[*corev1.Pod](t)
+	if _, err := first.AddEventHandler(firstRec, informer.HandlerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	runInformer(t, first)
+	for i := range 5 {
+		firstRec.expect(fmt.Sprintf("add %s/web-%d", ns, i))
+	}
+	if n := defaults.lists.Load(); n != 1 {
+		t.Errorf("%d LIST pages for 5 pods at limit 2 and resourceVersion 0, want kube's 1", n)
+	}
+
+	// A consistent first LIST is paged.
 	counts := newReflectorCounts()
 	inf, err := informer.New(informer.NewListWatchFromClient[*corev1.Pod](pods, "app=web", ""),
-		informer.Options[*corev1.Pod]{Reflector: informer.ReflectorOptions{PageSize: 2, Metrics: counts}})
+		informer.Options[*corev1.Pod]{Reflector: informer.ReflectorOptions{PageSize: 2, ConsistentFirstList: true, Metrics: counts}})
 	if err != nil {
 		t.Fatal(err)
 	}
