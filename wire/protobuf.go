@@ -152,15 +152,7 @@ func DecodeEnvelope(data []byte) (Envelope, error) {
 			if err := f.wantBytes(); err != nil {
 				return err
 			}
-			return eachField(f.bytes, func(f field) error {
-				switch f.num {
-				case typeMetaAPIVersion:
-					return stringField(f, &e.APIVersion)
-				case typeMetaKind:
-					return stringField(f, &e.Kind)
-				}
-				return nil
-			})
+			return decodeTypeMeta(f.bytes, &e.TypeMeta)
 		case unknownRaw:
 			if err := f.wantBytes(); err != nil {
 				return err
@@ -183,6 +175,19 @@ func DecodeEnvelope(data []byte) (Envelope, error) {
 		return Envelope{}, fmt.Errorf("%w: envelope holds %q, not protobuf", ErrProtobuf, e.ContentType)
 	}
 	return e, nil
+}
+
+// decodeTypeMeta reads a runtime.TypeMeta into tm.
+func decodeTypeMeta(b []byte, tm *TypeMeta) error {
+	return eachField(b, func(f field) error {
+		switch f.num {
+		case typeMetaAPIVersion:
+			return stringField(f, &tm.APIVersion)
+		case typeMetaKind:
+			return stringField(f, &tm.Kind)
+		}
+		return nil
+	})
 }
 
 // AppendEnvelope appends the magic prefix and a runtime.Unknown holding tm

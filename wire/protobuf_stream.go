@@ -39,15 +39,7 @@ func ReadProtobufList(r io.Reader, item func([]byte) error) (TypeMeta, ListMeta,
 			if err != nil {
 				return err
 			}
-			return eachField(b, func(f field) error {
-				switch f.num {
-				case typeMetaAPIVersion:
-					return stringField(f, &tm.APIVersion)
-				case typeMetaKind:
-					return stringField(f, &tm.Kind)
-				}
-				return nil
-			})
+			return decodeTypeMeta(b, &tm)
 		case unknownRaw:
 			if f.typ != protowire.BytesType {
 				return fmt.Errorf("%w: field %d has wire type %d, want bytes", ErrProtobuf, f.num, f.typ)
