@@ -60,39 +60,13 @@ func TestKubeInformerTypedPods(t *testing.T) {
 	}
 	// By default the first LIST asks for resourceVersion 0, which kube
 	// answers from its watch cache in one page whatever the limit.
-	defaults := newReflectorCounts()
-	first, err := informer.New(informer.NewListWatchFromClient[*corev1.Pod](pods, "app=web", ""),
-		informer.Options[*corev1.Pod]{Reflector: informer.ReflectorOptions{PageSize: 2, Metrics: defaults}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	firstRec := newRecorder[*corev1.Pod](t)
-	if _, err := first.AddEventHandler(firstRec, informer.HandlerOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	runInformer(t, first)
-	for i := range 5 {
-		firstRec.expect(fmt.Sprintf("add %s/web-%d", ns, i))
-	}
+	_, _, defaults := syncWebPods(t, pods, ns, informer.ReflectorOptions{PageSize: 2})
 	if n := defaults.lists.Load(); n != 1 {
 		t.Errorf("%d LIST pages for 5 pods at limit 2 and resourceVersion 0, want kube's 1", n)
 	}
 
 	// A consistent first LIST is paged.
-	counts := newReflectorCounts()
-	inf, err := informer.New(informer.NewListWatchFromClient[*corev1.Pod](pods, "app=web", ""),
-		informer.Options[*corev1.Pod]{Reflector: informer.ReflectorOptions{PageSize: 2, ConsistentFirstList: true, Metrics: counts}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := newRecorder[*corev1.Pod](t)
-	if _, err := inf.AddEventHandler(rec, informer.HandlerOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	runInformer(t, inf)
-	for i := range 5 {
-		rec.expect(fmt.Sprintf("add %s/web-%d", ns, i))
-	}
+	inf, rec, counts := syncWebPods(t, pods, ns, informer.ReflectorOptions{PageSize: 2, ConsistentFirstList: true})
 	t.Logf("initial sync: %d LIST page(s) of limit 2 for 5 pods", counts.lists.Load())
 	if n := counts.lists.Load(); n < 3 {
 		t.Errorf("%d LIST pages for 5 pods at limit 2, want >= 3", n)
@@ -130,6 +104,28 @@ func TestKubeInformerTypedPods(t *testing.T) {
 	if n := len(inf.Lister().List()); n != 4 {
 		t.Fatalf("store has %d pods, want 4", n)
 	}
+}
+
+// syncWebPods runs an informer of the pods labelled app=web with ro,
+// counting its LIST pages, until it has added web-0 to web-4.
+func syncWebPods(t *testing.T, pods *client.Resource[*corev1.Pod], ns string, ro informer.ReflectorOptions) (*informer.Informer[*corev1.Pod], *recorder[*corev1.Pod], *reflectorCounts) {
+	t.Helper()
+	counts := newReflectorCounts()
+	ro.Metrics = counts
+	inf, err := informer.New(informer.NewListWatchFromClient[*corev1.Pod](pods, "app=web", ""),
+		informer.Options[*corev1.Pod]{Reflector: ro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder[*corev1.Pod](t)
+	if _, err := inf.AddEventHandler(rec, informer.HandlerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	runInformer(t, inf)
+	for i := range 5 {
+		rec.expect(fmt.Sprintf("add %s/web-%d", ns, i))
+	}
+	return inf, rec, counts
 }
 
 // TestKubeInformerStreamingListUnstructured syncs an *object.Unstructured
