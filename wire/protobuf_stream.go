@@ -13,7 +13,9 @@ import (
 
 // ReadProtobufList reads an enveloped List kind from r as it arrives: the
 // envelope's TypeMeta, the list's ListMeta, and each item's protobuf
-// bytes, passed to item in order and valid only during the call. Only one
+// bytes, passed to item in order and valid only during the call (they may
+// lie in the reader's buffer: item must copy what it keeps, as generated
+// protobuf decoders do). Only one
 // item is held at a time, never the whole body: kube-apiserver answers a
 // LIST with resourceVersion=0 in one page whatever the limit, 125 MiB for
 // 100,000 ConfigMaps. It accepts what DecodeEnvelope and
@@ -21,7 +23,7 @@ import (
 // object (a repeated Raw field, whose last occurrence would win), which it
 // refuses. An error from item stops the read and is returned as is.
 func ReadProtobufList(r io.Reader, item func([]byte) error) (TypeMeta, ListMeta, error) {
-	s := &protoStream{r: bufio.NewReaderSize(r, 32<<10), left: -1}
+	s := &protoStream{r: bufio.NewReaderSize(r, 64<<10), left: -1}
 	var (
 		tm      TypeMeta
 		lm      ListMeta
@@ -208,11 +210,30 @@ func (f streamField) bytes() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := readN(f.s.r, n)
+	b, err := f.s.readBytes(n)
 	if err != nil {
 		return nil, fmt.Errorf("%w: field %d: %w", ErrProtobuf, f.num, io.ErrUnexpectedEOF)
 	}
 	f.s.take(n)
+	return b, nil
+}
+
+// readBytes reads n bytes, valid until s's reader is read again. A value
+// that fits the reader's buffer is returned in place: a list item is
+// decoded straight from the buffer its bytes arrived in, with no copy and
+// no allocation of its own (decoders copy what they keep, as generated
+// protobuf code does). A larger one gets a slice of its own (readN).
+func (s *protoStream) readBytes(n int64) ([]byte, error) {
+	if n > int64(s.r.Size()) {
+		return readN(s.r, n)
+	}
+	b, err := s.r.Peek(int(n))
+	if err != nil {
+		return nil, err
+	}
+	// Discarding what was peeked only moves the read index: the bytes
+	// stay where they are until the next read fills the buffer again.
+	_, _ = s.r.Discard(int(n))
 	return b, nil
 }
 

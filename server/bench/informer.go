@@ -9,6 +9,7 @@ import (
 	"io"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -65,6 +66,10 @@ func RunInformer(ctx context.Context, t *Target, f *Fixture, opts InformerOption
 	sizes := slices.Clone(opts.Sizes)
 	slices.Sort(sizes)
 	res := &InformerResult{Namespace: f.Namespace}
+	// A burst's value names the run and the burst: on a fixture kept from
+	// an earlier run (--keep) a value it already holds would change
+	// nothing, and a patch that changes nothing makes no event.
+	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
 	burst := 0
 	for _, n := range sizes {
 		if err := f.Grow(ctx, n); err != nil {
@@ -77,7 +82,7 @@ func RunInformer(ctx context.Context, t *Target, f *Fixture, opts InformerOption
 		}
 		for _, impl := range opts.Impls {
 			burst++
-			run, err := runChild(ctx, t, f, opts, impl, n, burst)
+			run, err := runChild(ctx, t, f, opts, impl, n, runID+"-"+strconv.Itoa(burst))
 			if err != nil {
 				return nil, err
 			}
@@ -100,7 +105,7 @@ func RunInformer(ctx context.Context, t *Target, f *Fixture, opts InformerOption
 
 // runChild starts one child, waits for it to sync, applies the update
 // burst, and reads its report.
-func runChild(ctx context.Context, t *Target, f *Fixture, opts InformerOptions, impl string, n, burst int) (InformerRun, error) {
+func runChild(ctx context.Context, t *Target, f *Fixture, opts InformerOptions, impl string, n int, burst string) (InformerRun, error) {
 	updates := min(opts.Updates, n)
 	co := ChildOptions{
 		Kubeconfig: t.KubeconfigPath, Context: t.Context, Namespace: f.Namespace,
@@ -165,13 +170,13 @@ func runChild(ctx context.Context, t *Target, f *Fixture, opts InformerOptions, 
 }
 
 // patchBurst changes the first n bench objects with merge patches: a
-// ConfigMap's data, a pod's annotation. The value differs per burst: a
-// patch that changes nothing produces no event on kube-apiserver.
-func patchBurst(ctx context.Context, c *client.Client, f *Fixture, n, workers, burst int) error {
+// ConfigMap's data, a pod's annotation, to burst, which differs per burst:
+// a patch that changes nothing produces no event on kube-apiserver.
+func patchBurst(ctx context.Context, c *client.Client, f *Fixture, n, workers int, burst string) error {
 	objs := client.NewResource[*object.Unstructured](c, f.gvr()).Namespace(f.Namespace)
-	body := fmt.Appendf(nil, `{"data":{"burst":"%d"}}`, burst)
+	body := fmt.Appendf(nil, `{"data":{"burst":%q}}`, burst)
 	if f.Kind == FixturePods {
-		body = fmt.Appendf(nil, `{"metadata":{"annotations":{"listwatch.io/bench-burst":"%d"}}}`, burst)
+		body = fmt.Appendf(nil, `{"metadata":{"annotations":{"listwatch.io/bench-burst":%q}}}`, burst)
 	}
 	return parallel(ctx, workers, 0, n, func(ctx context.Context, i int) error {
 		_, err := objs.Patch(ctx, ObjectName(i), client.MergePatch, body)
