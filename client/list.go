@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/listwatch/listwatch/wire"
 )
@@ -33,6 +34,43 @@ func (r *Resource[T]) List(ctx context.Context, opts wire.ListOptions) (*wire.Li
 		return nil, fmt.Errorf("client: decoding list of %s: %w", r.gvr, err)
 	}
 	return &list, nil
+}
+
+// ListChunks reads one page, as List does, and hands its items to each,
+// in order, in slices of up to chunk items (default DefaultPageSize) that
+// the callee may keep. A protobuf page is handed over as it is decoded,
+// so that the caller can work on its first items while the rest arrive
+// and need not hold the page whole (kube-apiserver answers a LIST with
+// resourceVersion "0" in one page whatever the limit); a JSON page is
+// decoded whole first. It returns the page's metadata once the page has
+// been read. An error from each stops the read and is returned as is.
+func (r *Resource[T]) ListChunks(ctx context.Context, opts wire.ListOptions, chunk int, each func([]T) error) (wire.ListMeta, error) {
+	if chunk <= 0 {
+		chunk = DefaultPageSize
+	}
+	opts.Watch = false
+	resp, err := r.c.send(ctx, request{method: http.MethodGet, path: r.path(r.namespace, ""), query: opts.Query(), accept: r.accept()})
+	if err != nil {
+		return wire.ListMeta{}, err
+	}
+	defer resp.Body.Close()
+	if r.proto != nil && isProtobufResponse(resp.Header) {
+		return r.readProtobufList(resp.Body, chunk, each)
+	}
+	var list wire.List[T]
+	raw, err := readValue(resp.Body)
+	if err == nil {
+		err = decodeList[T](raw, &list)
+	}
+	if err != nil {
+		return wire.ListMeta{}, fmt.Errorf("client: decoding list of %s: %w", r.gvr, err)
+	}
+	for items := range slices.Chunk(list.Items, chunk) {
+		if err := each(items); err != nil {
+			return wire.ListMeta{}, err
+		}
+	}
+	return list.Metadata, nil
 }
 
 // ListAll reads every page and returns them as one list whose

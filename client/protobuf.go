@@ -221,6 +221,49 @@ func (r *Resource[T]) decodeProtobufList(body io.Reader) (*wire.List[T], error) 
 	return list, nil
 }
 
+// readProtobufList decodes a protobuf list page as it arrives and hands
+// its items to each in slices of chunk (see ListChunks). Errors from each
+// are returned as they are; decoding errors are wrapped.
+func (r *Resource[T]) readProtobufList(body io.Reader, chunk int, each func([]T) error) (wire.ListMeta, error) {
+	if r.proto != nil {
+		r.proto.serverSpeaks.Store(true)
+	}
+	var eachErr error
+	items := make([]T, 0, chunk)
+	hand := func() error {
+		if len(items) == 0 {
+			return nil
+		}
+		if err := each(items); err != nil {
+			eachErr = err
+			return err
+		}
+		items = make([]T, 0, chunk)
+		return nil
+	}
+	_, meta, err := wire.ReadProtobufList(body, func(raw []byte) error {
+		item, err := unmarshalRaw[T](raw)
+		if err != nil {
+			return err
+		}
+		items = append(items, item)
+		if len(items) < chunk {
+			return nil
+		}
+		return hand()
+	})
+	if err == nil {
+		err = hand()
+	}
+	switch {
+	case eachErr != nil:
+		return wire.ListMeta{}, eachErr
+	case err != nil:
+		return wire.ListMeta{}, fmt.Errorf("client: decoding list of %s: %w", r.gvr, err)
+	}
+	return meta, nil
+}
+
 // protobufStatus decodes an error answer in protobuf into st: its Status,
 // or, when the body is not one, the Status synthesized from the HTTP code
 // (rather than one whose message is binary). It reports false, leaving st

@@ -47,7 +47,10 @@ type DeltaQueue[T object.Object] struct {
 	// the keys queued at that moment are still to be popped.
 	populated    bool
 	initialCount int
-	closed       bool
+	// earlyBegun: BeginEarlyList has said yes once (it never does again);
+	// early: that list is being queued and is not complete yet.
+	earlyBegun, early bool
+	closed            bool
 }
 
 // DeltaQueueOptions configure a DeltaQueue.
@@ -194,6 +197,75 @@ func (q *DeltaQueue[T]) PrepareListed(page []T) error {
 	return nil
 }
 
+// BeginEarlyList reports whether the list about to be read may be queued
+// as it arrives (QueueListed, then EndEarlyList) rather than handed over
+// whole to Replace: only the first list of a queue that has never been
+// populated and holds nothing, and whose KnownObjects hold nothing, may.
+// Such a list has nothing to compare with, so what Replace would queue
+// for it is a Replaced delta per object, in list order, and that can be
+// queued, and popped, while the rest of the list is still being read.
+//
+// It says yes at most once in the queue's life. A list begun early that
+// fails before its end is finished by the next one through Replace (or
+// ReplacePrepared), which then finds the objects queued or popped so far
+// and treats them as it would any earlier state: objects gone from the
+// new list are deleted.
+func (q *DeltaQueue[T]) BeginEarlyList() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.earlyBegun || q.populated || len(q.items) > 0 || (q.known != nil && len(q.known.ListKeys()) > 0) {
+		return false
+	}
+	q.earlyBegun, q.early = true, true
+	return true
+}
+
+// QueueListed queues part of a list begun with BeginEarlyList: each
+// object, transformed, as a Replaced delta. Its deltas are popped with
+// isInInitialList set, as those of the first Replace are.
+func (q *DeltaQueue[T]) QueueListed(page []T) error {
+	objs := make([]T, len(page))
+	for i, o := range page {
+		t, err := q.transformed(o)
+		if err != nil {
+			return err
+		}
+		objs[i] = t
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.early {
+		return errors.New("informer: QueueListed without BeginEarlyList")
+	}
+	for _, o := range objs {
+		q.appendLocked(object.Key(o), Delta[T]{Type: Replaced, Object: o})
+	}
+	return nil
+}
+
+// EndEarlyList completes the list begun with BeginEarlyList: the queue is
+// populated, as after Replace, and HasSynced turns true once the keys
+// still queued have been popped.
+func (q *DeltaQueue[T]) EndEarlyList(rv string) error {
+	_ = rv
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.early {
+		return errors.New("informer: EndEarlyList without BeginEarlyList")
+	}
+	q.populateLocked()
+	return nil
+}
+
+// populateLocked marks the queue populated by a complete list, once.
+func (q *DeltaQueue[T]) populateLocked() {
+	q.early = false
+	if !q.populated {
+		q.populated = true
+		q.initialCount = len(q.order)
+	}
+}
+
 // ReplacePrepared is Replace for a list whose every page went through
 // PrepareListed.
 func (q *DeltaQueue[T]) ReplacePrepared(objs []T, rv string) error {
@@ -238,10 +310,7 @@ func (q *DeltaQueue[T]) ReplacePrepared(objs []T, rv string) error {
 			q.appendLocked(k, Delta[T]{Type: Deleted, Object: last, FinalStateUnknown: true})
 		}
 	}
-	if !q.populated {
-		q.populated = true
-		q.initialCount = len(q.order)
-	}
+	q.populateLocked()
 	return nil
 }
 
@@ -338,16 +407,17 @@ func (q *DeltaQueue[T]) popLocked(process PopProcessFunc[T]) error {
 	}
 	deltas := q.items[key]
 	delete(q.items, key)
-	initial := q.initialCount > 0
-	if initial {
+	counted := q.initialCount > 0
+	if counted {
 		q.initialCount--
 	}
+	initial := counted || q.early
 	err := process(key, deltas, initial)
 	if errors.Is(err, ErrRequeue) {
 		for _, d := range deltas {
 			q.appendLocked(key, d)
 		}
-		if initial {
+		if counted {
 			q.initialCount++
 		}
 	}

@@ -18,13 +18,58 @@ type ListerWatcher[T object.Object] interface {
 	Watch(ctx context.Context, opts wire.ListOptions) (client.Watcher[T], error)
 }
 
-// ListWatchFuncs adapts two functions to a ListerWatcher.
+// ChunkLister is implemented by a ListerWatcher that can hand over the
+// items of a LIST page while it is still reading the page, in slices of
+// up to chunk items (*client.Resource[T] does; see its ListChunks). The
+// reflector then prepares, queues and stores the first items of a page
+// while the rest are decoded, and holds about two chunks decoded but not
+// yet stored rather than the page: kube-apiserver answers a first LIST
+// (resourceVersion "0") in one page whatever the limit.
+//
+// ListChunks calls each, in order, with slices the callee may keep, and
+// returns the page's metadata once the page has been read; an error
+// from each stops it and is returned as is.
+type ChunkLister[T object.Object] interface {
+	ListChunks(ctx context.Context, opts wire.ListOptions, chunk int, each func([]T) error) (wire.ListMeta, error)
+}
+
+// ListWatchFuncs adapts functions to a ListerWatcher and a ChunkLister.
 type ListWatchFuncs[T object.Object] struct {
 	ListFunc  func(ctx context.Context, opts wire.ListOptions) (*wire.List[T], error)
 	WatchFunc func(ctx context.Context, opts wire.ListOptions) (client.Watcher[T], error)
+	// ListChunksFunc is optional: without it ListChunks calls ListFunc and
+	// hands over the page in one chunk.
+	ListChunksFunc func(ctx context.Context, opts wire.ListOptions, chunk int, each func([]T) error) (wire.ListMeta, error)
 }
 
-var _ ListerWatcher[*object.Unstructured] = ListWatchFuncs[*object.Unstructured]{}
+var (
+	_ ListerWatcher[*object.Unstructured] = ListWatchFuncs[*object.Unstructured]{}
+	_ ChunkLister[*object.Unstructured]   = ListWatchFuncs[*object.Unstructured]{}
+	_ ChunkLister[*object.Unstructured]   = (*client.Resource[*object.Unstructured])(nil)
+)
+
+// ListChunks calls ListChunksFunc, or ListFunc.
+func (f ListWatchFuncs[T]) ListChunks(ctx context.Context, opts wire.ListOptions, chunk int, each func([]T) error) (wire.ListMeta, error) {
+	if f.ListChunksFunc != nil {
+		return f.ListChunksFunc(ctx, opts, chunk, each)
+	}
+	return listInOneChunk(ctx, f, opts, each)
+}
+
+// listInOneChunk is ListChunks for a ListerWatcher that only lists whole
+// pages.
+func listInOneChunk[T object.Object](ctx context.Context, lw ListerWatcher[T], opts wire.ListOptions, each func([]T) error) (wire.ListMeta, error) {
+	page, err := lw.List(ctx, opts)
+	if err != nil {
+		return wire.ListMeta{}, err
+	}
+	if len(page.Items) > 0 {
+		if err := each(page.Items); err != nil {
+			return wire.ListMeta{}, err
+		}
+	}
+	return page.Metadata, nil
+}
 
 // List calls ListFunc.
 func (f ListWatchFuncs[T]) List(ctx context.Context, opts wire.ListOptions) (*wire.List[T], error) {
@@ -48,7 +93,7 @@ func NewListWatchFromClient[T object.Object](c ListerWatcher[T], labelSelector, 
 		o.FieldSelector = andSelector(o.FieldSelector, fieldSelector)
 		return o
 	}
-	return ListWatchFuncs[T]{
+	lw := ListWatchFuncs[T]{
 		ListFunc: func(ctx context.Context, o wire.ListOptions) (*wire.List[T], error) {
 			return c.List(ctx, narrow(o))
 		},
@@ -56,6 +101,12 @@ func NewListWatchFromClient[T object.Object](c ListerWatcher[T], labelSelector, 
 			return c.Watch(ctx, narrow(o))
 		},
 	}
+	if cl, ok := c.(ChunkLister[T]); ok {
+		lw.ListChunksFunc = func(ctx context.Context, o wire.ListOptions, chunk int, each func([]T) error) (wire.ListMeta, error) {
+			return cl.ListChunks(ctx, narrow(o), chunk, each)
+		}
+	}
+	return lw
 }
 
 // andSelector joins two selectors; in both languages a comma means AND.

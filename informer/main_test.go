@@ -42,7 +42,14 @@ type harness struct {
 
 func startHarness(t testing.TB, srv *fakeServer, ro informer.ReflectorOptions) *harness {
 	t.Helper()
-	inf, err := informer.New[U](srv, informer.Options[U]{Reflector: ro})
+	return startHarnessLW(t, srv, srv, ro)
+}
+
+// startHarnessLW is startHarness with the informer listing and watching
+// srv through lw.
+func startHarnessLW(t testing.TB, srv *fakeServer, lw informer.ListerWatcher[U], ro informer.ReflectorOptions) *harness {
+	t.Helper()
+	inf, err := informer.New[U](lw, informer.Options[U]{Reflector: ro})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,11 +3,14 @@ package informer_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/listwatch/listwatch/informer"
+	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -142,5 +145,195 @@ func TestListResourceVersions(t *testing.T) {
 	}
 	if l := srv.listed(); len(l) > 0 {
 		t.Fatalf("streaming informer listed: %+v", l)
+	}
+}
+
+// chunkLW lists srv's objects a chunk of one at a time through
+// ListChunksFunc; before each chunk after the first it calls between with
+// the name of the item handed over last (the item itself is the
+// informer's once handed over).
+func chunkLW(srv *fakeServer, between func(ctx context.Context, last string) error) informer.ListWatchFuncs[U] {
+	return informer.ListWatchFuncs[U]{
+		ListFunc:  srv.List,
+		WatchFunc: srv.Watch,
+		ListChunksFunc: func(ctx context.Context, opts wire.ListOptions, _ int, each func([]U) error) (wire.ListMeta, error) {
+			page, err := srv.List(ctx, opts)
+			if err != nil {
+				return wire.ListMeta{}, err
+			}
+			last := ""
+			for _, o := range page.Items {
+				if last != "" {
+					if err := between(ctx, last); err != nil {
+						return wire.ListMeta{}, err
+					}
+				}
+				last = o.GetName()
+				if err := each([]U{o}); err != nil {
+					return wire.ListMeta{}, err
+				}
+			}
+			return page.Metadata, nil
+		},
+	}
+}
+
+// TestFirstListStoredWhileRead: the objects of the first list reach the
+// store and the handlers, flagged as the initial list, while the list is
+// still being read; the informer has synced only once it is complete.
+func TestFirstListStoredWhileRead(t *testing.T) {
+	srv := newFakeServer()
+	for _, name := range []string{"a", "b", "c"} {
+		srv.upsert("ns", name, nil)
+	}
+	added := make(chan string, 3)
+	var (
+		inf     *informer.Informer[U]
+		reg     *informer.Registration[U]
+		mu      sync.Mutex
+		listErr error // the first failure seen; later lists are not checked
+	)
+	failed := func(err error) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if listErr == nil {
+			listErr = err
+			return err
+		}
+		return nil
+	}
+	lw := chunkLW(srv, func(ctx context.Context, last string) error {
+		mu.Lock()
+		done := listErr != nil
+		mu.Unlock()
+		if done {
+			return nil
+		}
+		// The deadline only bounds a failure: without early queueing the
+		// handler sees nothing until the list ends.
+		select {
+		case k := <-added:
+			if k != "ns/"+last {
+				return failed(fmt.Errorf("added %s, want ns/%s", k, last))
+			}
+		case <-time.After(10 * time.Second):
+			return failed(fmt.Errorf("ns/%s not handed out while the list was read", last))
+		}
+		if _, ok := inf.Lister().Get("ns", last); !ok {
+			return failed(fmt.Errorf("ns/%s handed out but not stored", last))
+		}
+		if reg.HasSynced() {
+			return failed(errors.New("synced before the list ended"))
+		}
+		return nil
+	})
+	inf, err := informer.New[U](lw, informer.Options[U]{Reflector: fastOpts(false, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err = inf.AddEventHandler(informer.HandlerFuncs[U]{AddFunc: func(o U, initial bool) {
+		if !initial {
+			failed(fmt.Errorf("%s added outside the initial list", object.Key(o)))
+		}
+		select {
+		case added <- object.Key(o):
+		default:
+			failed(fmt.Errorf("%s added twice", object.Key(o)))
+		}
+	}}, informer.HandlerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- inf.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	if !informer.WaitForCacheSync(ctx, reg.HasSynced) {
+		t.Fatal("never synced")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if listErr != nil {
+		t.Fatal(listErr)
+	}
+	if n := len(inf.Lister().List()); n != 3 {
+		t.Fatalf("%d objects stored, want 3", n)
+	}
+}
+
+// TestEarlyListFailsThenRelists: a first list queued as it arrives that
+// fails half-way is settled by the next list like any earlier state: an
+// object handed out by the failed list and gone since is deleted, and the
+// informer has synced only after the complete list.
+func TestEarlyListFailsThenRelists(t *testing.T) {
+	srv := newFakeServer()
+	for _, name := range []string{"a", "b", "c"} {
+		srv.upsert("ns", name, nil)
+	}
+	var once sync.Once
+	lw := chunkLW(srv, func(ctx context.Context, last string) error {
+		var err error
+		if last == "b" {
+			once.Do(func() {
+				srv.remove("ns", "b")
+				err = syscall.ECONNRESET
+			})
+		}
+		return err
+	})
+	h := startHarnessLW(t, srv, lw, fastOpts(false, 0))
+	h.mustConverge()
+	h.rec.mu.Lock()
+	defer h.rec.mu.Unlock()
+	if h.rec.adds != 3 || h.rec.deletes != 1 || h.rec.unknown != 1 {
+		t.Fatalf("%d adds, %d deletes (%d final state unknown), want a, b and c added and b deleted, its final state unknown",
+			h.rec.adds, h.rec.deletes, h.rec.unknown)
+	}
+	if l := len(srv.listed()); l != 2 {
+		t.Fatalf("%d lists, want 2", l)
+	}
+}
+
+// TestBeginEarlyList: a queue takes one list early, only its first, and
+// only while it holds nothing and its KnownObjects hold nothing.
+func TestBeginEarlyList(t *testing.T) {
+	q := informer.NewDeltaQueue[U](informer.DeltaQueueOptions[U]{})
+	if err := q.QueueListed([]U{newObj("ns", "a", nil)}); err == nil {
+		t.Fatal("QueueListed without BeginEarlyList")
+	}
+	if !q.BeginEarlyList() {
+		t.Fatal("an empty queue refused its first list")
+	}
+	if err := q.QueueListed([]U{newObj("ns", "a", nil)}); err != nil {
+		t.Fatal(err)
+	}
+	if q.HasSynced() {
+		t.Fatal("synced before the list ended")
+	}
+	if err := q.EndEarlyList("1"); err != nil {
+		t.Fatal(err)
+	}
+	if q.HasSynced() || q.Len() != 1 {
+		t.Fatalf("synced %v with %d queued, want not synced and 1", q.HasSynced(), q.Len())
+	}
+	if q.BeginEarlyList() {
+		t.Fatal("a second list begun early")
+	}
+
+	store, err := informer.NewStore[U](nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Add(newObj("ns", "known", nil))
+	q = informer.NewDeltaQueue[U](informer.DeltaQueueOptions[U]{KnownObjects: store})
+	if q.BeginEarlyList() {
+		t.Fatal("a list begun early over known objects")
+	}
+	q = informer.NewDeltaQueue[U](informer.DeltaQueueOptions[U]{})
+	if err := q.Add(newObj("ns", "queued", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if q.BeginEarlyList() {
+		t.Fatal("a list begun early over queued objects")
 	}
 }

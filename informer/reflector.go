@@ -263,75 +263,131 @@ func (r *Reflector[T]) relistRV(streaming bool) (rv, match string) {
 // requested as soon as the one before it has arrived (fetchPages), so the
 // server cuts, sends and the client decodes the next page while the sink
 // takes this one: at 100k objects, a sync's wall time had the client
-// waiting on the server for about 40% of it.
+// waiting on the server for about 40% of it. A page comes in chunks as it
+// is decoded when the ListerWatcher can (ChunkLister), and the first list
+// of a sink that can (EarlyLister) is queued chunk by chunk, so that the
+// informer stores and hands out objects while the rest are decoded.
 func (r *Reflector[T]) list(ctx context.Context) error {
 	rv, match := r.relistRV(false)
-	pages, stop := r.fetchPages(ctx, wire.ListOptions{ResourceVersion: rv, ResourceVersionMatch: match, Limit: max(r.opts.PageSize, 0)})
+	chunks, stop := r.fetchPages(ctx, wire.ListOptions{ResourceVersion: rv, ResourceVersionMatch: match, Limit: max(r.opts.PageSize, 0)})
 	defer stop()
+	early, _ := r.sink.(EarlyLister[T])
+	if early != nil && !early.BeginEarlyList() {
+		early = nil
+	}
 	var items []T
 	listRV := ""
-	for p := range pages {
-		if p.err != nil {
-			if isGone(p.err) || refusesResourceVersion(p.err) {
+	for c := range chunks {
+		if c.err != nil {
+			if isGone(c.err) || refusesResourceVersion(c.err) {
 				r.setGone()
 			}
-			return fmt.Errorf("list: %w", p.err)
+			return fmt.Errorf("list: %w", c.err)
 		}
-		if p.restarted {
-			items, listRV = nil, ""
+		if c.restarted {
+			// What was queued early stays; Replace settles it.
+			items, listRV, early = nil, "", nil
+		}
+		if len(c.items) > 0 {
+			if early != nil {
+				if err := early.QueueListed(c.items); err != nil {
+					return fmt.Errorf("replace: %w", err)
+				}
+			} else {
+				if err := r.prepare(c.items); err != nil {
+					return err
+				}
+				items = append(items, c.items...)
+			}
+		}
+		if c.meta == nil {
+			continue
 		}
 		if listRV == "" {
-			listRV = p.page.Metadata.ResourceVersion
+			listRV = c.meta.ResourceVersion
 		}
-		if err := r.prepare(p.page.Items); err != nil {
-			return err
+		if c.meta.Continue != "" {
+			continue
 		}
-		items = append(items, p.page.Items...)
-		if p.page.Metadata.Continue == "" {
+		if early == nil {
 			return r.replace(items, listRV)
 		}
+		if err := early.EndEarlyList(listRV); err != nil {
+			return fmt.Errorf("replace: %w", err)
+		}
+		r.listed(listRV)
+		return nil
 	}
 	// fetchPages stops early only when ctx ends.
 	return fmt.Errorf("list: %w", context.Cause(ctx))
 }
 
-// listedPage is one page of a LIST, or the error that ended it.
-type listedPage[T object.Object] struct {
-	page *wire.List[T]
-	// restarted: the continue token outlived the server's history, and
-	// this page is everything, read at once; earlier pages are void.
+// listChunk is what fetchPages sends: part of a page's items, or the end
+// of a page with its metadata, or the news that the list restarted, or
+// the error that ended it.
+type listChunk[T object.Object] struct {
+	items []T
+	meta  *wire.ListMeta
+	// restarted: the continue token outlived the server's history; what
+	// follows is everything, read at once, and earlier pages are void.
 	restarted bool
 	err       error
 }
 
+// listChunkItems is how many items a chunk of a page holds at most.
+const listChunkItems = 500
+
 // fetchPages lists from opts page after page on a goroutine of its own,
-// which fetches the next page while the caller handles the last: at most
-// two pages are held at once. The channel ends after the last page, the
-// first error, or when ctx ends; stop ends the goroutine and waits for it.
-func (r *Reflector[T]) fetchPages(ctx context.Context, opts wire.ListOptions) (<-chan listedPage[T], func()) {
+// which reads and decodes the next chunk or page while the caller handles
+// the last. The channel holds one message, so that the end of a page goes
+// out, and the next page is asked for, while the caller still works on
+// the page's last chunk: about three chunks are held at a time, not
+// counting what the caller keeps. The channel ends after the last page,
+// the first error, or when ctx ends; stop ends the goroutine and waits
+// for it.
+func (r *Reflector[T]) fetchPages(ctx context.Context, opts wire.ListOptions) (<-chan listChunk[T], func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	out := make(chan listedPage[T])
+	out := make(chan listChunk[T], 1)
 	done := make(chan struct{})
+	send := func(c listChunk[T]) bool {
+		select {
+		case out <- c:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	// errStopped: a send failed because ctx ended.
+	errStopped := errors.New("stopped")
+	each := func(items []T) error {
+		if !send(listChunk[T]{items: items}) {
+			return errStopped
+		}
+		return nil
+	}
 	go func() {
 		defer close(done)
 		defer close(out)
 		for {
-			p := listedPage[T]{}
-			p.page, p.err = r.listPage(ctx, opts)
-			if p.err != nil && opts.Continue != "" && isGone(p.err) {
+			meta, err := r.listPage(ctx, opts, each)
+			if err != nil && opts.Continue != "" && isGone(err) {
 				// Take everything in one consistent read instead.
-				p.page, p.err = r.listPage(ctx, wire.ListOptions{})
-				p.restarted = true
+				if !send(listChunk[T]{restarted: true}) {
+					return
+				}
+				meta, err = r.listPage(ctx, wire.ListOptions{}, each)
 			}
-			select {
-			case out <- p:
-			case <-ctx.Done():
+			if errors.Is(err, errStopped) {
 				return
 			}
-			if p.err != nil || p.page.Metadata.Continue == "" {
+			if err != nil {
+				send(listChunk[T]{err: err})
 				return
 			}
-			opts = wire.ListOptions{Limit: opts.Limit, Continue: p.page.Metadata.Continue}
+			if !send(listChunk[T]{meta: &meta}) || meta.Continue == "" {
+				return
+			}
+			opts = wire.ListOptions{Limit: opts.Limit, Continue: meta.Continue}
 		}
 	}()
 	return out, func() { cancel(); <-done }
@@ -348,16 +404,24 @@ func (r *Reflector[T]) prepare(items []T) error {
 	return nil
 }
 
-// listPage is one LIST request, measured.
-func (r *Reflector[T]) listPage(ctx context.Context, opts wire.ListOptions) (*wire.List[T], error) {
+// listPage is one LIST request, measured, its items handed to each as
+// they are decoded when the ListerWatcher can (ChunkLister).
+func (r *Reflector[T]) listPage(ctx context.Context, opts wire.ListOptions, each func([]T) error) (wire.ListMeta, error) {
 	start := time.Now()
-	page, err := r.lw.List(ctx, opts)
 	n := 0
-	if err == nil {
-		n = len(page.Items)
+	count := func(items []T) error {
+		n += len(items)
+		return each(items)
+	}
+	var meta wire.ListMeta
+	var err error
+	if cl, ok := r.lw.(ChunkLister[T]); ok {
+		meta, err = cl.ListChunks(ctx, opts, listChunkItems, count)
+	} else {
+		meta, err = listInOneChunk(ctx, r.lw, opts, count)
 	}
 	r.metrics.Listed(n, time.Since(start), err)
-	return page, err
+	return meta, err
 }
 
 func (r *Reflector[T]) replace(items []T, rv string) error {
@@ -370,10 +434,15 @@ func (r *Reflector[T]) replace(items []T, rv string) error {
 	if err != nil {
 		return fmt.Errorf("replace: %w", err)
 	}
+	r.listed(rv)
+	return nil
+}
+
+// listed records a complete list at rv.
+func (r *Reflector[T]) listed(rv string) {
 	r.mu.Lock()
 	r.lastRV, r.rvGone, r.lastErr = rv, false, nil
 	r.mu.Unlock()
-	return nil
 }
 
 func (r *Reflector[T]) setGone() {

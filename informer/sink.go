@@ -26,3 +26,19 @@ type ListPreparer[T object.Object] interface {
 }
 
 var _ ListPreparer[*object.Unstructured] = (*DeltaQueue[*object.Unstructured])(nil)
+
+// EarlyLister is implemented by a Sink that can take its first list as it
+// arrives, before the list is complete (see DeltaQueue.BeginEarlyList):
+// the informer then stores and hands out the first objects while the
+// rest are still being read and decoded. The reflector asks
+// BeginEarlyList before a list; on yes it hands every part of that list
+// to QueueListed and, once the list is complete, calls EndEarlyList
+// instead of Replace. A list begun early that fails or restarts is
+// finished by Replace (or ReplacePrepared), as any list is.
+type EarlyLister[T object.Object] interface {
+	BeginEarlyList() bool
+	QueueListed(page []T) error
+	EndEarlyList(rv string) error
+}
+
+var _ EarlyLister[*object.Unstructured] = (*DeltaQueue[*object.Unstructured])(nil)

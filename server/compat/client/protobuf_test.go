@@ -3,6 +3,7 @@ package client_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -397,5 +398,60 @@ func TestProtobufFakeIsKube(t *testing.T) {
 	}
 	if a := f.seen()[0].header.Get("Accept"); a != acceptProtobuf {
 		t.Fatalf("client-go sent Accept %q, we send %q", a, acceptProtobuf)
+	}
+}
+
+// TestProtobufListChunks: ListChunks hands over what List decodes, in
+// order, in chunks of the size asked for, from a protobuf page and a JSON
+// one alike, and returns the page's metadata; an error from the callee
+// stops it and comes back as is.
+func TestProtobufListChunks(t *testing.T) {
+	f := newProtoAPI(t, 7)
+	ctx := ctxT(t)
+	for name, r := range map[string]*client.Resource[*corev1.Pod]{
+		"protobuf": protoPods(t, f, nil),
+		"json":     protoPods(t, f, func(c *client.Config) { c.DisableProtobuf = true }),
+	} {
+		whole, err := r.List(ctx, wire.ListOptions{Limit: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, chunk := range []int{1, 3, 7, 500} {
+			var got []*corev1.Pod
+			var sizes []int
+			meta, err := r.ListChunks(ctx, wire.ListOptions{Limit: 2}, chunk, func(items []*corev1.Pod) error {
+				sizes = append(sizes, len(items))
+				got = append(got, items...)
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("%s, chunk %d: %v", name, chunk, err)
+			}
+			if !reflect.DeepEqual(meta, whole.Metadata) {
+				t.Fatalf("%s, chunk %d: metadata %+v, want %+v", name, chunk, meta, whole.Metadata)
+			}
+			sameAsKube(t, got, whole.Items)
+			for i, n := range sizes {
+				if n == 0 || n > chunk || (i < len(sizes)-1 && n != chunk) {
+					t.Fatalf("%s, chunk %d: chunks of %v", name, chunk, sizes)
+				}
+			}
+		}
+		all := 0
+		if _, err := r.ListChunks(ctx, wire.ListOptions{}, 2, func(items []*corev1.Pod) error {
+			all += len(items)
+			return nil
+		}); err != nil || all != 7 {
+			t.Fatalf("%s: unpaged: %d items, %v", name, all, err)
+		}
+		stop := errors.New("stop")
+		calls := 0
+		_, err = r.ListChunks(ctx, wire.ListOptions{}, 2, func([]*corev1.Pod) error {
+			calls++
+			return stop
+		})
+		if err != stop || calls != 1 {
+			t.Fatalf("%s: callee's error: %v after %d calls, want it as is after 1", name, err, calls)
+		}
 	}
 }
