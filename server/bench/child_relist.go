@@ -80,9 +80,21 @@ func expiredStatus() *wire.Status {
 	return wire.NewResourceExpired("too old resource version (bench relist)")
 }
 
-// listwatchRelistLW wraps lw so h can expire its watch.
+// listwatchRelistLW wraps lw so h can expire its watch. It lists in
+// chunks, as the informer does over lw itself, when lw can.
 func listwatchRelistLW[T object.Object](lw informer.ListerWatcher[T], h *relistHook) informer.ListerWatcher[T] {
+	var chunks func(ctx context.Context, o wire.ListOptions, chunk int, each func([]T) error) (wire.ListMeta, error)
+	if cl, ok := lw.(informer.ChunkLister[T]); ok {
+		chunks = func(ctx context.Context, o wire.ListOptions, chunk int, each func([]T) error) (wire.ListMeta, error) {
+			m, err := cl.ListChunks(ctx, o, chunk, each)
+			if err == nil && m.Continue == "" {
+				h.listed()
+			}
+			return m, err
+		}
+	}
 	return informer.ListWatchFuncs[T]{
+		ListChunksFunc: chunks,
 		ListFunc: func(ctx context.Context, o wire.ListOptions) (*wire.List[T], error) {
 			l, err := lw.List(ctx, o)
 			if err == nil && l.Metadata.Continue == "" {
