@@ -3,10 +3,13 @@ package informer_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/listwatch/listwatch/informer"
+	"github.com/listwatch/listwatch/object"
 )
 
 func obj(name, rv string) U {
@@ -227,5 +230,49 @@ func TestStoreIndexes(t *testing.T) {
 	}
 	if keys, _ := s.IndexKeys("app", "db"); len(keys) != 0 {
 		t.Fatalf("index after Replace: %v", keys)
+	}
+}
+
+// TestStoreIndexesLazy: an index built on its first lookup, at whatever
+// point of a random sequence of writes, answers as one computed from the
+// store's content, and stays up to date after.
+func TestStoreIndexesLazy(t *testing.T) {
+	for seed := range uint64(20) {
+		rnd := rand.New(rand.NewPCG(seed, 1))
+		s, err := informer.NewStore[U](nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for step := range 200 {
+			name := fmt.Sprintf("o%d", rnd.IntN(20))
+			ns := fmt.Sprintf("ns%d", rnd.IntN(3))
+			switch rnd.IntN(4) {
+			case 0:
+				s.Delete(newObj(ns, name, nil))
+			case 1:
+				s.Replace([]U{newObj(ns, name, map[string]string{"app": "x"})})
+			default:
+				s.Update(newObj(ns, name, map[string]string{"app": fmt.Sprint(rnd.IntN(3))}))
+			}
+			if rnd.IntN(10) > 0 {
+				continue // look up now and then, so indexes get built at random points
+			}
+			want := map[string][]string{}
+			for _, o := range s.List() {
+				v := informer.LabelIndexValue("app", o.GetLabels()["app"])
+				want[v] = append(want[v], object.Key(o))
+			}
+			for v, keys := range want {
+				slices.Sort(keys)
+				got, err := s.IndexKeys(informer.IndexLabel, v)
+				if err != nil || !slices.Equal(got, keys) {
+					t.Fatalf("seed %d step %d: %s: %v %v, want %v", seed, step, v, got, err, keys)
+				}
+			}
+			vals, _ := s.IndexValues(informer.IndexLabel)
+			if len(vals) != len(want) {
+				t.Fatalf("seed %d step %d: values %v, want those of %v", seed, step, vals, want)
+			}
+		}
 	}
 }
