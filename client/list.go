@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 
+	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -57,20 +57,57 @@ func (r *Resource[T]) ListChunks(ctx context.Context, opts wire.ListOptions, chu
 	if r.proto != nil && isProtobufResponse(resp.Header) {
 		return r.readProtobufList(resp.Body, chunk, each)
 	}
-	var list wire.List[T]
-	raw, err := readValue(resp.Body)
+	c := &chunker[T]{size: chunk, each: each}
+	meta, err := readJSONList(resp.Body, c.add)
+	return c.done(meta, err, r.gvr)
+}
+
+// chunker hands decoded items to each in slices of size, and remembers
+// whether an error came from each, to return it as is.
+type chunker[T object.Object] struct {
+	size    int
+	each    func([]T) error
+	items   []T
+	eachErr error
+}
+
+func (c *chunker[T]) add(item T) error {
+	if c.items == nil {
+		c.items = make([]T, 0, c.size)
+	}
+	c.items = append(c.items, item)
+	if len(c.items) < c.size {
+		return nil
+	}
+	return c.flush()
+}
+
+func (c *chunker[T]) flush() error {
+	if len(c.items) == 0 {
+		return nil
+	}
+	items := c.items
+	c.items = nil
+	if err := c.each(items); err != nil {
+		c.eachErr = err
+		return err
+	}
+	return nil
+}
+
+// done ends a read that returned meta and err: it hands over the last
+// items, and returns each's error as is, or a decoding error wrapped.
+func (c *chunker[T]) done(meta wire.ListMeta, err error, gvr GroupVersionResource) (wire.ListMeta, error) {
 	if err == nil {
-		err = decodeList[T](raw, &list)
+		err = c.flush()
 	}
-	if err != nil {
-		return wire.ListMeta{}, fmt.Errorf("client: decoding list of %s: %w", r.gvr, err)
+	switch {
+	case c.eachErr != nil:
+		return wire.ListMeta{}, c.eachErr
+	case err != nil:
+		return wire.ListMeta{}, fmt.Errorf("client: decoding list of %s: %w", gvr, err)
 	}
-	for items := range slices.Chunk(list.Items, chunk) {
-		if err := each(items); err != nil {
-			return wire.ListMeta{}, err
-		}
-	}
-	return list.Metadata, nil
+	return meta, nil
 }
 
 // ListAll reads every page and returns them as one list whose

@@ -228,40 +228,15 @@ func (r *Resource[T]) readProtobufList(body io.Reader, chunk int, each func([]T)
 	if r.proto != nil {
 		r.proto.serverSpeaks.Store(true)
 	}
-	var eachErr error
-	items := make([]T, 0, chunk)
-	hand := func() error {
-		if len(items) == 0 {
-			return nil
-		}
-		if err := each(items); err != nil {
-			eachErr = err
-			return err
-		}
-		items = make([]T, 0, chunk)
-		return nil
-	}
+	c := &chunker[T]{size: chunk, each: each}
 	_, meta, err := wire.ReadProtobufList(body, func(raw []byte) error {
 		item, err := unmarshalRaw[T](raw)
 		if err != nil {
 			return err
 		}
-		items = append(items, item)
-		if len(items) < chunk {
-			return nil
-		}
-		return hand()
+		return c.add(item)
 	})
-	if err == nil {
-		err = hand()
-	}
-	switch {
-	case eachErr != nil:
-		return wire.ListMeta{}, eachErr
-	case err != nil:
-		return wire.ListMeta{}, fmt.Errorf("client: decoding list of %s: %w", r.gvr, err)
-	}
-	return meta, nil
+	return c.done(meta, err, r.gvr)
 }
 
 // protobufStatus decodes an error answer in protobuf into st: its Status,

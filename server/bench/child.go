@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -294,6 +295,9 @@ func newProbe(o ChildOptions, added, seen func()) (probe, error) {
 		return probe{}, fmt.Errorf("bench: client-go config: %w", err)
 	}
 	cfg.QPS, cfg.Burst = -1, 0
+	if childVariant("json") {
+		cfg.ContentType, cfg.AcceptContentTypes = "application/json", "application/json"
+	}
 	handler := cache.ResourceEventHandlerFuncs{AddFunc: func(any) { added() }, UpdateFunc: func(_, _ any) { seen() }}
 	switch o.Impl {
 	case ImplClientGoTyped, ImplClientGoTypedPaged:
@@ -314,6 +318,7 @@ func listwatchProbe[T object.Object](o ChildOptions, added, seen func()) (probe,
 		return probe{}, err
 	}
 	cfg.QPS = -1
+	cfg.DisableProtobuf = childVariant("json")
 	c, err := client.New(cfg)
 	if err != nil {
 		return probe{}, err
@@ -475,6 +480,11 @@ var ErrChild = errors.New("bench: informer child failed")
 // listwatchOptions are the informer options the listwatch children use:
 // the defaults, plus the options named in LISTWATCH_BENCH_INFORMER
 // (comma-separated: "drop-managed-fields", "no-dedup", "page-size=N").
+// childVariant reports whether LISTWATCH_BENCH_INFORMER names variant.
+func childVariant(variant string) bool {
+	return slices.Contains(strings.Split(os.Getenv("LISTWATCH_BENCH_INFORMER"), ","), variant)
+}
+
 func listwatchOptions[T object.Object]() informer.Options[T] {
 	var o informer.Options[T]
 	for _, opt := range strings.Split(os.Getenv("LISTWATCH_BENCH_INFORMER"), ",") {
