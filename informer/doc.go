@@ -67,15 +67,23 @@
 //     subtree. Values never change; memory is shared, which is one more
 //     reason never to modify a stored object. The tables that find equal
 //     parts are bounded (DefaultDedupEntries) and start afresh past it.
-//   - Relists: a list is handed to the queue page by page as it arrives
+//   - Lists: a page is decoded as it arrives and handed on 500 items at a
+//     time when the ListerWatcher can (ChunkLister; *client.Resource[T]
+//     can, in protobuf and JSON), so a page of everything, which
+//     kube-apiserver sends for the first list, is never held whole. The
+//     first list of an empty informer is queued chunk by chunk
+//     (EarlyLister) and stored while the rest is read; HasSynced waits
+//     for its end.
+//   - Relists: a list is handed to the queue chunk by chunk as it arrives
 //     (ListPreparer); an object the list shows with the UID and
 //     resourceVersion already stored keeps the stored copy and the listed
-//     one is dropped at once, so a relist holds about two pages more than
+//     one is dropped at once, so a relist holds a few chunks more than
 //     the steady state instead of two copies of everything (the next page
 //     is fetched while the last one is handed over, so that the client
 //     does not wait on the server between pages). The kept copy
 //     equals the listed one by the API's contract (every write changes
 //     resourceVersion); it is not transformed again.
+//   - Indexes are built on their first lookup and kept from then on.
 //   - managedFields are kept by default, as client-go does; Transform with
 //     DropManagedFields (Unstructured) or DropManagedFieldsOf (any type)
 //     drops them, if no handler reads them.
