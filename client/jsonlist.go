@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,9 @@ var (
 	errJSONList = errors.New("malformed JSON list")
 	// errRepeatedItems: a list with more than one items key.
 	errRepeatedItems = fmt.Errorf("%w: more than one items key", errJSONList)
+	// errNullItem: a list item that is null, which would reach the
+	// caller as a nil object.
+	errNullItem = fmt.Errorf("%w: an item is null", errJSONList)
 )
 
 // readJSONList reads a JSON list from r as it arrives and passes each item,
@@ -27,7 +31,8 @@ var (
 // It decodes what decodeList decodes, with the same exact-key rules (a key
 // that only folds to "items" or "metadata" is no such field), but for a
 // list with more than one "items" key, whose last would win there, which it
-// refuses. It returns the list's metadata; an error from each stops the
+// refuses, and for a null item, which it refuses rather than hand over a
+// nil object. It returns the list's metadata; an error from each stops the
 // read and is returned as is. Unlike decodeList, it holds keys to their
 // exact spelling for Unstructured too, as client-go's UnstructuredList
 // does.
@@ -106,6 +111,9 @@ func readJSONItems[T object.Object](dec *json.Decoder, each func(T) error) error
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			return err
+		}
+		if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			return errNullItem
 		}
 		var item T
 		if err := decodeObject[T](raw, &item); err != nil {

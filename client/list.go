@@ -38,12 +38,12 @@ func (r *Resource[T]) List(ctx context.Context, opts wire.ListOptions) (*wire.Li
 
 // ListChunks reads one page, as List does, and hands its items to each,
 // in order, in slices of up to chunk items (default DefaultPageSize) that
-// the callee may keep. A protobuf page is handed over as it is decoded,
-// so that the caller can work on its first items while the rest arrive
-// and need not hold the page whole (kube-apiserver answers a LIST with
-// resourceVersion "0" in one page whatever the limit); a JSON page is
-// decoded whole first. It returns the page's metadata once the page has
-// been read. An error from each stops the read and is returned as is.
+// the callee may keep. A page is handed over as it is decoded, protobuf
+// or JSON, so that the caller can work on its first items while the rest
+// arrive and need not hold the page whole (kube-apiserver answers a LIST
+// with resourceVersion "0" in one page whatever the limit). It returns
+// the page's metadata once the page has been read. An error from each
+// stops the read and is returned as is.
 func (r *Resource[T]) ListChunks(ctx context.Context, opts wire.ListOptions, chunk int, each func([]T) error) (wire.ListMeta, error) {
 	if chunk <= 0 {
 		chunk = DefaultPageSize

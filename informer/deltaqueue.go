@@ -362,6 +362,11 @@ func (q *DeltaQueue[T]) Resync() error {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.early {
+		// A first list still being read early: what the store holds is
+		// not yet a state to resync, as it would not be before Replace.
+		return nil
+	}
 	for _, k := range q.known.ListKeys() {
 		if _, queued := q.items[k]; queued {
 			continue

@@ -180,7 +180,8 @@ func chunkLW(srv *fakeServer, between func(ctx context.Context, last string) err
 
 // TestFirstListStoredWhileRead: the objects of the first list reach the
 // store and the handlers, flagged as the initial list, while the list is
-// still being read; the informer has synced only once it is complete.
+// still being read; the informer has synced only once it is complete. A
+// first attempt refused before any item does not change that.
 func TestFirstListStoredWhileRead(t *testing.T) {
 	srv := newFakeServer()
 	for _, name := range []string{"a", "b", "c"} {
@@ -227,6 +228,18 @@ func TestFirstListStoredWhileRead(t *testing.T) {
 		}
 		return nil
 	})
+	// The first attempt fails before any item arrives (a server not up
+	// yet): that must not use up the early list.
+	var refused sync.Once
+	chunks := lw.ListChunksFunc
+	lw.ListChunksFunc = func(ctx context.Context, opts wire.ListOptions, n int, each func([]U) error) (wire.ListMeta, error) {
+		err := error(syscall.ECONNREFUSED)
+		refused.Do(func() { err = nil })
+		if err == nil {
+			return wire.ListMeta{}, syscall.ECONNREFUSED
+		}
+		return chunks(ctx, opts, n, each)
+	}
 	inf, err := informer.New[U](lw, informer.Options[U]{Reflector: fastOpts(false, 0)})
 	if err != nil {
 		t.Fatal(err)
@@ -320,7 +333,37 @@ func TestBeginEarlyList(t *testing.T) {
 		t.Fatal("a second list begun early")
 	}
 
+	// While a list is being read early, Resync queues nothing, as before
+	// the first Replace: the store holds only part of a list.
 	store, err := informer.NewStore[U](nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q = informer.NewDeltaQueue[U](informer.DeltaQueueOptions[U]{KnownObjects: store})
+	if !q.BeginEarlyList() {
+		t.Fatal("refused")
+	}
+	if err := q.QueueListed([]U{newObj("ns", "a", nil)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Pop(context.Background(), func(_ string, ds informer.Deltas[U], _ bool) error {
+		o, _ := ds.Newest()
+		store.Update(o.Object)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Resync(); err != nil || q.Len() != 0 {
+		t.Fatalf("Resync during an early list queued %d (%v)", q.Len(), err)
+	}
+	if err := q.EndEarlyList("1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Resync(); err != nil || q.Len() != 1 {
+		t.Fatalf("Resync after the list queued %d (%v), want 1", q.Len(), err)
+	}
+
+	store, err = informer.NewStore[U](nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,5 +378,28 @@ func TestBeginEarlyList(t *testing.T) {
 	}
 	if q.BeginEarlyList() {
 		t.Fatal("a list begun early over queued objects")
+	}
+}
+
+// TestFailedEarlyListRelistsConsistently: once a first list has handed
+// objects out early and then failed, the next list asks for the latest
+// state, not any: another replica's lagging cache could answer "any" with
+// a state older than what the handlers have already seen.
+func TestFailedEarlyListRelistsConsistently(t *testing.T) {
+	srv := newFakeServer()
+	for _, name := range []string{"a", "b"} {
+		srv.upsert("ns", name, nil)
+	}
+	var once sync.Once
+	lw := chunkLW(srv, func(ctx context.Context, last string) error {
+		var err error
+		once.Do(func() { err = syscall.ECONNRESET })
+		return err
+	})
+	h := startHarnessLW(t, srv, lw, fastOpts(false, 0))
+	h.mustConverge()
+	l := srv.listed()
+	if len(l) != 2 || l[0].ResourceVersion != "0" || l[1].ResourceVersion != "" {
+		t.Fatalf("lists at resourceVersions %v, want \"0\", then the latest", l)
 	}
 }

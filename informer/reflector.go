@@ -37,10 +37,7 @@ type ReflectorOptions struct {
 	// which the informer reads a chunk at a time (ChunkLister), while a
 	// consistent page costs kube about 19 ms: at 100,000 ConfigMaps, 4 s
 	// in 500-item pages against about 1 s in one. Servers that honour
-	// limit with "0", as listwatch serve does, page either way. A JSON
-	// page is decoded whole before it is chunked, so over JSON (custom
-	// resources, Unstructured) one page of everything is held at once:
-	// set this to bound that.
+	// limit with "0", as listwatch serve does, page either way.
 	ConsistentFirstList bool
 	// MinWatchTimeout: each watch asks the server to end it after a random
 	// time in [MinWatchTimeout, 2*MinWatchTimeout), spreading reconnects
@@ -269,14 +266,24 @@ func (r *Reflector[T]) relistRV(streaming bool) (rv, match string) {
 // is decoded when the ListerWatcher can (ChunkLister), and the first list
 // of a sink that can (EarlyLister) is queued chunk by chunk, so that the
 // informer stores and hands out objects while the rest are decoded.
-func (r *Reflector[T]) list(ctx context.Context) error {
+func (r *Reflector[T]) list(ctx context.Context) (err error) {
 	rv, match := r.relistRV(false)
 	chunks, stop := r.fetchPages(ctx, wire.ListOptions{ResourceVersion: rv, ResourceVersionMatch: match, Limit: max(r.opts.PageSize, 0)})
 	defer stop()
-	early, _ := r.sink.(EarlyLister[T])
-	if early != nil && !early.BeginEarlyList() {
-		early = nil
-	}
+	// The sink is asked whether it takes the list early at its first
+	// item, so that a first list that fails before any (403 while RBAC
+	// propagates, a server not up yet) does not use up its one chance.
+	lister, canEarly := r.sink.(EarlyLister[T])
+	var early EarlyLister[T]
+	queuedEarly := false
+	defer func() {
+		if err != nil && queuedEarly {
+			// Handlers have seen part of this list, maybe newer than what
+			// another "any state" read would return: the next list asks
+			// for the latest, so that the informer never goes back.
+			r.setGone()
+		}
+	}()
 	var items []T
 	listRV := ""
 	for c := range chunks {
@@ -288,10 +295,17 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 		}
 		if c.restarted {
 			// What was queued early stays; Replace settles it.
-			items, listRV, early = nil, "", nil
+			items, listRV, early, canEarly = nil, "", nil, false
+		}
+		if len(c.items) > 0 && canEarly {
+			canEarly = false
+			if lister.BeginEarlyList() {
+				early = lister
+			}
 		}
 		if len(c.items) > 0 {
 			if early != nil {
+				queuedEarly = true
 				if err := early.QueueListed(c.items); err != nil {
 					return fmt.Errorf("replace: %w", err)
 				}
@@ -339,6 +353,10 @@ type listChunk[T object.Object] struct {
 // listChunkItems is how many items a chunk of a page holds at most.
 const listChunkItems = 500
 
+// errListStopped: fetchPages could not hand a chunk over because its
+// context ended; the list was not refused.
+var errListStopped = errors.New("list stopped")
+
 // fetchPages lists from opts page after page on a goroutine of its own,
 // which reads and decodes the next chunk or page while the caller handles
 // the last. The channel holds one message, so that the end of a page goes
@@ -359,11 +377,9 @@ func (r *Reflector[T]) fetchPages(ctx context.Context, opts wire.ListOptions) (<
 			return false
 		}
 	}
-	// errStopped: a send failed because ctx ended.
-	errStopped := errors.New("stopped")
 	each := func(items []T) error {
 		if !send(listChunk[T]{items: items}) {
-			return errStopped
+			return errListStopped
 		}
 		return nil
 	}
@@ -379,7 +395,7 @@ func (r *Reflector[T]) fetchPages(ctx context.Context, opts wire.ListOptions) (<
 				}
 				meta, err = r.listPage(ctx, wire.ListOptions{}, each)
 			}
-			if errors.Is(err, errStopped) {
+			if errors.Is(err, errListStopped) {
 				return
 			}
 			if err != nil {
@@ -411,9 +427,13 @@ func (r *Reflector[T]) prepare(items []T) error {
 func (r *Reflector[T]) listPage(ctx context.Context, opts wire.ListOptions, each func([]T) error) (wire.ListMeta, error) {
 	start := time.Now()
 	n := 0
+	var blocked time.Duration // handing chunks over, not listing
 	count := func(items []T) error {
 		n += len(items)
-		return each(items)
+		t := time.Now()
+		err := each(items)
+		blocked += time.Since(t)
+		return err
 	}
 	var meta wire.ListMeta
 	var err error
@@ -422,7 +442,9 @@ func (r *Reflector[T]) listPage(ctx context.Context, opts wire.ListOptions, each
 	} else {
 		meta, err = listInOneChunk(ctx, r.lw, opts, count)
 	}
-	r.metrics.Listed(n, time.Since(start), err)
+	if !errors.Is(err, errListStopped) {
+		r.metrics.Listed(n, time.Since(start)-blocked, err)
+	}
 	return meta, err
 }
 
