@@ -493,6 +493,8 @@ func listwatchOptions[T object.Object]() informer.Options[T] {
 			o.Transform = informer.DropManagedFieldsOf[T]
 		case "no-dedup":
 			o.DisableDedup = true
+		case "consistent-first-list":
+			o.Reflector.ConsistentFirstList = true
 		default:
 			if n, ok := strings.CutPrefix(opt, "page-size="); ok {
 				o.Reflector.PageSize, _ = strconv.ParseInt(n, 10, 64)
