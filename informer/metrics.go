@@ -36,10 +36,13 @@ type MetricsProvider interface {
 	NewInformerMetrics(name string, snapshot func() InformerSnapshot)
 }
 
-// ReflectorMetrics receives a reflector's events, from its Run goroutine.
-// Methods must be fast and must not call back into the reflector.
+// ReflectorMetrics receives a reflector's events, one at a time, never
+// concurrently, though not all from one goroutine (a LIST page is read on
+// a goroutine of its own). Methods must be fast and must not call back
+// into the reflector.
 type ReflectorMetrics interface {
-	// Listed: one LIST request (one page) ended; items is its length.
+	// Listed: one LIST request (one page) ended; items is its length (0
+	// when it failed), d the time spent reading it, not handing it on.
 	Listed(items int, d time.Duration, err error)
 	// Watched: one watch ended (or failed to open, with events 0 and
 	// err set); short means it ended cleanly within a second with no event.

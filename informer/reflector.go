@@ -442,8 +442,12 @@ func (r *Reflector[T]) listPage(ctx context.Context, opts wire.ListOptions, each
 	} else {
 		meta, err = listInOneChunk(ctx, r.lw, opts, count)
 	}
-	if !errors.Is(err, errListStopped) {
-		r.metrics.Listed(n, time.Since(start)-blocked, err)
+	switch {
+	case errors.Is(err, errListStopped):
+	case err != nil:
+		r.metrics.Listed(0, time.Since(start)-blocked, err)
+	default:
+		r.metrics.Listed(n, time.Since(start)-blocked, nil)
 	}
 	return meta, err
 }
