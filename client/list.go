@@ -16,8 +16,7 @@ const DefaultPageSize = 500
 // List reads one page. opts.Limit and opts.Continue select the page; the
 // returned list's Metadata.Continue names the next one ("" on the last).
 func (r *Resource[T]) List(ctx context.Context, opts wire.ListOptions) (*wire.List[T], error) {
-	opts.Watch = false
-	resp, err := r.c.send(ctx, request{method: http.MethodGet, path: r.path(r.namespace, ""), query: opts.Query(), accept: r.accept()})
+	resp, err := r.sendList(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -48,18 +47,25 @@ func (r *Resource[T]) ListChunks(ctx context.Context, opts wire.ListOptions, chu
 	if chunk <= 0 {
 		chunk = DefaultPageSize
 	}
-	opts.Watch = false
-	resp, err := r.c.send(ctx, request{method: http.MethodGet, path: r.path(r.namespace, ""), query: opts.Query(), accept: r.accept()})
+	resp, err := r.sendList(ctx, opts)
 	if err != nil {
 		return wire.ListMeta{}, err
 	}
 	defer resp.Body.Close()
-	if r.proto != nil && isProtobufResponse(resp.Header) {
-		return r.readProtobufList(resp.Body, chunk, each)
-	}
 	c := &chunker[T]{size: chunk, each: each}
-	meta, err := readJSONList(resp.Body, c.add)
+	var meta wire.ListMeta
+	if r.proto != nil && isProtobufResponse(resp.Header) {
+		_, meta, err = r.readProtobufItems(resp.Body, c.add)
+	} else {
+		meta, err = readJSONList(resp.Body, c.add)
+	}
 	return c.done(meta, err, r.gvr)
+}
+
+// sendList sends the LIST request of one page.
+func (r *Resource[T]) sendList(ctx context.Context, opts wire.ListOptions) (*http.Response, error) {
+	opts.Watch = false
+	return r.c.send(ctx, request{method: http.MethodGet, path: r.path(r.namespace, ""), query: opts.Query(), accept: r.accept()})
 }
 
 // chunker hands decoded items to each in slices of size, and remembers

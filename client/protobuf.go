@@ -202,16 +202,9 @@ func (r *Resource[T]) decodeProtobufObject(body io.Reader, req request) (T, erro
 // as the body arrives: the page's bytes are never held whole, only the
 // item being decoded (a page of 100,000 ConfigMaps is 125 MiB).
 func (r *Resource[T]) decodeProtobufList(body io.Reader) (*wire.List[T], error) {
-	if r.proto != nil {
-		r.proto.serverSpeaks.Store(true)
-	}
 	list := &wire.List[T]{Items: []T{}}
 	var err error
-	list.TypeMeta, list.Metadata, err = wire.ReadProtobufList(body, func(raw []byte) error {
-		item, err := unmarshalRaw[T](raw)
-		if err != nil {
-			return err
-		}
+	list.TypeMeta, list.Metadata, err = r.readProtobufItems(body, func(item T) error {
 		list.Items = append(list.Items, item)
 		return nil
 	})
@@ -221,22 +214,21 @@ func (r *Resource[T]) decodeProtobufList(body io.Reader) (*wire.List[T], error) 
 	return list, nil
 }
 
-// readProtobufList decodes a protobuf list page as it arrives and hands
-// its items to each in slices of chunk (see ListChunks). Errors from each
-// are returned as they are; decoding errors are wrapped.
-func (r *Resource[T]) readProtobufList(body io.Reader, chunk int, each func([]T) error) (wire.ListMeta, error) {
+// readProtobufItems reads a protobuf list page as it arrives and passes
+// each item, decoded into a new T, to item; it notes that the server
+// speaks protobuf for r. An error from item stops the read and is
+// returned as is.
+func (r *Resource[T]) readProtobufItems(body io.Reader, item func(T) error) (wire.TypeMeta, wire.ListMeta, error) {
 	if r.proto != nil {
 		r.proto.serverSpeaks.Store(true)
 	}
-	c := &chunker[T]{size: chunk, each: each}
-	_, meta, err := wire.ReadProtobufList(body, func(raw []byte) error {
-		item, err := unmarshalRaw[T](raw)
+	return wire.ReadProtobufList(body, func(raw []byte) error {
+		obj, err := unmarshalRaw[T](raw)
 		if err != nil {
 			return err
 		}
-		return c.add(item)
+		return item(obj)
 	})
-	return c.done(meta, err, r.gvr)
 }
 
 // protobufStatus decodes an error answer in protobuf into st: its Status,

@@ -297,13 +297,13 @@ func (r *Reflector[T]) list(ctx context.Context) (err error) {
 			// What was queued early stays; Replace settles it.
 			items, listRV, early, canEarly = nil, "", nil, false
 		}
-		if len(c.items) > 0 && canEarly {
-			canEarly = false
-			if lister.BeginEarlyList() {
-				early = lister
-			}
-		}
 		if len(c.items) > 0 {
+			if canEarly {
+				canEarly = false
+				if lister.BeginEarlyList() {
+					early = lister
+				}
+			}
 			if early != nil {
 				queuedEarly = true
 				if err := early.QueueListed(c.items); err != nil {
