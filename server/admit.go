@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -39,8 +41,9 @@ func (c *call) decodeBody() (*doc, error) {
 	if err != nil {
 		return nil, err
 	}
+	var obj runtime.Object
 	if typ == contentProtobuf {
-		if b, err = protobufToJSON(b); err != nil {
+		if b, obj, err = protobufToJSON(b); err != nil {
 			return nil, err
 		}
 	}
@@ -51,6 +54,9 @@ func (c *call) decodeBody() (*doc, error) {
 	d, err := decodeDoc(b)
 	if err != nil {
 		return nil, err
+	}
+	if obj != nil {
+		d.remember(obj, false) // for decodeTyped (typedview.go)
 	}
 	if err := c.checkType(d); err != nil {
 		return nil, err

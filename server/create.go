@@ -59,6 +59,7 @@ func (c *call) createDoc(d *doc) ([]byte, error) {
 		}
 	}
 	value := d.encode()
+	obj := d.takeView(true) // the typed object value encodes, if any
 	c.tr.Step("About to store object in database")
 	if isDryRun(c.r) {
 		return value, nil
@@ -72,6 +73,7 @@ func (c *call) createDoc(d *doc) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.respondWith(obj, rev, stored)
 	c.s.afterWrite(c.res, stored)
 	return stored, nil
 }

@@ -162,9 +162,13 @@ func init() {
 // of the wrong type is kube's 400; unknown and duplicate fields follow the
 // request's fieldValidation, as for metadata (checkDecoded, checkPatched).
 func (c *call) decodeTyped(t *typedKind, d *doc) (runtime.Object, error) {
+	strict := c.fieldValidation() != fieldValidationIgnore
+	if obj, ok := d.bodyObject(t, strict); ok { // typedview.go
+		return t.internalOf(obj)
+	}
 	b := d.encode()
 	dec := strictDecoders[t.scheme]
-	if c.fieldValidation() == fieldValidationIgnore {
+	if !strict {
 		dec = laxDecoders[t.scheme]
 	}
 	into, err := t.scheme.New(t.external)
@@ -243,11 +247,12 @@ func (t *typedKind) encodeInto(internal runtime.Object, d *doc) error {
 	if err != nil {
 		return wire.NewInternalError(err)
 	}
-	out, err := decodeDoc(b)
-	if err != nil {
+	if err := d.splitEncoded(b); err != nil {
 		return err
 	}
-	d.meta, d.rest = out.meta, out.rest
+	if !t.converts() {
+		d.remember(external, true) // for the response (typedview.go)
+	}
 	return nil
 }
 

@@ -26,6 +26,10 @@ type doc struct {
 	// decides whether they are warnings or a refusal. Stored values are
 	// decoded the same way and this is ignored for them.
 	strict strictErrors
+
+	// view is a typed object these fields encode, while they are
+	// unchanged (typedview.go).
+	view *typedView
 }
 
 // decodeDoc parses a request body or a stored value. Anything that is not

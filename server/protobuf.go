@@ -54,11 +54,13 @@ var protobufScheme = func() *runtime.Scheme {
 // protobufCodec decodes protobuf request bodies of those kinds.
 var protobufCodec = protobuf.NewSerializer(protobufScheme, protobufScheme)
 
-// protobufToJSON converts a protobuf-encoded built-in object to JSON.
-func protobufToJSON(b []byte) ([]byte, error) {
+// protobufToJSON converts a protobuf-encoded built-in object to JSON,
+// returning the decoded object too.
+func protobufToJSON(b []byte) ([]byte, runtime.Object, error) {
 	obj, _, err := protobufCodec.Decode(b, nil, nil)
 	if err != nil {
-		return nil, wire.NewBadRequest(fmt.Sprintf("unable to decode protobuf body: %v", err))
+		return nil, nil, wire.NewBadRequest(fmt.Sprintf("unable to decode protobuf body: %v", err))
 	}
-	return json.Marshal(obj)
+	j, err := json.Marshal(obj)
+	return j, obj, err
 }

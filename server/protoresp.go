@@ -22,7 +22,7 @@ func (c *call) writeProtoObject(code int, out output, value []byte) error {
 		}
 		body = envelope("meta.k8s.io/v1", "PartialObjectMetadata", raw)
 	default:
-		raw, err := protoItem(c.res, value)
+		raw, err := c.protoWritten(value)
 		if err != nil {
 			return wire.NewInternalError(err)
 		}

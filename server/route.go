@@ -230,6 +230,9 @@ type call struct {
 	// the validating chain evictPod runs (eviction.go).
 	evictAttrs admission.Attributes
 	evictOI    admission.ObjectInterfaces
+	// written is the typed object a create or update just stored,
+	// resourceVersion set, for a protobuf response (typedview.go).
+	written writtenObject
 }
 
 // writeObject writes one stored value (with its resourceVersion) as the

@@ -19,7 +19,8 @@ out="$PWD/.cache/kube"
 mod="$out/module"
 mkdir -p "$mod" "$out/bin"
 
-export GOFLAGS="-mod=mod"
+# The scratch module is its own build, outside the repository's workspace.
+export GOWORK=off GOFLAGS="-mod=mod"
 go mod download "k8s.io/kubernetes@$KUBE_VERSION"
 kgomod="$(go env GOMODCACHE)/k8s.io/kubernetes@$KUBE_VERSION/go.mod"
 
