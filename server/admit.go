@@ -51,12 +51,15 @@ func (c *call) decodeBody() (*doc, error) {
 	if err := checkDepth(b); err != nil {
 		return nil, err
 	}
-	d, err := decodeDoc(b)
-	if err != nil {
-		return nil, err
-	}
+	var d *doc
 	if obj != nil {
-		d.remember(obj, false) // for decodeTyped (typedview.go)
+		// b is json.Marshal's encoding of obj (typedview.go).
+		if d, err = decodeEncoded(b); err != nil {
+			return nil, err
+		}
+		d.remember(obj, false) // for decodeTyped
+	} else if d, err = decodeDoc(b); err != nil {
+		return nil, err
 	}
 	if err := c.checkType(d); err != nil {
 		return nil, err

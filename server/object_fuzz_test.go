@@ -26,3 +26,36 @@ func FuzzIsCompact(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCompactMembers: for every JSON object json.Marshal writes,
+// compactMembers finds the members json.Unmarshal finds, each value's
+// bytes unchanged; for any other input it does not panic.
+func FuzzCompactMembers(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1}`, `{"a":{"b":[1,{"c":"}"}]},"d":"x\"y","e":null}`,
+		`{"<k>":"\u2028","":[]}`, `{"a":"\\"}`, `{"a":1,"a":2}`, `{"a" : 1}`, `[1]`, `{"a":}`, `{"a"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, ok := compactMembers(raw) // must not panic, whatever raw is
+		var v map[string]any
+		if json.Unmarshal(raw, &v) != nil || v == nil {
+			return
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok = compactMembers(b); !ok || len(got) != len(want) {
+			t.Fatalf("compactMembers(%q) = %q, %v; want %q", b, got, ok, want)
+		}
+		for k, w := range want {
+			if !bytes.Equal(got[k], w) {
+				t.Fatalf("compactMembers(%q)[%q] = %q, want %q", b, k, got[k], w)
+			}
+		}
+	})
+}

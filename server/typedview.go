@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"strconv"
 
@@ -112,16 +113,44 @@ func (d *doc) bodyObject(t *typedKind, strict bool) (runtime.Object, bool) {
 // splitEncoded replaces d's fields with those of b, the JSON encoding of
 // a typed object (json.Marshal's: valid UTF-8, compact, each key once,
 // metadata an object with ObjectMeta's fields only). It is decodeDoc
-// without the checks such bytes always pass.
+// without the checks such bytes always pass, and without decoding: the
+// fields are slices of b.
 func (d *doc) splitEncoded(b []byte) error {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(b, &top); err != nil {
-		return wire.NewInternalError(err)
+	top, ok := compactMembers(b)
+	if !ok {
+		return wire.NewInternalError(fmt.Errorf("not a JSON object: %.40q", b))
 	}
+	return d.split(top)
+}
+
+// decodeEncoded is decodeDoc for b, the JSON encoding of a typed object
+// (see splitEncoded).
+func decodeEncoded(b []byte) (*doc, error) {
+	top, ok := compactMembers(b)
+	if !ok {
+		return nil, wire.NewInternalError(fmt.Errorf("not a JSON object: %.40q", b))
+	}
+	d := &doc{}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"apiVersion", &d.apiVersion}, {"kind", &d.kind}} {
+		if raw, ok := top[f.name]; ok {
+			if err := json.Unmarshal(raw, f.dst); err != nil {
+				return nil, wire.NewInternalError(err)
+			}
+		}
+	}
+	return d, d.split(top)
+}
+
+// split sets d's fields from top, the members of an encoded object.
+func (d *doc) split(top map[string]json.RawMessage) error {
+	var ok bool
 	meta := map[string]json.RawMessage{}
-	if raw, ok := top["metadata"]; ok {
-		if err := json.Unmarshal(raw, &meta); err != nil {
-			return wire.NewInternalError(err)
+	if raw, has := top["metadata"]; has {
+		if meta, ok = compactMembers(raw); !ok {
+			return wire.NewInternalError(fmt.Errorf("metadata is not a JSON object: %.40q", raw))
 		}
 	}
 	delete(top, "metadata")
@@ -129,6 +158,102 @@ func (d *doc) splitEncoded(b []byte) error {
 	delete(top, "kind")
 	d.meta, d.rest = meta, top
 	return nil
+}
+
+// compactMembers splits a compact JSON object, as json.Marshal writes
+// one, into its members, each value a slice of b. It does not validate: a
+// b that is no compact object gives false or a wrong answer, never a
+// panic. The last of a repeated key wins, as in json.Unmarshal.
+func compactMembers(b []byte) (map[string]json.RawMessage, bool) {
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
+		return nil, false
+	}
+	m := make(map[string]json.RawMessage, 8)
+	i := 1
+	if b[i] == '}' {
+		return m, i == len(b)-1
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return nil, false
+		}
+		end := stringEnd(b, i)
+		if end < 0 || end+1 >= len(b) || b[end+1] != ':' {
+			return nil, false
+		}
+		key, ok := memberKey(b[i : end+1])
+		if !ok {
+			return nil, false
+		}
+		start := end + 2
+		j := valueEnd(b, start)
+		if j <= start || j >= len(b) {
+			return nil, false
+		}
+		m[key] = b[start:j:j]
+		switch b[j] {
+		case ',':
+			i = j + 1
+		case '}':
+			return m, j == len(b)-1
+		default:
+			return nil, false
+		}
+	}
+}
+
+// stringEnd is the index of the quote closing the string that opens at
+// b[i], or -1.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j
+		}
+	}
+	return -1
+}
+
+// memberKey decodes a quoted key, unquoting only when it has escapes.
+func memberKey(q []byte) (string, bool) {
+	if bytes.IndexByte(q, '\\') < 0 {
+		return string(q[1 : len(q)-1]), true
+	}
+	var k string
+	return k, json.Unmarshal(q, &k) == nil
+}
+
+// valueEnd is the index just past the compact JSON value starting at
+// b[i]: the comma or closing brace that follows it in its object.
+func valueEnd(b []byte, i int) int {
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			if j = stringEnd(b, j); j < 0 {
+				return -1
+			}
+		case '{', '[':
+			depth++
+		case ']':
+			depth--
+		case '}':
+			if depth == 0 {
+				return j
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				return j
+			}
+		}
+		if depth < 0 {
+			return -1
+		}
+	}
+	return -1
 }
 
 // respondWith keeps obj, the object just stored at rev as stored, for a
