@@ -98,6 +98,8 @@
 // status subresource, and generation is bumped by any change outside
 // metadata. Server-side apply answers 415. Protobuf request bodies of the
 // built-in kinds (client-go's typed clients send them) are converted to
-// JSON. Multi-version CRDs convert by relabelling
+// JSON for the pipeline; their typed object is kept for kube's strategy,
+// and the object stored is kept for a protobuf response, while the
+// pipeline has not changed them (typedview.go). Multi-version CRDs convert by relabelling
 // apiVersion only (conversion strategy None).
 package server

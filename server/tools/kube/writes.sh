@@ -4,6 +4,13 @@
 # machine, in alternating rounds ("listwatch bench write" against each).
 #
 #   ROUNDS=3 WRITES=2000 WORKERS=16 server/tools/kube/writes.sh
+#   PIN=1 server/tools/kube/writes.sh   # servers on CPU 0, clients on CPU 1
+#
+# With PIN=1 each server (serve; kube-apiserver and its etcd together)
+# runs on the first CPU only and the clients on the second, so what is
+# measured is what one core of server does, as where an API server does
+# not share its CPUs with its clients; without it everything shares all
+# CPUs and the clients' own CPU limits both servers alike.
 #
 # Both servers run as their own processes, started once and idle while the
 # other is measured. serve's CPU covers its embedded etcd; kube-apiserver's
@@ -14,6 +21,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS="${ROUNDS:-3}"
+PIN="${PIN:-}"
+server_cpu=() client_cpu=()
+if [ -n "$PIN" ]; then server_cpu=(taskset -c 0) client_cpu=(taskset -c 1); fi
 WRITES="${WRITES:-2000}"
 WORKERS="${WORKERS:-16}"
 tmp="$(mktemp -d -t listwatch-writes-XXXXXX)"
@@ -27,7 +37,7 @@ trap 'exit 130' INT TERM
 
 go build -o "$tmp/listwatch" ./cmd/listwatch
 
-"$tmp/listwatch" serve --data-dir "$tmp/serve" --secure-port -1 --controllers= >"$tmp/serve.log" 2>&1 &
+"${server_cpu[@]}" "$tmp/listwatch" serve --data-dir "$tmp/serve" --secure-port -1 --controllers= >"$tmp/serve.log" 2>&1 &
 sp=$!
 pids+=("$sp")
 until [ -f "$tmp/serve/kubeconfig" ] &&
@@ -36,20 +46,41 @@ until [ -f "$tmp/serve/kubeconfig" ] &&
   sleep 0.5
 done
 
-tools/kube/run.sh --dir "$tmp/kube" --ready-file "$tmp/ready" >/dev/null &
+"${server_cpu[@]}" tools/kube/run.sh --dir "$tmp/kube" --ready-file "$tmp/ready" >/dev/null &
 kp=$!
 pids+=("$kp")
 until [ -f "$tmp/ready" ]; do kill -0 "$kp" || exit 1; sleep 0.5; done
 . "$tmp/ready"
 
+# cpu_ticks: user+system clock ticks the given processes have used.
+cpu_ticks() {
+  local t=0 p
+  for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done
+  echo "$t"
+}
+# settle waits (up to 30 s) until the given processes, the server not
+# being measured next, use under a tenth of a CPU, so that the work a
+# round left them does not count against the other server.
+settle() {
+  local hz before after i
+  hz="$(getconf CLK_TCK)"
+  for i in $(seq 1 60); do
+    before="$(cpu_ticks "$@")"
+    sleep 0.5
+    after="$(cpu_ticks "$@")"
+    [ $((after - before)) -le $((hz / 20)) ] && return 0
+  done
+}
 bench() {
-  "$tmp/listwatch" bench write --writes "$WRITES" --workers "$WORKERS" "$@" >"$tmp/bench.out" 2>"$tmp/bench.err" ||
+  "${client_cpu[@]}" "$tmp/listwatch" bench write --writes "$WRITES" --workers "$WORKERS" "$@" >"$tmp/bench.out" 2>"$tmp/bench.err" ||
     { cat "$tmp/bench.err" >&2; exit 1; }
   sed -n '/^WRITES/,$p' "$tmp/bench.out"
 }
 for r in $(seq 1 "$ROUNDS"); do
+  settle "$KUBE_APISERVER_PID" "$kp"
   echo "== round $r: listwatch serve (pid $sp)"
   bench --kubeconfig "$tmp/serve/kubeconfig" --server-pid "$sp" --namespace "listwatch-writes-$r" "${@}"
+  settle "$sp"
   echo "== round $r: kube-apiserver (pid $KUBE_APISERVER_PID) + etcd (pid $kp)"
   bench --kubeconfig "$KUBECONFIG" --server-pid "$KUBE_APISERVER_PID" --store-pid "$kp" --namespace "listwatch-writes-$r" "${@}"
 done
