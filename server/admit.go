@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -41,9 +39,8 @@ func (c *call) decodeBody() (*doc, error) {
 	if err != nil {
 		return nil, err
 	}
-	var obj runtime.Object
 	if typ == contentProtobuf {
-		if b, obj, err = protobufToJSON(b); err != nil {
+		if b, err = protobufToJSON(b); err != nil {
 			return nil, err
 		}
 	}
@@ -51,14 +48,8 @@ func (c *call) decodeBody() (*doc, error) {
 	if err := checkDepth(b); err != nil {
 		return nil, err
 	}
-	var d *doc
-	if obj != nil {
-		// b is json.Marshal's encoding of obj (typedview.go).
-		if d, err = decodeEncoded(b); err != nil {
-			return nil, err
-		}
-		d.remember(obj, false) // for decodeTyped
-	} else if d, err = decodeDoc(b); err != nil {
+	d, err := decodeDoc(b)
+	if err != nil {
 		return nil, err
 	}
 	if err := c.checkType(d); err != nil {

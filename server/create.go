@@ -59,7 +59,7 @@ func (c *call) createDoc(d *doc) ([]byte, error) {
 		}
 	}
 	value := d.encode()
-	obj := d.takeView(true) // the typed object value encodes, if any
+	obj := d.takeView() // the typed object value encodes, if any
 	c.tr.Step("About to store object in database")
 	if isDryRun(c.r) {
 		return value, nil

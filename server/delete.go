@@ -140,7 +140,7 @@ func (c *call) deleteOptions() (deleteRequest, error) {
 		return o, err
 	}
 	if typ, _ := parseMediaRange(c.r.Header.Get("Content-Type")); typ == contentProtobuf && len(b) > 0 {
-		if b, _, err = protobufToJSON(b); err != nil {
+		if b, err = protobufToJSON(b); err != nil {
 			return o, err
 		}
 	}

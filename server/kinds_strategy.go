@@ -162,13 +162,9 @@ func init() {
 // of the wrong type is kube's 400; unknown and duplicate fields follow the
 // request's fieldValidation, as for metadata (checkDecoded, checkPatched).
 func (c *call) decodeTyped(t *typedKind, d *doc) (runtime.Object, error) {
-	strict := c.fieldValidation() != fieldValidationIgnore
-	if obj, ok := d.bodyObject(t, strict); ok { // typedview.go
-		return t.internalOf(obj)
-	}
 	b := d.encode()
 	dec := strictDecoders[t.scheme]
-	if !strict {
+	if c.fieldValidation() == fieldValidationIgnore {
 		dec = laxDecoders[t.scheme]
 	}
 	into, err := t.scheme.New(t.external)
@@ -247,13 +243,7 @@ func (t *typedKind) encodeInto(internal runtime.Object, d *doc) error {
 	if err != nil {
 		return wire.NewInternalError(err)
 	}
-	if err := d.splitEncoded(b); err != nil {
-		return err
-	}
-	if !t.converts() {
-		d.remember(external, true) // for the response (typedview.go)
-	}
-	return nil
+	return d.splitTyped(t, external, b) // typedview.go
 }
 
 // kubeStatus turns an error of kube's libraries into our Status with the

@@ -54,13 +54,11 @@ var protobufScheme = func() *runtime.Scheme {
 // protobufCodec decodes protobuf request bodies of those kinds.
 var protobufCodec = protobuf.NewSerializer(protobufScheme, protobufScheme)
 
-// protobufToJSON converts a protobuf-encoded built-in object to JSON,
-// returning the decoded object too.
-func protobufToJSON(b []byte) ([]byte, runtime.Object, error) {
+// protobufToJSON converts a protobuf-encoded built-in object to JSON.
+func protobufToJSON(b []byte) ([]byte, error) {
 	obj, _, err := protobufCodec.Decode(b, nil, nil)
 	if err != nil {
-		return nil, nil, wire.NewBadRequest(fmt.Sprintf("unable to decode protobuf body: %v", err))
+		return nil, wire.NewBadRequest(fmt.Sprintf("unable to decode protobuf body: %v", err))
 	}
-	j, err := json.Marshal(obj)
-	return j, obj, err
+	return json.Marshal(obj)
 }

@@ -154,7 +154,7 @@ func (c *call) updateScale() error {
 		return err
 	}
 	if typ == contentProtobuf { // client-go's default for built-in types
-		if body, _, err = protobufToJSON(body); err != nil {
+		if body, err = protobufToJSON(body); err != nil {
 			return err
 		}
 	}

@@ -5,60 +5,60 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"strconv"
+	"sync"
+	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	kjson "sigs.k8s.io/json"
 
 	"github.com/listwatch/listwatch/wire"
 )
 
-// A write of a built-in kind converts its object between forms several
-// times: a protobuf body is decoded to its type and re-encoded as JSON for
-// the doc pipeline (object.go), the doc is decoded into the type again for
-// kube's strategy (admitTyped), the result is encoded back into the doc
-// for storage (encodeInto), and a protobuf response decodes the stored
-// JSON into the type once more (protoItem). A typedView saves the second
-// and the last of these: it remembers a typed object together with a
-// snapshot of the doc fields that object encodes to, and hands the object
-// out only while the doc still holds exactly those fields. Anything that
-// changed the doc in between (a CRD's status, a webhook, a subresource
-// write) makes the snapshot differ, and the object is built from the doc
-// as before. Values are compared byte for byte; nothing in the server
-// edits a json.RawMessage in place, it replaces it.
+// A write of a built-in kind ends with its typed object, the result of
+// kube's strategy, which encodeInto encodes as JSON into the doc for
+// storage; a protobuf response then decoded the stored JSON into the type
+// again (protoItem). A typedView keeps that object, with a snapshot of
+// the doc fields it encodes to, and hands it out only while the doc still
+// holds exactly those fields, so the response is encoded from it. Anything
+// that changed the doc in between (a CRD's status, a custom admission
+// step) makes the snapshot differ, and the stored JSON is decoded as
+// before. Values are compared byte for byte; nothing in the server edits a
+// json.RawMessage in place, it replaces it.
+//
+// The object and its JSON form must decode to the same protobuf message.
+// They do when the object came from a JSON decode and its JSON form is
+// json.Marshal's valid UTF-8, except in fields json.Marshal rewrites:
+// raw JSON (RawExtension and apiextensions' JSON, compacted and escaped),
+// and []byte fields, empty ones being left out. Kinds with such fields
+// (protoExact) never keep a view. A request body is always decoded from
+// its JSON form, never used as decoded from protobuf: json.Marshal does
+// not normalise what a protobuf body may hold (invalid UTF-8, times no
+// JSON decoder reads back), and the decode from JSON refuses or repairs
+// those as kube's JSON path does.
 type typedView struct {
 	obj              runtime.Object
 	apiVersion, kind string
-	// meta is nil when the view covers only the fields outside metadata
-	// (a request body, whose metadata the server changes before the
-	// strategy sees it).
-	meta, rest map[string]json.RawMessage
+	meta, rest       map[string]json.RawMessage
 	// used: the object was handed out, and may have been changed since.
 	// Shared by every copy of the doc, so it is handed out once.
 	used bool
 }
 
-// remember makes obj d's view: obj encodes to d's fields outside
-// metadata and, if withMeta, to its metadata too.
-func (d *doc) remember(obj runtime.Object, withMeta bool) {
-	v := &typedView{obj: obj, apiVersion: d.apiVersion, kind: d.kind, rest: maps.Clone(d.rest)}
-	if withMeta {
-		v.meta = maps.Clone(d.meta)
-	}
-	d.view = v
+// remember makes obj d's view: obj encodes to d's fields.
+func (d *doc) remember(obj runtime.Object) {
+	d.view = &typedView{obj: obj, apiVersion: d.apiVersion, kind: d.kind,
+		meta: maps.Clone(d.meta), rest: maps.Clone(d.rest)}
 }
 
 // takeView hands out d's view object once, if d still holds the fields
-// it was remembered with (metadata too if withMeta, which needs a view
-// that covers it); otherwise nil.
-func (d *doc) takeView(withMeta bool) runtime.Object {
+// it was remembered with; otherwise nil.
+func (d *doc) takeView() runtime.Object {
 	v := d.view
 	if v == nil || v.used || v.apiVersion != d.apiVersion || v.kind != d.kind ||
-		!maps.EqualFunc(v.rest, d.rest, rawEqual) {
-		return nil
-	}
-	if withMeta && (v.meta == nil || !maps.EqualFunc(v.meta, d.meta, rawEqual)) {
+		!maps.EqualFunc(v.rest, d.rest, rawEqual) || !maps.EqualFunc(v.meta, d.meta, rawEqual) {
 		return nil
 	}
 	v.used = true
@@ -77,42 +77,48 @@ func objectMetaOf(obj runtime.Object) (*metav1.ObjectMeta, bool) {
 	return m, ok
 }
 
-// bodyObject is decodeTyped's shortcut for a body whose typed object
-// decodeBody kept (a protobuf body): that object with its metadata
-// replaced by d's, which the server has set since (name, uid,
-// creationTimestamp, namespace). The metadata is decoded as kube's
-// decoder would decode it in the whole object; if that reports anything
-// (which decodeMeta's cleaning makes impossible but for nested unknown
-// fields), false, and the caller decodes the whole doc to report it as
-// kube does.
-func (d *doc) bodyObject(t *typedKind, strict bool) (runtime.Object, bool) {
-	obj := d.takeView(false)
-	if obj == nil || obj.GetObjectKind().GroupVersionKind() != t.external {
-		return nil, false
+// splitTyped replaces d's fields with those of b, json.Marshal's encoding
+// of external, t's object after kube's strategy, and keeps external as
+// d's view where the response may be encoded from it (see typedView).
+// Invalid UTF-8 becomes U+FFFD first, as decodeDoc does it: raw JSON
+// fields pass json.Marshal unchecked.
+func (d *doc) splitTyped(t *typedKind, external runtime.Object, b []byte) error {
+	valid := validUTF8(b)
+	if err := d.splitEncoded(valid); err != nil {
+		return err
 	}
-	m, ok := objectMetaOf(obj)
-	if !ok {
-		return nil, false
+	if !t.converts() && t.protoExact() && len(valid) == len(b) && &valid[0] == &b[0] && !marshalEscaped(b) {
+		d.remember(external)
 	}
-	var b bytes.Buffer
-	b.WriteByte('{')
-	writeFields(&b, d.meta)
-	b.WriteByte('}')
-	*m = metav1.ObjectMeta{}
-	if strict {
-		errs, err := kjson.UnmarshalStrict(b.Bytes(), m, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
-		if err != nil || len(errs) > 0 {
-			return nil, false
+	return nil
+}
+
+// marshalEscaped reports whether json.Marshal wrote b with an escape
+// that may stand for what the object holds otherwise: \ufffd, written only
+// for invalid UTF-8 in a string (which the object still holds), and the
+// escapes of <, >, &, U+2028 and U+2029, which it also writes into raw
+// JSON fields (managedFields' sets) whose bytes the object keeps as they
+// were.
+func marshalEscaped(b []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(b[i:], []byte(`\u`))
+		if j < 0 {
+			return false
 		}
-	} else if err := kjson.UnmarshalCaseSensitivePreserveInts(b.Bytes(), m); err != nil {
-		return nil, false
+		i += j + 2
+		if i+4 > len(b) {
+			return false
+		}
+		switch string(b[i : i+4]) {
+		case "fffd", "003c", "003e", "0026", "2028", "2029":
+			return true
+		}
 	}
-	return obj, true
 }
 
 // splitEncoded replaces d's fields with those of b, the JSON encoding of
-// a typed object (json.Marshal's: valid UTF-8, compact, each key once,
-// metadata an object with ObjectMeta's fields only). It is decodeDoc
+// a typed object (json.Marshal's: compact, each key once, metadata an
+// object with ObjectMeta's fields only) in valid UTF-8. It is decodeDoc
 // without the checks such bytes always pass, and without decoding: the
 // fields are slices of b.
 func (d *doc) splitEncoded(b []byte) error {
@@ -120,33 +126,6 @@ func (d *doc) splitEncoded(b []byte) error {
 	if !ok {
 		return wire.NewInternalError(fmt.Errorf("not a JSON object: %.40q", b))
 	}
-	return d.split(top)
-}
-
-// decodeEncoded is decodeDoc for b, the JSON encoding of a typed object
-// (see splitEncoded).
-func decodeEncoded(b []byte) (*doc, error) {
-	top, ok := compactMembers(b)
-	if !ok {
-		return nil, wire.NewInternalError(fmt.Errorf("not a JSON object: %.40q", b))
-	}
-	d := &doc{}
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"apiVersion", &d.apiVersion}, {"kind", &d.kind}} {
-		if raw, ok := top[f.name]; ok {
-			if err := json.Unmarshal(raw, f.dst); err != nil {
-				return nil, wire.NewInternalError(err)
-			}
-		}
-	}
-	return d, d.split(top)
-}
-
-// split sets d's fields from top, the members of an encoded object.
-func (d *doc) split(top map[string]json.RawMessage) error {
-	var ok bool
 	meta := map[string]json.RawMessage{}
 	if raw, has := top["metadata"]; has {
 		if meta, ok = compactMembers(raw); !ok {
@@ -158,6 +137,69 @@ func (d *doc) split(top map[string]json.RawMessage) error {
 	delete(top, "kind")
 	d.meta, d.rest = meta, top
 	return nil
+}
+
+// protoExact reports whether t's objects hold no field json.Marshal
+// rewrites (see typedView), computed once per kind.
+func (t *typedKind) protoExact() bool {
+	if v, ok := protoExactKinds.Load(t.external); ok {
+		return v.(bool)
+	}
+	obj, err := t.scheme.New(t.external)
+	exact := err == nil && !rewritten(reflect.TypeOf(obj), map[reflect.Type]bool{})
+	protoExactKinds.Store(t.external, exact)
+	return exact
+}
+
+// protoExactKinds caches protoExact by kind.
+var protoExactKinds sync.Map
+
+var (
+	rawExtensionType = reflect.TypeFor[runtime.RawExtension]()
+	crdJSONType      = reflect.TypeFor[apiextensionsv1.JSON]()
+	// managedFields' sets are raw JSON too, but written compact by
+	// structured-merge-diff; splitTyped checks the escapes json.Marshal
+	// adds. A time.Time is encoded as a string.
+	fieldsV1Type = reflect.TypeFor[metav1.FieldsV1]()
+	timeType     = reflect.TypeFor[time.Time]()
+)
+
+// rewritten reports whether a value of typ may hold a field json.Marshal
+// rewrites: raw JSON, or a []byte field of a struct.
+func rewritten(typ reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[typ] {
+		return false
+	}
+	seen[typ] = true
+	switch typ {
+	case rawExtensionType, crdJSONType:
+		return true
+	case fieldsV1Type, timeType:
+		return false
+	}
+	switch typ.Kind() {
+	case reflect.Pointer, reflect.Array:
+		return rewritten(typ.Elem(), seen)
+	case reflect.Slice:
+		return typ.Elem().Kind() != reflect.Uint8 && rewritten(typ.Elem(), seen)
+	case reflect.Map:
+		// A []byte map value is written whole, empty or not.
+		return typ.Elem().Kind() != reflect.Slice && rewritten(typ.Elem(), seen) ||
+			typ.Elem().Kind() == reflect.Slice && typ.Elem().Elem().Kind() != reflect.Uint8 && rewritten(typ.Elem().Elem(), seen)
+	case reflect.Interface:
+		return true
+	case reflect.Struct:
+		for i := range typ.NumField() {
+			f := typ.Field(i).Type
+			if f.Kind() == reflect.Slice && f.Elem().Kind() == reflect.Uint8 {
+				return true
+			}
+			if rewritten(f, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // compactMembers splits a compact JSON object, as json.Marshal writes

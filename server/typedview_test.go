@@ -5,74 +5,83 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kjsonserializer "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // TestTypedViewFollowsDoc: a doc's view object is handed out only while
 // the doc holds the fields it was remembered with, and only once.
 func TestTypedViewFollowsDoc(t *testing.T) {
-	cmKind := builtinResources()[1].typed()
 	newDoc := func() *doc {
-		cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-			ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"x": "1"}},
-			Data:       map[string]string{"k": "v"}}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"x": "1"}},
+			Data: map[string]string{"k": "v"}}
 		b, err := json.Marshal(cm)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := decodeDoc(b)
-		if err != nil {
+		d := &doc{apiVersion: "v1", kind: "ConfigMap"}
+		if err := d.splitEncoded(b); err != nil {
 			t.Fatal(err)
 		}
-		d.remember(cm, false)
+		d.remember(cm)
 		return d
 	}
-
 	d := newDoc()
-	d.setMeta("name", "b")
-	d.setMeta("uid", "u-1")
-	obj, ok := d.bodyObject(cmKind, true)
-	if !ok {
-		t.Fatal("an unchanged body's object was not handed out")
+	if obj := d.takeView(); obj == nil || obj.(*corev1.ConfigMap).Data["k"] != "v" {
+		t.Fatalf("an unchanged doc's view: %v", obj)
 	}
-	cm := obj.(*corev1.ConfigMap)
-	if cm.Name != "b" || cm.UID != "u-1" || cm.Labels["x"] != "1" || cm.Data["k"] != "v" {
-		t.Fatalf("object %+v, want the doc's metadata and the body's data", cm)
-	}
-	if _, ok := d.bodyObject(cmKind, true); ok {
+	if d.takeView() != nil {
 		t.Fatal("a view was handed out twice")
 	}
+	for name, change := range map[string]func(*doc){
+		"data":     func(d *doc) { d.setField("data", map[string]string{"k": "changed"}) },
+		"new":      func(d *doc) { d.setField("binaryData", map[string]string{}) },
+		"kind":     func(d *doc) { d.kind = "Secret" },
+		"metadata": func(d *doc) { d.setMeta("uid", "u-2") },
+		"label":    func(d *doc) { d.setMeta("labels", map[string]string{"x": "2"}) },
+		"dropped":  func(d *doc) { delete(d.meta, "labels") },
+	} {
+		d := newDoc()
+		change(d)
+		if d.takeView() != nil {
+			t.Errorf("handed out after a change of %s", name)
+		}
+	}
+}
 
-	d = newDoc()
-	d.setField("data", map[string]string{"k": "changed"})
-	if _, ok := d.bodyObject(cmKind, true); ok {
-		t.Fatal("handed out after the doc's data changed")
-	}
-	d = newDoc()
-	d.kind = "Secret"
-	if d.takeView(false) != nil {
-		t.Fatal("handed out after the doc's kind changed")
-	}
-	d = newDoc()
-	if d.takeView(true) != nil {
-		t.Fatal("a body's view covers no metadata, and was handed out for it")
-	}
-
-	// A view of the whole object (encodeInto's) follows metadata too.
-	d = newDoc()
-	d.remember(&corev1.ConfigMap{}, true)
-	d.setMeta("uid", "u-2")
-	if d.takeView(true) != nil {
-		t.Fatal("handed out after the doc's metadata changed")
-	}
-	d = newDoc()
-	d.remember(&corev1.ConfigMap{}, true)
-	if d.takeView(true) == nil {
-		t.Fatal("an unchanged doc's view was not handed out")
+// TestProtoExact: kinds with fields json.Marshal rewrites keep no view.
+func TestProtoExact(t *testing.T) {
+	for _, tc := range []struct {
+		plural string
+		exact  bool
+	}{
+		{"configmaps", true}, {"secrets", true}, {"pods", true}, {"services", true},
+		{"controllerrevisions", false},             // RawExtension
+		{"validatingwebhookconfigurations", false}, // caBundle []byte
+		{"customresourcedefinitions", false},       // apiextensions JSON
+		{"certificatesigningrequests", false},      // request []byte
+	} {
+		var r *resource
+		for _, b := range builtinResources() {
+			if b.plural == tc.plural {
+				r = b
+			}
+		}
+		if r == nil || r.typed() == nil {
+			t.Fatalf("no built-in %s", tc.plural)
+		}
+		if got := r.typed().protoExact(); got != tc.exact {
+			t.Errorf("%s: protoExact %v, want %v", tc.plural, got, tc.exact)
+		}
 	}
 }
 
@@ -173,4 +182,110 @@ func describeProto(t *testing.T, b []byte) string {
 		return err.Error()
 	}
 	return string(j)
+}
+
+// protoBody is obj encoded as client-go's typed clients send it.
+func protoBody(t *testing.T, obj runtime.Object) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := protobufCodec.Encode(obj, &b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestProtobufAnswersStoredOddValues: the protobuf answer to a write is
+// what a GET then answers for values json.Marshal rewrites or a protobuf
+// body may hold and JSON may not: invalid UTF-8, escaped characters, raw
+// JSON with spaces, an empty []byte, an IntOrString with a stray string.
+func TestProtobufAnswersStoredOddValues(t *testing.T) {
+	e := newEnv(t)
+	const cms = "/api/v1/namespaces/default/configmaps"
+	const revs = "/apis/apps/v1/namespaces/default/controllerrevisions"
+	const hooks = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+	hook := func(name string) *admissionregistrationv1.ValidatingWebhookConfiguration {
+		none := admissionregistrationv1.SideEffectClassNone
+		url := "https://hook.example.com/"
+		return &admissionregistrationv1.ValidatingWebhookConfiguration{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "a.b.c", SideEffects: &none,
+				AdmissionReviewVersions: []string{"v1"},
+				ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: []byte{}}}},
+		}
+	}
+	cases := []struct {
+		path, name, body, contentType string
+	}{
+		{cms, "utf8", protoBody(t, &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: "utf8"}, Data: map[string]string{"a": "x\xffy"}}), contentProtobuf},
+		{cms, "escaped", protoBody(t, &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: "escaped", Annotations: map[string]string{"a": "<b>&\u2028"}},
+			Data:       map[string]string{"a": "<b>&"}}), contentProtobuf},
+		{"/api/v1/namespaces/default/services", "stray", protoBody(t, &corev1.Service{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+			ObjectMeta: metav1.ObjectMeta{Name: "stray"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80,
+				TargetPort: intstr.IntOrString{Type: intstr.Int, IntVal: 8080, StrVal: "stray"}}}}}), contentProtobuf},
+		{revs, "raw", protoBody(t, &appsv1.ControllerRevision{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ControllerRevision"},
+			ObjectMeta: metav1.ObjectMeta{Name: "raw"}, Revision: 1, Data: runtime.RawExtension{Raw: []byte(`{ "a": "<b>" }`)}}), contentProtobuf},
+		{revs, "raw-json", `{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"raw-json"},"revision":1,"data":{"a":"<b>"}}`, "application/json"},
+		{hooks, "empty-bytes", protoBody(t, hook("empty-bytes")), contentProtobuf},
+		{hooks, "empty-bytes-json", `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingWebhookConfiguration","metadata":{"name":"empty-bytes-json"},` +
+			`"webhooks":[{"name":"a.b.c","clientConfig":{"url":"https://hook.example.com/","caBundle":""},"sideEffects":"None","admissionReviewVersions":["v1"]}]}`, "application/json"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e.t = t
+			created := e.do("POST", tc.path, tc.body, "Content-Type", tc.contentType, "Accept", contentProtobuf)
+			if created.code != 201 {
+				t.Fatalf("create: %d %q", created.code, created.body)
+			}
+			got := e.do("GET", tc.path+"/"+tc.name, nil, "Accept", contentProtobuf)
+			if !bytes.Equal(created.body, got.body) {
+				t.Fatalf("the create answered\n%q\nthe stored object is\n%q", created.body, got.body)
+			}
+		})
+	}
+}
+
+// TestProtobufBodiesDecodedAsJSON: a protobuf body is refused or repaired
+// as its JSON form is, so nothing reaches storage that a JSON client
+// could not have sent: a time no JSON decoder reads back is kube's 400
+// (and the collection still lists in protobuf), invalid UTF-8 is stored
+// as U+FFFD, and two keys that become one are a duplicate field.
+func TestProtobufBodiesDecodedAsJSON(t *testing.T) {
+	e := newEnv(t)
+	const leases = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+	far := metav1.NewMicroTime(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))
+	lease := &coordinationv1.Lease{TypeMeta: metav1.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
+		ObjectMeta: metav1.ObjectMeta{Name: "far"}, Spec: coordinationv1.LeaseSpec{RenewTime: &far}}
+	if r := e.do("POST", leases, protoBody(t, lease), "Content-Type", contentProtobuf); r.code != 400 ||
+		!strings.Contains(string(r.body), "cannot be handled as a Lease") {
+		t.Errorf("far time: %d %s", r.code, r.body)
+	}
+	if r := e.do("GET", leases, nil, "Accept", contentProtobuf); r.code != 200 {
+		t.Errorf("protobuf list: %d %q", r.code, r.body)
+	}
+
+	const revs = "/apis/apps/v1/namespaces/default/controllerrevisions"
+	rev := &appsv1.ControllerRevision{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ControllerRevision"},
+		ObjectMeta: metav1.ObjectMeta{Name: "bad"}, Revision: 1, Data: runtime.RawExtension{Raw: []byte("{\"a\":\"\xff\"}")}}
+	e.must(201, "POST", revs, protoBody(t, rev), "Content-Type", contentProtobuf)
+	kv, err := e.store.Get(t.Context(), "/registry/controllerrevisions/default/bad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !utf8.Valid(kv.Value) || !strings.Contains(string(kv.Value), "\ufffd") {
+		t.Errorf("stored %q, want U+FFFD for the invalid byte", kv.Value)
+	}
+
+	dup := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: "dup"}, Data: map[string]string{"a\xff": "1", "a\xfe": "2"}}
+	r := e.do("POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Strict", protoBody(t, dup), "Content-Type", contentProtobuf)
+	if r.code != 400 || !strings.Contains(string(r.body), `duplicate field`) {
+		t.Errorf("Strict: %d %s", r.code, r.body)
+	}
+	r = e.do("POST", "/api/v1/namespaces/default/configmaps", protoBody(t, dup), "Content-Type", contentProtobuf)
+	if w := r.hdr.Values("Warning"); len(w) == 0 || !strings.Contains(strings.Join(w, " "), "duplicate field") {
+		t.Errorf("Warn: %d, warnings %q", r.code, w)
+	}
 }

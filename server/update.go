@@ -145,7 +145,7 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 		return nil, err
 	}
 	value := next.encode()
-	obj := next.takeView(true) // the typed object value encodes, if any
+	obj := next.takeView() // the typed object value encodes, if any
 	if c.finalizedByUpdate(next, cur) {
 		stored, err := s.deleteFinalized(ctx, c, kv.Revision, next)
 		if errors.Is(err, storage.ErrConflict) && (expect == 0 || cached) {
