@@ -98,8 +98,8 @@
 // status subresource, and generation is bumped by any change outside
 // metadata. Server-side apply answers 415. Protobuf request bodies of the
 // built-in kinds (client-go's typed clients send them) are converted to
-// JSON for the pipeline; their typed object is kept for kube's strategy,
-// and the object stored is kept for a protobuf response, while the
-// pipeline has not changed them (typedview.go). Multi-version CRDs convert by relabelling
+// JSON, and decoded from it as a JSON body is. A protobuf response to a
+// write is encoded from the typed object kube's strategy returned, where
+// its JSON form decodes back to the same message (typedview.go). Multi-version CRDs convert by relabelling
 // apiVersion only (conversion strategy None).
 package server

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	kresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -32,7 +33,8 @@ import (
 // They do when the object came from a JSON decode and its JSON form is
 // json.Marshal's valid UTF-8, except in fields json.Marshal rewrites:
 // raw JSON (RawExtension and apiextensions' JSON, compacted and escaped),
-// and []byte fields, empty ones being left out. Kinds with such fields
+// []byte fields, empty ones being left out, and Quantities, whose string
+// a decode may give back in another form. Kinds with such fields
 // (protoExact) never keep a view. A request body is always decoded from
 // its JSON form, never used as decoded from protobuf: json.Marshal does
 // not normalise what a protobuf body may hold (invalid UTF-8, times no
@@ -160,6 +162,9 @@ var (
 	// managedFields' sets are raw JSON too, but written compact by
 	// structured-merge-diff; splitTyped checks the escapes json.Marshal
 	// adds. A time.Time is encoded as a string.
+	// A Quantity is written as its String(), which a decode need not
+	// give back for one computed by defaulting (a sum of requests).
+	quantityType = reflect.TypeFor[kresource.Quantity]()
 	fieldsV1Type = reflect.TypeFor[metav1.FieldsV1]()
 	timeType     = reflect.TypeFor[time.Time]()
 )
@@ -172,7 +177,7 @@ func rewritten(typ reflect.Type, seen map[reflect.Type]bool) bool {
 	}
 	seen[typ] = true
 	switch typ {
-	case rawExtensionType, crdJSONType:
+	case rawExtensionType, crdJSONType, quantityType:
 		return true
 	case fieldsV1Type, timeType:
 		return false

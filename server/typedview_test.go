@@ -64,7 +64,8 @@ func TestProtoExact(t *testing.T) {
 		plural string
 		exact  bool
 	}{
-		{"configmaps", true}, {"secrets", true}, {"pods", true}, {"services", true},
+		{"configmaps", true}, {"secrets", true}, {"services", true}, {"namespaces", true},
+		{"pods", false},                            // resource.Quantity
 		{"controllerrevisions", false},             // RawExtension
 		{"validatingwebhookconfigurations", false}, // caBundle []byte
 		{"customresourcedefinitions", false},       // apiextensions JSON
@@ -229,6 +230,13 @@ func TestProtobufAnswersStoredOddValues(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: "raw"}, Revision: 1, Data: runtime.RawExtension{Raw: []byte(`{ "a": "<b>" }`)}}), contentProtobuf},
 		{revs, "raw-json", `{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"raw-json"},"revision":1,"data":{"a":"<b>"}}`, "application/json"},
 		{hooks, "empty-bytes", protoBody(t, hook("empty-bytes")), contentProtobuf},
+		// Pod defaulting sums the containers' requests into the pod's:
+		// 1Ki + 976 is "2000", which a decode gives back as "2k", and
+		// 7Ei + 1Ei is 2^63, which it gives back capped.
+		{"/api/v1/namespaces/default/pods", "sum", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"sum"},"spec":{"resources":{"limits":{"memory":"4Gi","cpu":"2"}},` +
+			`"containers":[{"name":"a","image":"i","resources":{"requests":{"memory":"1Ki","cpu":"1"}}},{"name":"b","image":"i","resources":{"requests":{"memory":"976","cpu":"1000m"}}}]}}`, "application/json"},
+		{"/api/v1/namespaces/default/pods", "big", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"big"},"spec":{"resources":{"limits":{"cpu":"2"}},` +
+			`"containers":[{"name":"a","image":"i","resources":{"requests":{"memory":"7Ei","cpu":"1"}}},{"name":"b","image":"i","resources":{"requests":{"memory":"1Ei","cpu":"1"}}}]}}`, "application/json"},
 		{hooks, "empty-bytes-json", `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingWebhookConfiguration","metadata":{"name":"empty-bytes-json"},` +
 			`"webhooks":[{"name":"a.b.c","clientConfig":{"url":"https://hook.example.com/","caBundle":""},"sideEffects":"None","admissionReviewVersions":["v1"]}]}`, "application/json"},
 	}
