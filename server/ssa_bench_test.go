@@ -2,9 +2,6 @@ package server
 
 import (
 	"fmt"
-	"io"
-	"net/http"
-	"strings"
 	"testing"
 )
 
@@ -13,17 +10,7 @@ import (
 // is the server before server-side apply; kube has no such switch).
 func BenchmarkCreateConfigMapManagedFields(b *testing.B) {
 	e := newBenchEnv(b)
-	post := func(path, body string) {
-		resp, err := http.Post(e.url+path, "application/json", strings.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusCreated {
-			b.Fatalf("POST %s: %d", path, resp.StatusCode)
-		}
-	}
+	post := func(path, body string) { e.post(b, path, "application/json", "", []byte(body)) }
 	post("/api/v1/namespaces", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}}`)
 	i := 0
 	for _, off := range []bool{true, false} {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	kresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -68,16 +69,6 @@ func (d *doc) takeView() runtime.Object {
 }
 
 func rawEqual(a, b json.RawMessage) bool { return bytes.Equal(a, b) }
-
-// objectMetaOf is obj's ObjectMeta, which every built-in kind embeds.
-func objectMetaOf(obj runtime.Object) (*metav1.ObjectMeta, bool) {
-	a, ok := obj.(metav1.ObjectMetaAccessor)
-	if !ok {
-		return nil, false
-	}
-	m, ok := a.GetObjectMeta().(*metav1.ObjectMeta)
-	return m, ok
-}
 
 // splitTyped replaces d's fields with those of b, json.Marshal's encoding
 // of external, t's object after kube's strategy, and keeps external as
@@ -159,12 +150,12 @@ var protoExactKinds sync.Map
 var (
 	rawExtensionType = reflect.TypeFor[runtime.RawExtension]()
 	crdJSONType      = reflect.TypeFor[apiextensionsv1.JSON]()
-	// managedFields' sets are raw JSON too, but written compact by
-	// structured-merge-diff; splitTyped checks the escapes json.Marshal
-	// adds. A time.Time is encoded as a string.
 	// A Quantity is written as its String(), which a decode need not
 	// give back for one computed by defaulting (a sum of requests).
 	quantityType = reflect.TypeFor[kresource.Quantity]()
+	// managedFields' sets are raw JSON too, but written compact by
+	// structured-merge-diff; splitTyped checks the escapes json.Marshal
+	// adds. A time.Time is encoded as a string.
 	fieldsV1Type = reflect.TypeFor[metav1.FieldsV1]()
 	timeType     = reflect.TypeFor[time.Time]()
 )
@@ -183,14 +174,11 @@ func rewritten(typ reflect.Type, seen map[reflect.Type]bool) bool {
 		return false
 	}
 	switch typ.Kind() {
-	case reflect.Pointer, reflect.Array:
+	case reflect.Pointer, reflect.Array, reflect.Map:
+		// A []byte map value is written whole, empty or not (below).
 		return rewritten(typ.Elem(), seen)
 	case reflect.Slice:
 		return typ.Elem().Kind() != reflect.Uint8 && rewritten(typ.Elem(), seen)
-	case reflect.Map:
-		// A []byte map value is written whole, empty or not.
-		return typ.Elem().Kind() != reflect.Slice && rewritten(typ.Elem(), seen) ||
-			typ.Elem().Kind() == reflect.Slice && typ.Elem().Elem().Kind() != reflect.Uint8 && rewritten(typ.Elem().Elem(), seen)
 	case reflect.Interface:
 		return true
 	case reflect.Struct:
@@ -309,8 +297,8 @@ func (c *call) respondWith(obj runtime.Object, rev int64, stored []byte) {
 	if obj == nil || c.res.converted {
 		return
 	}
-	if m, ok := objectMetaOf(obj); ok {
-		m.ResourceVersion = strconv.FormatInt(rev, 10)
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetResourceVersion(strconv.FormatInt(rev, 10))
 		c.written = writtenObject{obj: obj, value: stored}
 	}
 }

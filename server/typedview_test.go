@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kjsonserializer "k8s.io/apimachinery/pkg/runtime/serializer/json"
@@ -154,8 +155,11 @@ func TestProtobufCreateAnswersStored(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, _ := objectMetaOf(obj)
-			m.Labels = map[string]string{"updated": "yes"}
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.SetLabels(map[string]string{"updated": "yes"})
 			body.Reset()
 			if err := protobufCodec.Encode(obj, &body); err != nil {
 				t.Fatal(err)
