@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+	apistorage "k8s.io/apiserver/pkg/storage"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	podutil "k8s.io/kubernetes/pkg/api/pod"
@@ -89,6 +91,9 @@ func (c *call) bind(urlName string) error {
 		return err
 	}
 	binding := obj.(*api.Binding)
+	// A doc's encoding leaves resourceVersion out (storage owns it); the
+	// Binding's is a precondition, so it is taken from the body itself.
+	binding.ResourceVersion = d.metaString("resourceVersion")
 	if urlName != "" && urlName != binding.Name {
 		return wire.NewBadRequest("name in URL does not match name in Binding object")
 	}
@@ -118,13 +123,16 @@ func (c *call) assignPod(pc *call, b *api.Binding) error {
 			return nil, wire.NewInternalError(err)
 		}
 		pod := o.(*api.Pod)
-		if b.UID != "" && b.UID != pod.UID {
-			return nil, kubeStatus(apierrors.NewConflict(podGR, b.Name,
-				fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", b.UID, pod.UID)))
+		// kube checks both as storage preconditions: a failure is etcd3's
+		// invalid-object StorageError, answered as a Conflict on pods.
+		precondition := func(msg string) error {
+			return kubeStatus(apierrors.NewConflict(podGR, b.Name, apistorage.NewInvalidObjError(pc.res.key(pc.ns, pc.name), msg)))
 		}
-		if b.ResourceVersion != "" && b.ResourceVersion != fmt.Sprint(rev) {
-			return nil, kubeStatus(apierrors.NewConflict(podGR, b.Name,
-				fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", b.ResourceVersion, rev)))
+		if b.UID != "" && b.UID != pod.UID {
+			return nil, precondition(fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", b.UID, pod.UID))
+		}
+		if b.ResourceVersion != "" && b.ResourceVersion != strconv.FormatInt(rev, 10) {
+			return nil, precondition(fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", b.ResourceVersion, rev))
 		}
 		switch {
 		case pod.DeletionTimestamp != nil:

@@ -37,6 +37,21 @@ func TestPodBinding(t *testing.T) {
 	if p := e.must(200, "GET", podPath+"/b", nil); path(p, "spec", "nodeName") != "n2" {
 		t.Fatalf("pods/binding: %v", p)
 	}
+	// The Binding's uid and resourceVersion are preconditions on the pod.
+	c := e.must(201, "POST", podPath, testPod("c"))
+	stale := bind("c", "n3")
+	stale["metadata"].(map[string]any)["resourceVersion"] = "1"
+	storageErr := `Operation cannot be fulfilled on pods "c": StorageError: invalid object, Code: 4, Key: /registry/pods/default/c, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: `
+	e.expectStatus(409, "Conflict", storageErr+"ResourceVersion in precondition: 1, ResourceVersion in object meta: "+path(c, "metadata", "resourceVersion").(string),
+		"POST", podPath+"/c/binding", stale)
+	other := bind("c", "n3")
+	other["metadata"].(map[string]any)["uid"] = "not-the-pods-uid"
+	e.expectStatus(409, "Conflict", storageErr+"UID in precondition: not-the-pods-uid, UID in object meta: "+path(c, "metadata", "uid").(string),
+		"POST", podPath+"/c/binding", other)
+	fresh := bind("c", "n3")
+	fresh["metadata"].(map[string]any)["resourceVersion"] = path(c, "metadata", "resourceVersion")
+	fresh["metadata"].(map[string]any)["uid"] = path(c, "metadata", "uid")
+	e.must(201, "POST", podPath+"/c/binding", fresh)
 	e.expectStatus(404, "NotFound", `pods "nope" not found`, "POST", podPath+"/nope/binding", bind("nope", "n"))
 	e.expectStatus(405, "MethodNotAllowed", "", "GET", podPath+"/a/binding", nil)
 	e.expectStatus(405, "MethodNotAllowed", "", "GET", "/api/v1/namespaces/default/bindings", nil)
