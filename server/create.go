@@ -37,7 +37,8 @@ func (c *call) create() error {
 // createDoc admits and stores a new object d (a create's body, or the
 // result of an apply to an object that does not exist), returning the
 // stored value.
-func (c *call) createDoc(d *doc) ([]byte, error) {
+func (c *call) createDoc(d *doc) (_ []byte, err error) {
+	defer func() { c.finishAllocation(err == nil) }()
 	c.prepareCreate(d)
 	if err := c.admit(d, nil); err != nil {
 		return nil, err

@@ -91,6 +91,7 @@ func (c *call) delete() error {
 	if err != nil {
 		return storageError(err, c.res, c.name)
 	}
+	c.s.afterDelete(key, last.Value)
 	if c.res.isCRDs() {
 		_ = c.s.reg.setCRD(c.name, last.Revision, nil)
 	}
@@ -235,6 +236,7 @@ func (c *call) deleteCollection() error {
 		if err != nil {
 			return storageError(err, c.res, "")
 		}
+		c.s.afterDelete(kv.Key, last.Value)
 		if c.res.isCRDs() {
 			_ = c.s.reg.setCRD(strings.TrimPrefix(kv.Key, c.res.prefix("")), last.Revision, nil)
 		}
@@ -258,9 +260,14 @@ func (s *Server) deletePrefix(ctx context.Context, prefix string) error {
 			return err
 		}
 		for _, kv := range res.Items {
-			if _, err := s.store.Delete(ctx, kv.Key, 0); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			last, err := s.store.Delete(ctx, kv.Key, 0)
+			if errors.Is(err, storage.ErrNotFound) {
+				continue
+			}
+			if err != nil {
 				return err
 			}
+			s.afterDelete(kv.Key, last.Value)
 		}
 		if !res.More {
 			return nil

@@ -185,6 +185,7 @@ func (c *call) deleteObject(ctx context.Context, name string, o deleteRequest, d
 				return deleteResult{}, storageError(err, c.res, name)
 			}
 			c.tr.Step("Object deleted from database")
+			c.s.afterDelete(key, last.Value)
 			return deleteResult{value: last.Value, cur: cur, deleted: true}, nil
 		}
 		value := p.next.encode()
@@ -230,6 +231,7 @@ func (c *call) deleteObject(ctx context.Context, name string, o deleteRequest, d
 			return deleteResult{}, storageError(err, c.res, name)
 		}
 		c.tr.Step("Object deleted from database")
+		c.s.afterDelete(key, last.Value)
 		return deleteResult{value: last.Value, cur: cur, deleted: true}, nil
 	}
 }

@@ -48,12 +48,14 @@
 // (k8s.io/kubernetes/pkg/registry/..., the apiextensions CRD strategy),
 // which sets generation, resets status, validates with kube's field paths
 // and messages, and enforces immutability; what is stored is the typed
-// object re-encoded, so unknown fields are pruned. Custom resources are
-// stored schemaless, as sent, with generation and status decided by
-// kube's custom-resource strategy (kinds_custom.go); their schemas are not
-// applied. Not done: clusterIP and nodePort allocation (kube does it in
-// the Service REST layer, outside the strategy), admission plugins,
-// managedFields. Objects are stored with no resourceVersion: storage
+// object re-encoded, so unknown fields are pruned. Custom resources
+// follow kube's custom-resource strategy (crstrategy.go) and their CRD's
+// schema: validation, pruning, defaulting and CEL rules (crschema.go).
+// managedFields and server-side apply are kube's field manager's
+// (ssa.go). Services' cluster IPs and node ports are allocated by kube's
+// Service REST hooks (servicealloc.go, with the allocators the apiserver
+// package runs). Of kube's admission plugins only the webhooks and the
+// admission policies run. Objects are stored with no resourceVersion: storage
 // injects it on read. Stored JSON starts with apiVersion, kind and
 // metadata, so the resourceVersion splice is cheap.
 //
@@ -83,10 +85,9 @@
 // propagation policy, is marked (deletionTimestamp) and stays until a
 // write removes its last finalizer; pods bound to a node get their grace
 // period (graceful.go), and no kubelet ends it. Nothing acts on the
-// garbage collector's finalizers yet. A namespace's contents are deleted
-// synchronously by the DELETE of the namespace, which then stays
-// (Terminating) only while its own metadata.finalizers remain; a CRD is
-// deleted with its custom
+// garbage collector's finalizers yet. A DELETE of a namespace marks it
+// Terminating (namespace.go); the namespace controller empties it and
+// removes it, as in kube. A CRD is deleted with its custom
 // resources, finalizers or not. An update or patch that would store the
 // same bytes is not written (noop.go). The subresources are status (pods,
 // services, namespaces, CRDs, and custom resources whose CRD declares
@@ -96,7 +97,7 @@
 // (scale.go). A custom resource's create and update follow kube's own
 // customresource strategy: status sent on create is dropped with the
 // status subresource, and generation is bumped by any change outside
-// metadata. Server-side apply answers 415. Protobuf request bodies of the
+// metadata. Protobuf request bodies of the
 // built-in kinds (client-go's typed clients send them) are converted to
 // JSON, and decoded from it as a JSON body is. A protobuf response to a
 // write is encoded from the typed object kube's strategy returned, where

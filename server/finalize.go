@@ -247,9 +247,12 @@ func (s *Server) deleteFinalized(ctx context.Context, c *call, rev int64, next *
 	if err != nil || isDryRun(c.r) {
 		return out, err
 	}
-	if _, err := s.store.Delete(ctx, c.res.key(c.ns, c.name), rev); err != nil {
+	key := c.res.key(c.ns, c.name)
+	last, err := s.store.Delete(ctx, key, rev)
+	if err != nil {
 		return nil, err
 	}
+	s.afterDelete(key, last.Value)
 	c.tr.Step("Object deleted from database: its last finalizer was removed")
 	return out, nil
 }

@@ -113,6 +113,12 @@ var typedKinds = func() map[string]*typedKind {
 			strategy: st, status: status,
 		}
 	}
+	// printed: Tables of t are kube's printer's (the core kinds whose
+	// hand-made columns would differ from kube's).
+	printed := func(t *typedKind) *typedKind {
+		t.printed = true
+		return t
+	}
 	// legacy is a kind of kube's legacy scheme in group, printed as
 	// kube prints it.
 	legacy := func(group, kind string, st kindStrategy, status rest.RESTUpdateStrategy) *typedKind {
@@ -133,8 +139,8 @@ var typedKinds = func() map[string]*typedKind {
 		"/namespaces":             namespaces,
 		"/configmaps":             core("ConfigMap", configmap.Strategy, nil),
 		"/secrets":                core("Secret", secret.Strategy, nil),
-		"/pods":                   core("Pod", pod.Strategy, pod.StatusStrategy),
-		"/services":               core("Service", service.Strategy, service.StatusStrategy),
+		"/pods":                   printed(core("Pod", pod.Strategy, pod.StatusStrategy)),
+		"/services":               printed(core("Service", service.Strategy, service.StatusStrategy)),
 		"/serviceaccounts":        core("ServiceAccount", serviceaccount.Strategy, nil),
 		"/events":                 core("Event", eventregistry.Strategy, nil),
 		"/endpoints":              legacy("", "Endpoints", endpoint.Strategy, nil),

@@ -49,7 +49,14 @@ func (c *call) admit(d, old *doc) error {
 // to the internal type, run rest.BeforeCreate or rest.BeforeUpdate with
 // the kind's strategy (the status strategy on /status), and convert back.
 // d then holds the typed object re-encoded, so unknown fields are gone.
-func (c *call) admitTyped(t *typedKind, d, old *doc) error {
+func (c *call) admitTyped(t *typedKind, d, old *doc) (retErr error) {
+	// An update's allocation ends here, as in kube's store (before the
+	// write); a create's when it is stored (createDoc).
+	defer func() {
+		if retErr != nil || old != nil {
+			c.finishAllocation(retErr == nil)
+		}
+	}()
 	obj, err := c.decodeTyped(t, d)
 	if err != nil {
 		return err
@@ -74,6 +81,9 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) error {
 		if err = c.checkEscalation(ctx, obj, nil); err != nil {
 			return err
 		}
+		if err = c.beginAllocation(ctx, obj, nil); err != nil {
+			return err
+		}
 		err = rest.BeforeCreate(t.strategy, ctx, obj)
 	} else {
 		// The write is at the stored revision (guaranteedUpdate checked
@@ -85,6 +95,9 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) error {
 			}
 		}
 		if err = c.checkEscalation(ctx, obj, oldObj); err != nil {
+			return err
+		}
+		if err = c.beginAllocation(ctx, obj, oldObj); err != nil {
 			return err
 		}
 		var strategy rest.RESTUpdateStrategy = t.strategy

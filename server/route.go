@@ -1,6 +1,7 @@
 package server
 
 import (
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -233,6 +234,9 @@ type call struct {
 	// written is the typed object a create or update just stored,
 	// resourceVersion set, for a protobuf response (typedview.go).
 	written writtenObject
+	// allocated finishes a Service's cluster IP and node port
+	// allocation (servicealloc.go); nil if none is pending.
+	allocated genericregistry.FinishFunc
 }
 
 // writeObject writes one stored value (with its resourceVersion) as the

@@ -88,6 +88,9 @@ type Config struct {
 	// defaults (port 10250; no CA: kube's kubelet client does not verify
 	// kubelet certificates).
 	KubeletClient *kubeletclient.KubeletClientConfig
+	// ServiceAllocator allocates Services' cluster IPs and node ports
+	// (servicealloc.go). Nil: none are allocated.
+	ServiceAllocator ServiceAllocator
 }
 
 // Server is the API: routing, discovery, and the verbs over storage.
@@ -122,6 +125,8 @@ type Server struct {
 	connect *connectors
 	// openapi serves /openapi/v2 and /openapi/v3 (openapi.go).
 	openapi *openAPIDocs
+	// services allocates Services' cluster IPs and node ports; nil: none.
+	services ServiceAllocator
 
 	// bootOnce closes booted when Run has made the default namespaces
 	// and loaded the CRDs; /readyz fails until then.
@@ -152,6 +157,8 @@ func New(cfg Config) (*Server, error) {
 		maxBody: cfg.MaxBodyBytes,
 		now:     cfg.Now,
 		booted:  make(chan struct{}),
+
+		services: cfg.ServiceAllocator,
 
 		watchListGzip: !cfg.DisableWatchListCompression,
 	}

@@ -13,8 +13,9 @@ func TestTableOutput(t *testing.T) {
 		"spec":     map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}, map[string]any{"name": "d", "image": "i"}}},
 	})
 	// Status is the server's on create (kube's strategy): set it through /status.
+	// (kube's printer counts a container ready only while it runs.)
 	e.must(200, "PATCH", "/api/v1/namespaces/default/pods/p/status",
-		`{"status":{"phase":"Running","containerStatuses":[{"name":"c","image":"i","imageID":"","ready":true,"restartCount":3}]}}`,
+		`{"status":{"phase":"Running","containerStatuses":[{"name":"c","image":"i","imageID":"","ready":true,"restartCount":3,"state":{"running":{}}}]}}`,
 		"Content-Type", "application/merge-patch+json")
 	tbl := e.must(200, "GET", "/api/v1/configmaps", nil, "Accept", tableAccept)
 	if tbl["kind"] != "Table" || tbl["apiVersion"] != "meta.k8s.io/v1" || path(tbl, "metadata", "resourceVersion") == nil {

@@ -122,6 +122,15 @@ type Options struct {
 	// envtest: a deleted namespace then stays Terminating).
 	Controllers []string
 
+	// ServiceClusterIPRange is the CIDR Services' cluster IPs come from
+	// (kube's --service-cluster-ip-range): the default ServiceCIDR
+	// "kubernetes". Default DefaultServiceClusterIPRange.
+	ServiceClusterIPRange string
+	// ServiceNodePortRange is the range node ports come from (kube's
+	// --service-node-port-range), "min-max". Default
+	// DefaultServiceNodePortRange.
+	ServiceNodePortRange string
+
 	// KubeconfigPath to write; default DataDir/kubeconfig.
 	KubeconfigPath string
 
@@ -173,6 +182,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.ServiceAccountMaxTokenExpiration < 0 {
 		return o, errors.Join(ErrOptions, errors.New("--service-account-max-token-expiration must not be negative"))
+	}
+	if o.ServiceClusterIPRange == "" {
+		o.ServiceClusterIPRange = DefaultServiceClusterIPRange
+	}
+	if o.ServiceNodePortRange == "" {
+		o.ServiceNodePortRange = DefaultServiceNodePortRange
 	}
 	if o.KubeconfigPath == "" {
 		o.KubeconfigPath = filepath.Join(o.DataDir, "kubeconfig")

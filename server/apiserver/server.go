@@ -147,6 +147,8 @@ type parts struct {
 	rbac *rbacParts
 	// webhooks: the informers of admission webhook configurations.
 	webhooks *server.Webhooks
+	// services allocates Services' cluster IPs and node ports.
+	services *serviceAllocation
 }
 
 // build constructs the server on an etcd client and credentials; it
@@ -197,6 +199,14 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (_ *parts, e
 	if err != nil {
 		return nil, err
 	}
+	if p.services, err = newServiceAllocation(o, p.rbac.client); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			p.services.ips.Destroy()
+		}
+	}()
 	api, err := server.New(server.Config{
 		Authorizer:         authz,
 		RBACRuleResolver:   p.rbac.authz.RuleResolver(),
@@ -213,6 +223,7 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (_ *parts, e
 
 		DisableWatchListCompression: o.DisableResponseCompression,
 		ServiceAccountTokens:        sa.serverConfig(o),
+		ServiceAllocator:            p.services,
 	})
 	if err != nil {
 		return nil, err
@@ -328,6 +339,14 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 		}
 		return p.controllers.Run(ctx)
 	})
+	g.Go("service allocation", func(ctx context.Context) error {
+		select {
+		case <-p.api.Ready():
+		case <-ctx.Done():
+			return nil
+		}
+		return p.services.run(ctx, a.opts.Logger)
+	})
 	g.Go("rbac", func(ctx context.Context) error {
 		select {
 		case <-p.api.Ready():
@@ -375,6 +394,12 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 		}
 		select {
 		case <-p.rbac.ready:
+		case <-ctx.Done():
+			return nil
+		}
+		select {
+		case <-p.services.ready:
+			a.phase("service allocation")
 		case <-ctx.Done():
 			return nil
 		}

@@ -81,6 +81,8 @@ an admin kubeconfig to <data-dir>/kubeconfig for kubectl and client-go.`,
 	f.BoolVar(&o.DisableResponseCompression, "disable-response-compression", false, "never gzip responses (default: gzip those over 128 KiB, and watch-list streams, to clients that accept it)")
 	f.BoolVar(&o.Profiling, "profiling", false, "serve net/http/pprof under /debug/pprof/ (system:masters, or as RBAC or the ABAC policy grants)")
 	f.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", 5*time.Minute, "how often etcd history is compacted (negative: never)")
+	f.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", apiserver.DefaultServiceClusterIPRange, "CIDR Services' cluster IPs are allocated from (the default ServiceCIDR)")
+	f.StringVar(&o.ServiceNodePortRange, "service-node-port-range", apiserver.DefaultServiceNodePortRange, "port range node ports are allocated from")
 	f.StringVar(&o.KubeconfigPath, "kubeconfig-out", "", "where to write the admin kubeconfig (default <data-dir>/kubeconfig)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&controllers, "controllers", "*", "controllers to run, as kube-controller-manager's: '*' all defaults, 'name' or '-name' one on or off, comma separated; empty for none (kube-apiserver alone, as envtest). Known: "+strings.Join(ctrls.Names(), ", "))

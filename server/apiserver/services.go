@@ -1,0 +1,223 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	apistorage "k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/kubernetes/pkg/controlplane/controller/defaultservicecidr"
+	api "k8s.io/kubernetes/pkg/apis/core"
+	"k8s.io/kubernetes/pkg/registry/core/service/ipallocator"
+	ipcontroller "k8s.io/kubernetes/pkg/registry/core/service/ipallocator/controller"
+	"k8s.io/kubernetes/pkg/registry/core/service/portallocator"
+	servicestore "k8s.io/kubernetes/pkg/registry/core/service/storage"
+	netutils "k8s.io/utils/net"
+)
+
+// Defaults of kube-apiserver's --service-cluster-ip-range (when unset)
+// and --service-node-port-range.
+const (
+	DefaultServiceClusterIPRange = "10.0.0.0/24"
+	DefaultServiceNodePortRange  = "30000-32767"
+)
+
+// serviceAllocation is what kube-apiserver's Service REST storage does
+// around the Service strategy, with kube's own code: cluster IPs from
+// the ServiceCIDRs, each allocation an IPAddress object
+// (ipallocator.MetaAllocator, over a loopback client as in kube), the
+// default ServiceCIDR "kubernetes" made from --service-cluster-ip-range
+// (kube's defaultservicecidr controller), kube's IPAddress repair loop,
+// and node ports from --service-node-port-range. The allocation rules
+// (IP families, requested IPs and ports, type changes, dry runs) are
+// kube's Service REST hooks, taken from servicestore.NewREST.
+//
+// Node ports are kept in memory, rebuilt from the stored Services at
+// start (as kube's node-port repair loop rebuilds its bitmap). Two
+// servers sharing an etcd cluster each keep their own: they can give
+// the same node port to two Services, which kube's etcd-kept bitmap
+// prevents.
+type serviceAllocation struct {
+	client  kubernetes.Interface
+	factory informers.SharedInformerFactory
+	cidr    *net.IPNet
+	ips     *ipallocator.MetaAllocator
+	ports   *portallocator.PortAllocator
+	rest    *servicestore.REST
+	repair  *ipcontroller.RepairIPAddress
+	// ready is closed once allocations can be made.
+	ready chan struct{}
+}
+
+// newServiceAllocation builds the allocators; run starts them.
+func newServiceAllocation(o Options, client kubernetes.Interface) (*serviceAllocation, error) {
+	_, cidr, err := netutils.ParseCIDRSloppy(o.ServiceClusterIPRange)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --service-cluster-ip-range %q: %v", ErrOptions, o.ServiceClusterIPRange, err)
+	}
+	pr, err := utilnet.ParsePortRange(o.ServiceNodePortRange)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --service-node-port-range %q: %v", ErrOptions, o.ServiceNodePortRange, err)
+	}
+	a := &serviceAllocation{client: client, cidr: cidr, ready: make(chan struct{})}
+	if a.ports, err = portallocator.NewInMemory(*pr); err != nil {
+		return nil, fmt.Errorf("%w: --service-node-port-range %q: %v", ErrOptions, o.ServiceNodePortRange, err)
+	}
+	a.factory = informers.NewSharedInformerFactory(client, 0)
+	net1 := a.factory.Networking().V1()
+	// Informers are registered before the factory starts (run).
+	services := a.factory.Core().V1().Services()
+	if a.ips, err = ipallocator.NewMetaAllocator(client.NetworkingV1(), net1.ServiceCIDRs(), net1.IPAddresses(), netutils.IsIPv6CIDR(cidr), nil); err != nil {
+		return nil, err
+	}
+	family := api.IPv4Protocol
+	if netutils.IsIPv6CIDR(cidr) {
+		family = api.IPv6Protocol
+	}
+	a.rest, _, _, err = servicestore.NewREST(hooksOnly{}, family,
+		map[api.IPFamily]ipallocator.Interface{family: a.ips}, a.ports, nil, nil, nil)
+	if err != nil {
+		a.ips.Destroy()
+		return nil, err
+	}
+	a.repair = ipcontroller.NewRepairIPAddress(3*time.Minute, client, services, net1.ServiceCIDRs(), net1.IPAddresses())
+	return a, nil
+}
+
+// run makes the default ServiceCIDR, rebuilds the node-port allocations,
+// waits until cluster IPs can be allocated and closes ready; it then
+// runs kube's IPAddress repair loop until ctx ends, and stops it all.
+func (a *serviceAllocation) run(ctx context.Context, log *slog.Logger) error {
+	defer a.ips.Destroy()
+	a.factory.Start(ctx.Done())
+	defer a.factory.Shutdown()
+	defaultservicecidr.NewController(*a.cidr, net.IPNet{}, a.client).Start(ctx)
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err := a.rebuildNodePorts(ctx, log); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	// The allocator picks up the ServiceCIDR from its informer: ready
+	// once a dry-run allocation succeeds.
+	err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
+		_, err := a.ips.DryRun().AllocateNext()
+		return err == nil, nil
+	})
+	if err != nil {
+		return nil // ctx ended
+	}
+	close(a.ready)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.repair.RunUntil(func() {}, stop)
+	}()
+	<-ctx.Done()
+	close(stop)
+	<-done
+	return nil
+}
+
+// rebuildNodePorts marks the node ports of every stored Service as
+// allocated, as kube's node-port repair loop does with its bitmap.
+func (a *serviceAllocation) rebuildNodePorts(ctx context.Context, log *slog.Logger) error {
+	opts := metav1.ListOptions{Limit: 500}
+	for {
+		list, err := a.client.CoreV1().Services(metav1.NamespaceAll).List(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("apiserver: listing services for their node ports: %w", err)
+		}
+		for _, svc := range list.Items {
+			ports := []int32{svc.Spec.HealthCheckNodePort}
+			for _, p := range svc.Spec.Ports {
+				ports = append(ports, p.NodePort)
+			}
+			for _, p := range ports {
+				if p == 0 {
+					continue
+				}
+				if err := a.ports.Allocate(int(p)); err != nil && !errors.Is(err, portallocator.ErrAllocated) {
+					log.Warn("node port of a stored service not allocated", "service", svc.Namespace+"/"+svc.Name, "port", p, "err", err)
+				}
+			}
+		}
+		if list.Continue == "" {
+			return nil
+		}
+		opts.Continue = list.Continue
+	}
+}
+
+// waitReady waits until allocations can be made, or ctx ends.
+func (a *serviceAllocation) waitReady(ctx context.Context) error {
+	select {
+	case <-a.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// BeginCreate is the Service REST's BeginCreate hook.
+func (a *serviceAllocation) BeginCreate(ctx context.Context, obj runtime.Object, opts *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
+	if err := a.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	return a.rest.Store.BeginCreate(ctx, obj, opts)
+}
+
+// BeginUpdate is the Service REST's BeginUpdate hook.
+func (a *serviceAllocation) BeginUpdate(ctx context.Context, obj, old runtime.Object, opts *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
+	if err := a.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	return a.rest.Store.BeginUpdate(ctx, obj, old, opts)
+}
+
+// AfterDelete is the Service REST's AfterDelete hook.
+func (a *serviceAllocation) AfterDelete(obj runtime.Object, opts *metav1.DeleteOptions) {
+	a.rest.Store.AfterDelete(obj, opts)
+}
+
+// hooksOnly gives servicestore.NewREST the options its generic store
+// needs to be built. Only the store's hooks are used (the server stores
+// Services itself), so its storage is never called.
+type hooksOnly struct{}
+
+func (hooksOnly) GetRESTOptions(schema.GroupResource, runtime.Object) (generic.RESTOptions, error) {
+	return generic.RESTOptions{
+		StorageConfig:  &storagebackend.ConfigForResource{},
+		ResourcePrefix: "/services/specs",
+		Decorator: func(*storagebackend.ConfigForResource, string, func(runtime.Object) (string, error),
+			func() runtime.Object, func() runtime.Object, apistorage.AttrFunc, apistorage.IndexerFuncs,
+			*cache.Indexers) (apistorage.Interface, factory.DestroyFunc, error) {
+			return unusedStorage{}, func() {}, nil
+		},
+	}, nil
+}
+
+// unusedStorage is the storage of the hooks-only store: nothing calls it
+// but the store's readiness check.
+type unusedStorage struct{ apistorage.Interface }
+
+func (unusedStorage) ReadinessCheck() error { return nil }
