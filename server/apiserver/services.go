@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	api "k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/kubernetes/pkg/controlplane/controller/defaultservicecidr"
+	"k8s.io/kubernetes/pkg/controlplane/controller/kubernetesservice"
+	"k8s.io/kubernetes/pkg/controlplane/reconcilers"
 	"k8s.io/kubernetes/pkg/registry/core/service/ipallocator"
 	ipcontroller "k8s.io/kubernetes/pkg/registry/core/service/ipallocator/controller"
 	"k8s.io/kubernetes/pkg/registry/core/service/portallocator"
@@ -47,6 +49,12 @@ const (
 // (IP families, requested IPs and ports, type changes, dry runs) are
 // kube's Service REST hooks, taken from servicestore.NewREST.
 //
+// The "kubernetes" Service of the default namespace, at the range's
+// first address and port 443, is kept by kube's kubernetesservice
+// controller, as kube-apiserver keeps it; with no endpoints (kube's
+// "none" endpoint reconciler: an endpoint on a loopback address, where
+// serve listens by default, is invalid).
+//
 // Node ports are kept in memory, rebuilt from the stored Services at
 // start (as kube's node-port repair loop rebuilds its bitmap). Two
 // servers sharing an etcd cluster each keep their own: they can give
@@ -60,12 +68,15 @@ type serviceAllocation struct {
 	ports   *portallocator.PortAllocator
 	rest    *servicestore.REST
 	repair  *ipcontroller.RepairIPAddress
+	// kubernetes keeps the default namespace's "kubernetes" Service.
+	kubernetes *kubernetesservice.Controller
 	// ready is closed once allocations can be made.
 	ready chan struct{}
 }
 
 // newServiceAllocation builds the allocators; run starts them.
-func newServiceAllocation(o Options, client kubernetes.Interface) (*serviceAllocation, error) {
+// port is where the server listens, the Service's target port.
+func newServiceAllocation(o Options, client kubernetes.Interface, port int) (*serviceAllocation, error) {
 	_, cidr, err := netutils.ParseCIDRSloppy(o.ServiceClusterIPRange)
 	if err != nil {
 		return nil, fmt.Errorf("%w: --service-cluster-ip-range %q: %v", ErrOptions, o.ServiceClusterIPRange, err)
@@ -96,6 +107,19 @@ func newServiceAllocation(o Options, client kubernetes.Interface) (*serviceAlloc
 		return nil, err
 	}
 	a.repair = ipcontroller.NewRepairIPAddress(3*time.Minute, client, services, net1.ServiceCIDRs(), net1.IPAddresses())
+	serviceIP, err := netutils.GetIndexedIP(cidr, 1)
+	if err != nil {
+		a.ips.Destroy()
+		return nil, fmt.Errorf("%w: --service-cluster-ip-range %q: %v", ErrOptions, o.ServiceClusterIPRange, err)
+	}
+	a.kubernetes = kubernetesservice.New(kubernetesservice.Config{
+		PublicIP:           net.ParseIP(o.BindAddress),
+		EndpointReconciler: reconcilers.NewNoneEndpointReconciler(),
+		EndpointInterval:   10 * time.Second,
+		ServiceIP:          serviceIP,
+		ServicePort:        443,
+		PublicServicePort:  port,
+	}, client, services)
 	return a, nil
 }
 
@@ -132,7 +156,10 @@ func (a *serviceAllocation) run(ctx context.Context, log *slog.Logger) error {
 		defer close(done)
 		a.repair.RunUntil(func() {}, stop)
 	}()
+	// It makes the Service once the server is ready (it polls /readyz).
+	a.kubernetes.Start(stop)
 	<-ctx.Done()
+	a.kubernetes.Stop()
 	close(stop)
 	<-done
 	return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"reflect"
 	"testing"
 	"time"
@@ -53,6 +54,22 @@ func TestServiceAllocation(t *testing.T) {
 	if !reflect.DeepEqual(cidr.Spec.CIDRs, []string{"10.96.0.0/28"}) || len(cidr.Status.Conditions) != 1 ||
 		cidr.Status.Conditions[0].Type != networkingv1.ServiceCIDRConditionReady || cidr.Status.Conditions[0].Status != metav1.ConditionTrue {
 		t.Fatalf("default ServiceCIDR: %+v", cidr)
+	}
+
+	// The default namespace's "kubernetes" Service, as kube-apiserver
+	// makes it once ready: the range's first address, 443 to the server.
+	var k *corev1.Service
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		k, err = svcs.Get(ctx, "kubernetes", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("no kubernetes Service: %v", err)
+	}
+	u, _ := url.Parse(s.URL())
+	if k.Spec.ClusterIP != "10.96.0.1" || len(k.Spec.Ports) != 1 || k.Spec.Ports[0].Name != "https" || k.Spec.Ports[0].Port != 443 ||
+		k.Spec.Ports[0].TargetPort.String() != u.Port() || k.Labels["component"] != "apiserver" {
+		t.Fatalf("kubernetes Service: %+v %v", k.Spec, k.Labels)
 	}
 
 	a, err := svcs.Create(ctx, service("a", corev1.ServiceTypeClusterIP, "", 0), metav1.CreateOptions{})
