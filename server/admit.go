@@ -52,6 +52,11 @@ func (c *call) decodeBody() (*doc, error) {
 	if err != nil {
 		return nil, err
 	}
+	if topMembers(b) > d.members { // a key repeated (repeated.go)
+		if d, err = decodeRepeated(b, c.res.typed() != nil); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.checkType(d); err != nil {
 		return nil, err
 	}

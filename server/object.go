@@ -30,6 +30,9 @@ type doc struct {
 	// view is a typed object these fields encode, while they are
 	// unchanged (typedview.go).
 	view *typedView
+
+	// members is how many distinct keys the decoded JSON object had.
+	members int
 }
 
 // decodeDoc parses a request body or a stored value. Anything that is not
@@ -45,7 +48,7 @@ func decodeDoc(b []byte) (*doc, error) {
 		}
 		return nil, wire.NewBadRequest("the object provided is unrecognized: json parse error: " + err.Error())
 	}
-	d := &doc{meta: map[string]json.RawMessage{}, rest: top}
+	d := &doc{meta: map[string]json.RawMessage{}, rest: top, members: len(top)}
 	for _, f := range []struct {
 		name string
 		dst  *string
