@@ -199,7 +199,7 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (_ *parts, e
 	if err != nil {
 		return nil, err
 	}
-	if p.services, err = newServiceAllocation(o, p.rbac.client, port); err != nil {
+	if p.services, err = newServiceAllocation(o, p.rbac.client, p.store, port); err != nil {
 		return nil, err
 	}
 	defer func() {

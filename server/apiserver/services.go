@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -25,11 +24,14 @@ import (
 	"k8s.io/kubernetes/pkg/controlplane/controller/defaultservicecidr"
 	"k8s.io/kubernetes/pkg/controlplane/controller/kubernetesservice"
 	"k8s.io/kubernetes/pkg/controlplane/reconcilers"
+	"k8s.io/kubernetes/pkg/registry/core/service/allocator"
 	"k8s.io/kubernetes/pkg/registry/core/service/ipallocator"
 	ipcontroller "k8s.io/kubernetes/pkg/registry/core/service/ipallocator/controller"
 	"k8s.io/kubernetes/pkg/registry/core/service/portallocator"
 	servicestore "k8s.io/kubernetes/pkg/registry/core/service/storage"
 	netutils "k8s.io/utils/net"
+
+	"github.com/listwatch/listwatch/server/storage"
 )
 
 // Defaults of kube-apiserver's --service-cluster-ip-range (when unset)
@@ -55,17 +57,21 @@ const (
 // "none" endpoint reconciler: an endpoint on a loopback address, where
 // serve listens by default, is invalid).
 //
-// Node ports are kept in memory, rebuilt from the stored Services at
-// start (as kube's node-port repair loop rebuilds its bitmap). Two
-// servers sharing an etcd cluster each keep their own: they can give
-// the same node port to two Services, which kube's etcd-kept bitmap
-// prevents.
+// Node ports are a bitmap in the store (rangealloc.go), changed by
+// compare-and-swap as kube's is, so servers sharing an etcd cluster
+// never give one port twice; each start adds the ports of the stored
+// Services to it. A port allocated by a server that died before storing
+// its Service stays taken (kube's repair loop frees such leaks after a
+// few rounds; serve does not).
 type serviceAllocation struct {
 	client  kubernetes.Interface
 	factory informers.SharedInformerFactory
 	cidr    *net.IPNet
 	ips     *ipallocator.MetaAllocator
 	ports   *portallocator.PortAllocator
+	// portRange is the node-port range, and nodePorts its stored bitmap.
+	portRange utilnet.PortRange
+	nodePorts *storedRange
 	rest    *servicestore.REST
 	repair  *ipcontroller.RepairIPAddress
 	// kubernetes keeps the default namespace's "kubernetes" Service.
@@ -76,7 +82,7 @@ type serviceAllocation struct {
 
 // newServiceAllocation builds the allocators; run starts them.
 // port is where the server listens, the Service's target port.
-func newServiceAllocation(o Options, client kubernetes.Interface, port int) (*serviceAllocation, error) {
+func newServiceAllocation(o Options, client kubernetes.Interface, store storage.Interface, port int) (*serviceAllocation, error) {
 	_, cidr, err := netutils.ParseCIDRSloppy(o.ServiceClusterIPRange)
 	if err != nil {
 		return nil, fmt.Errorf("%w: --service-cluster-ip-range %q: %v", ErrOptions, o.ServiceClusterIPRange, err)
@@ -85,8 +91,14 @@ func newServiceAllocation(o Options, client kubernetes.Interface, port int) (*se
 	if err != nil {
 		return nil, fmt.Errorf("%w: --service-node-port-range %q: %v", ErrOptions, o.ServiceNodePortRange, err)
 	}
-	a := &serviceAllocation{client: client, cidr: cidr, ready: make(chan struct{})}
-	if a.ports, err = portallocator.NewInMemory(*pr); err != nil {
+	a := &serviceAllocation{client: client, cidr: cidr, ready: make(chan struct{}), portRange: *pr}
+	stored := storedRangeFactory(store, nodePortsKey)
+	a.ports, err = portallocator.New(*pr, func(max int, rangeSpec string, offset int) (allocator.Interface, error) {
+		r, err := stored(max, rangeSpec, offset)
+		a.nodePorts, _ = r.(*storedRange)
+		return r, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("%w: --service-node-port-range %q: %v", ErrOptions, o.ServiceNodePortRange, err)
 	}
 	a.factory = informers.NewSharedInformerFactory(client, 0)
@@ -165,10 +177,16 @@ func (a *serviceAllocation) run(ctx context.Context, log *slog.Logger) error {
 	return nil
 }
 
+// nodePortsKey is where the node-port bitmap is stored (kube's key).
+const nodePortsKey = "/registry/ranges/servicenodeports"
+
 // rebuildNodePorts marks the node ports of every stored Service as
-// allocated, as kube's node-port repair loop does with its bitmap.
+// allocated, in one write, as kube's node-port repair loop rebuilds its
+// bitmap. What the bitmap holds stays: another server may have allocated
+// a port for a Service it is about to store.
 func (a *serviceAllocation) rebuildNodePorts(ctx context.Context, log *slog.Logger) error {
 	opts := metav1.ListOptions{Limit: 500}
+	var items []int
 	for {
 		list, err := a.client.CoreV1().Services(metav1.NamespaceAll).List(ctx, opts)
 		if err != nil {
@@ -183,13 +201,15 @@ func (a *serviceAllocation) rebuildNodePorts(ctx context.Context, log *slog.Logg
 				if p == 0 {
 					continue
 				}
-				if err := a.ports.Allocate(int(p)); err != nil && !errors.Is(err, portallocator.ErrAllocated) {
-					log.Warn("node port of a stored service not allocated", "service", svc.Namespace+"/"+svc.Name, "port", p, "err", err)
+				if !a.portRange.Contains(int(p)) {
+					log.Warn("node port of a stored service out of --service-node-port-range", "service", svc.Namespace+"/"+svc.Name, "port", p)
+					continue
 				}
+				items = append(items, int(p)-a.portRange.Base)
 			}
 		}
 		if list.Continue == "" {
-			return nil
+			return a.nodePorts.allocateAll(items)
 		}
 		opts.Continue = list.Continue
 	}

@@ -13,6 +13,12 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/informer"
 	"github.com/listwatch/listwatch/object"
@@ -32,6 +38,7 @@ func TestReplicasShareOneCluster(t *testing.T) {
 		return startServer(t, shared, func(o *apiserver.Options) {
 			o.EtcdServers = cluster.Endpoints()
 			o.KubeconfigPath = filepath.Join(shared, "kubeconfig-"+name)
+			o.ServiceNodePortRange = "30100-30103"
 		})
 	}
 	a := replica("a")
@@ -73,6 +80,7 @@ func TestReplicasShareOneCluster(t *testing.T) {
 		t.Fatalf("A's NotOlderThan list at %s lacks from-b", fromB.GetResourceVersion())
 	}
 
+	t.Run("service allocations are shared", func(t *testing.T) { sharedAllocations(t, a, b) })
 	t.Run("informer switches replicas", func(t *testing.T) { informerSwitch(t, a, b, ra, rb) })
 	t.Run("kubectl switches replicas", func(t *testing.T) { kubectlSwitch(t, a, b) })
 }
@@ -181,5 +189,63 @@ func kubectlSwitch(t *testing.T, a, b *apiserver.APIServer) {
 	out := run(b.URL(), "", "get", "configmap", "kubectl-a", "--ignore-not-found", "-o", "name")
 	if strings.TrimSpace(out) != "" {
 		t.Fatalf("B still has kubectl-a after delete on A: %q", out)
+	}
+}
+
+// sharedAllocations: node ports and cluster IPs allocated through one
+// replica are taken for the other (the node-port bitmap and the
+// IPAddress objects live in etcd), so the range fills up across both.
+func sharedAllocations(t *testing.T, a, b *apiserver.APIServer) {
+	ctx := t.Context()
+	clients := []kubernetes.Interface{}
+	for _, s := range []*apiserver.APIServer{a, b} {
+		cfg, err := clientcmd.BuildConfigFromFlags("", s.KubeconfigPath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, kubernetes.NewForConfigOrDie(cfg))
+	}
+	svc := func(name string, nodePort int32, clusterIP string) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, ClusterIP: clusterIP,
+				Ports: []corev1.ServicePort{{Port: 80, NodePort: nodePort}}}}
+	}
+	// The four ports of the range: two through each replica.
+	seen := map[int32]bool{}
+	var firstIP string
+	for i := range 4 {
+		got, err := clients[i%2].CoreV1().Services("default").Create(ctx, svc(fmt.Sprintf("np%d", i), 0, ""), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("service %d: %v", i, err)
+		}
+		p := got.Spec.Ports[0].NodePort
+		if seen[p] {
+			t.Fatalf("node port %d given twice", p)
+		}
+		seen[p] = true
+		if i == 0 {
+			firstIP = got.Spec.ClusterIP
+		}
+	}
+	for i, c := range clients {
+		_, err := c.CoreV1().Services("default").Create(ctx, svc("full", 0, ""), metav1.CreateOptions{})
+		if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), "failed to allocate a nodePort: range is full") {
+			t.Fatalf("replica %d: a fifth node port: %v", i, err)
+		}
+		_, err = c.CoreV1().Services("default").Create(ctx, svc("taken", 30100, ""), metav1.CreateOptions{})
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided port is already allocated") {
+			t.Fatalf("replica %d: a taken node port: %v", i, err)
+		}
+	}
+	_, err := clients[1].CoreV1().Services("default").Create(ctx, svc("ip", 0, firstIP), metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided IP is already allocated") {
+		t.Fatalf("B: A's cluster IP: %v", err)
+	}
+	// Released through one, free for the other.
+	if err := clients[0].CoreV1().Services("default").Delete(ctx, "np1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clients[1].CoreV1().Services("default").Create(ctx, svc("again", 0, ""), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("B after A's delete: %v", err)
 	}
 }

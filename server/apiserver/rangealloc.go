@@ -1,0 +1,185 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/kubernetes/pkg/registry/core/service/allocator"
+
+	"github.com/listwatch/listwatch/server/storage"
+)
+
+// storedRange is a range allocator (node ports) whose allocations live
+// in the store under key, as kube-apiserver keeps them in etcd
+// (its serviceallocator storage): a bitmap in a v1 RangeAllocation,
+// changed by compare-and-swap, so that servers sharing one etcd cluster
+// never hand out the same item twice. Reads (Has, Free, ForEach) answer
+// from the copy of the last read or write.
+type storedRange struct {
+	store storage.Interface
+	key   string
+
+	mu    sync.Mutex
+	alloc *allocator.AllocationBitmap // guarded by mu
+	// last is the revision alloc holds; 0: read it again.
+	last int64 // guarded by mu
+}
+
+// rangeAllocation is the stored form: kube's v1 RangeAllocation.
+type rangeAllocation struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   map[string]string `json:"metadata"`
+	Range      string            `json:"range"`
+	Data       []byte            `json:"data"`
+}
+
+// storedRangeFactory makes storedRanges under key, for
+// portallocator.New.
+func storedRangeFactory(store storage.Interface, key string) allocator.AllocatorWithOffsetFactory {
+	return func(max int, rangeSpec string, offset int) (allocator.Interface, error) {
+		return &storedRange{store: store, key: key, alloc: allocator.NewAllocationMapWithOffset(max, rangeSpec, offset)}, nil
+	}
+}
+
+// storeTimeout bounds each allocation's reads and writes (kube's use no
+// request context either).
+const storeTimeout = 30 * time.Second
+
+var errUnableToAllocate = errors.New("unable to allocate")
+
+// update reads the stored bitmap (if it changed since last), applies fn
+// to it and writes it back if its revision is still the one read,
+// retrying from the read when another server got in between. A stored
+// bitmap of another range (the flag changed) counts as empty.
+func (r *storedRange) update(fn func() error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	rangeSpec, _ := r.alloc.Snapshot()
+	for attempt := 0; ; attempt++ {
+		kv, err := r.store.Get(ctx, r.key)
+		exists := err == nil
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			if err := r.alloc.Restore(rangeSpec, nil); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		case kv.Revision != r.last:
+			var ra rangeAllocation
+			if err := json.Unmarshal(kv.Value, &ra); err != nil {
+				return fmt.Errorf("apiserver: stored range allocation %s: %w", r.key, err)
+			}
+			if ra.Range != rangeSpec {
+				ra.Data = nil
+			}
+			if err := r.alloc.Restore(rangeSpec, ra.Data); err != nil {
+				return err
+			}
+		}
+		r.last = 0 // until written: fn may change alloc
+		if err := fn(); err != nil {
+			return err
+		}
+		_, data := r.alloc.Snapshot()
+		value, err := json.Marshal(rangeAllocation{APIVersion: "v1", Kind: "RangeAllocation",
+			Metadata: map[string]string{"name": r.key}, Range: rangeSpec, Data: data})
+		if err != nil {
+			return err
+		}
+		var rev int64
+		if exists {
+			rev, err = r.store.Update(ctx, r.key, value, kv.Revision)
+		} else {
+			rev, err = r.store.Create(ctx, r.key, value)
+		}
+		if (errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrExists) || errors.Is(err, storage.ErrNotFound)) && attempt < 100 {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		r.last = rev
+		return nil
+	}
+}
+
+func (r *storedRange) Allocate(item int) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	err := r.update(func() error {
+		ok, err := r.alloc.Allocate(item)
+		if err == nil && !ok {
+			err = errUnableToAllocate
+		}
+		return err
+	})
+	if errors.Is(err, errUnableToAllocate) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (r *storedRange) AllocateNext() (int, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var item int
+	err := r.update(func() error {
+		var ok bool
+		var err error
+		item, ok, err = r.alloc.AllocateNext()
+		if err == nil && !ok {
+			err = errUnableToAllocate
+		}
+		return err
+	})
+	if errors.Is(err, errUnableToAllocate) {
+		return 0, false, nil
+	}
+	return item, err == nil, err
+}
+
+func (r *storedRange) Release(item int) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.update(func() error { return r.alloc.Release(item) })
+}
+
+// allocateAll marks items allocated in one write (the rebuild at start).
+func (r *storedRange) allocateAll(items []int) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.update(func() error {
+		for _, i := range items {
+			if _, err := r.alloc.Allocate(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (r *storedRange) ForEach(fn func(int)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.alloc.ForEach(fn)
+}
+
+func (r *storedRange) Has(item int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.alloc.Has(item)
+}
+
+func (r *storedRange) Free() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.alloc.Free()
+}
+
+func (r *storedRange) Destroy() {}
