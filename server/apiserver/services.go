@@ -72,8 +72,8 @@ type serviceAllocation struct {
 	// portRange is the node-port range, and nodePorts its stored bitmap.
 	portRange utilnet.PortRange
 	nodePorts *storedRange
-	rest    *servicestore.REST
-	repair  *ipcontroller.RepairIPAddress
+	rest      *servicestore.REST
+	repair    *ipcontroller.RepairIPAddress
 	// kubernetes keeps the default namespace's "kubernetes" Service.
 	kubernetes *kubernetesservice.Controller
 	// ready is closed once allocations can be made.
