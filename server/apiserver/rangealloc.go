@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	api "k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/kubernetes/pkg/registry/core/service/allocator"
 
 	"github.com/listwatch/listwatch/server/storage"
@@ -150,20 +154,6 @@ func (r *storedRange) Release(item int) error {
 	return r.update(func() error { return r.alloc.Release(item) })
 }
 
-// allocateAll marks items allocated in one write (the rebuild at start).
-func (r *storedRange) allocateAll(items []int) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.update(func() error {
-		for _, i := range items {
-			if _, err := r.alloc.Allocate(i); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
 func (r *storedRange) ForEach(fn func(int)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -183,3 +173,52 @@ func (r *storedRange) Free() int {
 }
 
 func (r *storedRange) Destroy() {}
+
+// Get is the stored bitmap as kube's RangeRegistry answers it (for
+// kube's node-port repair loop): an empty one with no resourceVersion
+// when none is stored.
+func (r *storedRange) Get() (*api.RangeAllocation, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	kv, err := r.store.Get(ctx, r.key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return &api.RangeAllocation{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ra rangeAllocation
+	if err := json.Unmarshal(kv.Value, &ra); err != nil {
+		return nil, fmt.Errorf("apiserver: stored range allocation %s: %w", r.key, err)
+	}
+	return &api.RangeAllocation{ObjectMeta: metav1.ObjectMeta{ResourceVersion: strconv.FormatInt(kv.Revision, 10)},
+		Range: ra.Range, Data: ra.Data}, nil
+}
+
+// CreateOrUpdate stores snapshot if the stored bitmap is still at its
+// resourceVersion (absent for none), else answers kube's Conflict.
+func (r *storedRange) CreateOrUpdate(snapshot *api.RangeAllocation) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	value, err := json.Marshal(rangeAllocation{APIVersion: "v1", Kind: "RangeAllocation",
+		Metadata: map[string]string{"name": r.key}, Range: snapshot.Range, Data: snapshot.Data})
+	if err != nil {
+		return err
+	}
+	r.last = 0 // the next change reads what this wrote
+	if snapshot.ResourceVersion == "" {
+		_, err = r.store.Create(ctx, r.key, value)
+	} else {
+		rev, perr := strconv.ParseInt(snapshot.ResourceVersion, 10, 64)
+		if perr != nil {
+			return perr
+		}
+		_, err = r.store.Update(ctx, r.key, value, rev)
+	}
+	if errors.Is(err, storage.ErrExists) || errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
+		return apierrors.NewConflict(api.Resource("rangeallocations"), "", err)
+	}
+	return err
+}

@@ -345,7 +345,7 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 		case <-ctx.Done():
 			return nil
 		}
-		return p.services.run(ctx, a.opts.Logger)
+		return p.services.run(ctx)
 	})
 	g.Go("rbac", func(ctx context.Context) error {
 		select {

@@ -3,8 +3,8 @@ package apiserver
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +28,7 @@ import (
 	"k8s.io/kubernetes/pkg/registry/core/service/ipallocator"
 	ipcontroller "k8s.io/kubernetes/pkg/registry/core/service/ipallocator/controller"
 	"k8s.io/kubernetes/pkg/registry/core/service/portallocator"
+	portcontroller "k8s.io/kubernetes/pkg/registry/core/service/portallocator/controller"
 	servicestore "k8s.io/kubernetes/pkg/registry/core/service/storage"
 	netutils "k8s.io/utils/net"
 
@@ -59,10 +60,10 @@ const (
 //
 // Node ports are a bitmap in the store (rangealloc.go), changed by
 // compare-and-swap as kube's is, so servers sharing an etcd cluster
-// never give one port twice; each start adds the ports of the stored
-// Services to it. A port allocated by a server that died before storing
-// its Service stays taken (kube's repair loop frees such leaks after a
-// few rounds; serve does not).
+// never give one port twice, and kept by kube's node-port repair loop:
+// its first run (before the server is ready) records the ports of the
+// stored Services; later ones free ports no Service has held for three
+// runs (a server that died between allocating and storing).
 type serviceAllocation struct {
 	client  kubernetes.Interface
 	factory informers.SharedInformerFactory
@@ -72,8 +73,10 @@ type serviceAllocation struct {
 	// portRange is the node-port range, and nodePorts its stored bitmap.
 	portRange utilnet.PortRange
 	nodePorts *storedRange
-	rest      *servicestore.REST
-	repair    *ipcontroller.RepairIPAddress
+	// portRepair is kube's node-port repair loop over nodePorts.
+	portRepair *portcontroller.Repair
+	rest       *servicestore.REST
+	repair     *ipcontroller.RepairIPAddress
 	// kubernetes keeps the default namespace's "kubernetes" Service.
 	kubernetes *kubernetesservice.Controller
 	// ready is closed once allocations can be made.
@@ -118,6 +121,7 @@ func newServiceAllocation(o Options, client kubernetes.Interface, store storage.
 		a.ips.Destroy()
 		return nil, err
 	}
+	a.portRepair = portcontroller.NewRepair(3*time.Minute, client.CoreV1(), client.EventsV1(), *pr, a.nodePorts)
 	a.repair = ipcontroller.NewRepairIPAddress(3*time.Minute, client, services, net1.ServiceCIDRs(), net1.IPAddresses())
 	serviceIP, err := netutils.GetIndexedIP(cidr, 1)
 	if err != nil {
@@ -138,7 +142,7 @@ func newServiceAllocation(o Options, client kubernetes.Interface, store storage.
 // run makes the default ServiceCIDR, rebuilds the node-port allocations,
 // waits until cluster IPs can be allocated and closes ready; it then
 // runs kube's IPAddress repair loop until ctx ends, and stops it all.
-func (a *serviceAllocation) run(ctx context.Context, log *slog.Logger) error {
+func (a *serviceAllocation) run(ctx context.Context) error {
 	defer a.ips.Destroy()
 	a.factory.Start(ctx.Done())
 	defer a.factory.Shutdown()
@@ -146,11 +150,22 @@ func (a *serviceAllocation) run(ctx context.Context, log *slog.Logger) error {
 	if ctx.Err() != nil {
 		return nil
 	}
-	if err := a.rebuildNodePorts(ctx, log); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
+	// kube's node-port repair loop: its first run adds the ports of the
+	// stored Services to the bitmap; later ones (every 3 minutes) free
+	// ports no Service has held for three runs.
+	stop := make(chan struct{})
+	repaired := make(chan struct{})
+	var once sync.Once
+	var wg sync.WaitGroup
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	wg.Go(func() { a.portRepair.RunUntil(func() { once.Do(func() { close(repaired) }) }, stop) })
+	select {
+	case <-repaired:
+	case <-ctx.Done():
+		return nil
 	}
 	// The allocator picks up the ServiceCIDR from its informer: ready
 	// once a dry-run allocation succeeds.
@@ -162,58 +177,16 @@ func (a *serviceAllocation) run(ctx context.Context, log *slog.Logger) error {
 		return nil // ctx ended
 	}
 	close(a.ready)
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		a.repair.RunUntil(func() {}, stop)
-	}()
+	wg.Go(func() { a.repair.RunUntil(func() {}, stop) })
 	// It makes the Service once the server is ready (it polls /readyz).
 	a.kubernetes.Start(stop)
 	<-ctx.Done()
 	a.kubernetes.Stop()
-	close(stop)
-	<-done
 	return nil
 }
 
 // nodePortsKey is where the node-port bitmap is stored (kube's key).
 const nodePortsKey = "/registry/ranges/servicenodeports"
-
-// rebuildNodePorts marks the node ports of every stored Service as
-// allocated, in one write, as kube's node-port repair loop rebuilds its
-// bitmap. What the bitmap holds stays: another server may have allocated
-// a port for a Service it is about to store.
-func (a *serviceAllocation) rebuildNodePorts(ctx context.Context, log *slog.Logger) error {
-	opts := metav1.ListOptions{Limit: 500}
-	var items []int
-	for {
-		list, err := a.client.CoreV1().Services(metav1.NamespaceAll).List(ctx, opts)
-		if err != nil {
-			return fmt.Errorf("apiserver: listing services for their node ports: %w", err)
-		}
-		for _, svc := range list.Items {
-			ports := []int32{svc.Spec.HealthCheckNodePort}
-			for _, p := range svc.Spec.Ports {
-				ports = append(ports, p.NodePort)
-			}
-			for _, p := range ports {
-				if p == 0 {
-					continue
-				}
-				if !a.portRange.Contains(int(p)) {
-					log.Warn("node port of a stored service out of --service-node-port-range", "service", svc.Namespace+"/"+svc.Name, "port", p)
-					continue
-				}
-				items = append(items, int(p)-a.portRange.Base)
-			}
-		}
-		if list.Continue == "" {
-			return a.nodePorts.allocateAll(items)
-		}
-		opts.Continue = list.Continue
-	}
-}
 
 // waitReady waits until allocations can be made, or ctx ends.
 func (a *serviceAllocation) waitReady(ctx context.Context) error {
