@@ -70,8 +70,7 @@ type serviceAllocation struct {
 	cidr    *net.IPNet
 	ips     *ipallocator.MetaAllocator
 	ports   *portallocator.PortAllocator
-	// portRange is the node-port range, and nodePorts its stored bitmap.
-	portRange utilnet.PortRange
+	// nodePorts is the node-port allocator's stored bitmap.
 	nodePorts *storedRange
 	// portRepair is kube's node-port repair loop over nodePorts.
 	portRepair *portcontroller.Repair
@@ -94,7 +93,7 @@ func newServiceAllocation(o Options, client kubernetes.Interface, store storage.
 	if err != nil {
 		return nil, fmt.Errorf("%w: --service-node-port-range %q: %v", ErrOptions, o.ServiceNodePortRange, err)
 	}
-	a := &serviceAllocation{client: client, cidr: cidr, ready: make(chan struct{}), portRange: *pr}
+	a := &serviceAllocation{client: client, cidr: cidr, ready: make(chan struct{})}
 	stored := storedRangeFactory(store, nodePortsKey)
 	a.ports, err = portallocator.New(*pr, func(max int, rangeSpec string, offset int) (allocator.Interface, error) {
 		r, err := stored(max, rangeSpec, offset)
