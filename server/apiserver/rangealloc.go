@@ -42,6 +42,19 @@ type rangeAllocation struct {
 	Data       []byte            `json:"data"`
 }
 
+func (r *storedRange) encode(rangeSpec string, data []byte) ([]byte, error) {
+	return json.Marshal(rangeAllocation{APIVersion: "v1", Kind: "RangeAllocation",
+		Metadata: map[string]string{"name": r.key}, Range: rangeSpec, Data: data})
+}
+
+func (r *storedRange) decode(value []byte) (rangeAllocation, error) {
+	var ra rangeAllocation
+	if err := json.Unmarshal(value, &ra); err != nil {
+		return ra, fmt.Errorf("apiserver: stored range allocation %s: %w", r.key, err)
+	}
+	return ra, nil
+}
+
 // storedRangeFactory makes storedRanges under key, for
 // portallocator.New.
 func storedRangeFactory(store storage.Interface, key string) allocator.AllocatorWithOffsetFactory {
@@ -75,9 +88,9 @@ func (r *storedRange) update(fn func() error) error {
 		case err != nil:
 			return err
 		case kv.Revision != r.last:
-			var ra rangeAllocation
-			if err := json.Unmarshal(kv.Value, &ra); err != nil {
-				return fmt.Errorf("apiserver: stored range allocation %s: %w", r.key, err)
+			ra, err := r.decode(kv.Value)
+			if err != nil {
+				return err
 			}
 			if ra.Range != rangeSpec {
 				ra.Data = nil
@@ -91,8 +104,7 @@ func (r *storedRange) update(fn func() error) error {
 			return err
 		}
 		_, data := r.alloc.Snapshot()
-		value, err := json.Marshal(rangeAllocation{APIVersion: "v1", Kind: "RangeAllocation",
-			Metadata: map[string]string{"name": r.key}, Range: rangeSpec, Data: data})
+		value, err := r.encode(rangeSpec, data)
 		if err != nil {
 			return err
 		}
@@ -187,9 +199,9 @@ func (r *storedRange) Get() (*api.RangeAllocation, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ra rangeAllocation
-	if err := json.Unmarshal(kv.Value, &ra); err != nil {
-		return nil, fmt.Errorf("apiserver: stored range allocation %s: %w", r.key, err)
+	ra, err := r.decode(kv.Value)
+	if err != nil {
+		return nil, err
 	}
 	return &api.RangeAllocation{ObjectMeta: metav1.ObjectMeta{ResourceVersion: strconv.FormatInt(kv.Revision, 10)},
 		Range: ra.Range, Data: ra.Data}, nil
@@ -202,8 +214,7 @@ func (r *storedRange) CreateOrUpdate(snapshot *api.RangeAllocation) error {
 	defer r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	value, err := json.Marshal(rangeAllocation{APIVersion: "v1", Kind: "RangeAllocation",
-		Metadata: map[string]string{"name": r.key}, Range: snapshot.Range, Data: snapshot.Data})
+	value, err := r.encode(snapshot.Range, snapshot.Data)
 	if err != nil {
 		return err
 	}
