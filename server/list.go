@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
@@ -65,6 +67,24 @@ func (c *call) list() error {
 	return nil
 }
 
+// listWriters buffer list responses (32 KiB each), kept across requests
+// so that a page does not allocate one.
+var listWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 32<<10) }}
+
+// listWriter is a pooled writer to w; give it back with putListWriter.
+func listWriter(w io.Writer) *bufio.Writer {
+	bw := listWriters.Get().(*bufio.Writer)
+	bw.Reset(w)
+	return bw
+}
+
+// putListWriter returns bw to the pool, dropping what it held unflushed
+// and its response writer.
+func putListWriter(bw *bufio.Writer) {
+	bw.Reset(nil)
+	listWriters.Put(bw)
+}
+
 // streamList writes the list envelope and then each item's bytes, so the
 // response is never built whole in memory. Once the header is written an
 // error can only cut the stream short, which the client sees as a
@@ -79,7 +99,8 @@ func (c *call) streamList(meta wire.ListMeta, kind, apiVersion string, items []s
 	}
 	c.w.Header().Set("Content-Type", "application/json")
 	c.w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(c.w, 32<<10)
+	bw := listWriter(c.w)
+	defer putListWriter(bw)
 	bw.Write(head[:len(head)-1])
 	bw.WriteString(`,"items":[`)
 	for i, kv := range items {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -65,7 +64,8 @@ func (c *call) protoList(out output, meta wire.ListMeta, items []storage.KV) err
 	}
 	c.w.Header().Set("Content-Type", mediaProto)
 	c.w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(c.w, 32<<10)
+	bw := listWriter(c.w)
+	defer putListWriter(bw)
 	bw.Write(envelopeHead(apiVersion, kind, n))
 	bw.Write(lm)
 	var hdr []byte

@@ -1,6 +1,7 @@
 package filters
 
 import (
+	"bufio"
 	"github.com/klauspost/compress/gzip"
 	"net/http"
 	"strings"
@@ -19,6 +20,23 @@ const gzipLevel = gzip.BestSpeed
 var gzipWriters = sync.Pool{New: func() any {
 	gw, _ := gzip.NewWriterLevel(nil, gzipLevel)
 	return gw
+}}
+
+// gzipOutputBuffer is how much compressed output goes to the connection
+// per write. Each write to an HTTP/2 response waits for the connection's
+// goroutine to send it, so net/http's own 4 KiB would cost a round of
+// goroutine hand-offs per 4 KiB of compressed body.
+const gzipOutputBuffer = 32 << 10
+
+var gzipOutputs = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, gzipOutputBuffer) }}
+
+// heldBuffers keep the held part of responses: a response over the
+// threshold would otherwise grow a fresh buffer to 128 KiB on every
+// request, which a LIST page spends more time on, counting the GC it
+// causes, than on gzip.
+var heldBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, CompressionThreshold)
+	return &b
 }}
 
 // Compression gzip-compresses the response of a request whose
@@ -66,12 +84,14 @@ func AcceptsGzip(r *http.Request) bool {
 // it as is). Used from the handler's goroutine only.
 type compressWriter struct {
 	w    http.ResponseWriter
-	code int    // 0 until WriteHeader
-	buf  []byte // held body, at most CompressionThreshold bytes
+	code int     // 0 until WriteHeader
+	buf  []byte  // held body, at most CompressionThreshold bytes
+	held *[]byte // buf's pooled backing array, nil when buf is nil
 
 	decided bool
-	gz      *gzip.Writer // nil: plain
-	err     error        // first write error after the decision
+	gz      *gzip.Writer  // nil: plain
+	zout    *bufio.Writer // gz's output, gzipOutputBuffer bytes to w per write
+	err     error         // first write error after the decision
 }
 
 func (w *compressWriter) Header() http.Header { return w.w.Header() }
@@ -95,15 +115,31 @@ func (w *compressWriter) Write(p []byte) (int, error) {
 		return w.write(p)
 	}
 	if len(w.buf)+len(p) <= CompressionThreshold {
+		if w.buf == nil {
+			w.held = heldBuffers.Get().(*[]byte)
+			w.buf = (*w.held)[:0]
+		}
 		w.buf = append(w.buf, p...)
 		return len(p), nil
 	}
 	w.decide(w.Header().Get("Content-Encoding") == "" && bodyAllowed(w.status()))
-	if _, err := w.write(w.buf); err != nil {
+	_, err := w.write(w.buf)
+	w.release()
+	if err != nil {
 		return 0, err
 	}
-	w.buf = nil
 	return w.write(p)
+}
+
+// release returns the held buffer to the pool: the writers below copy
+// what they are given, so nothing refers to it any more.
+func (w *compressWriter) release() {
+	if w.held != nil {
+		*w.held = w.buf[:0]
+		heldBuffers.Put(w.held)
+		w.held = nil
+	}
+	w.buf = nil
 }
 
 func (w *compressWriter) write(p []byte) (int, error) {
@@ -127,8 +163,10 @@ func (w *compressWriter) decide(gz bool) {
 		h.Set("Content-Encoding", "gzip")
 		h.Add("Vary", "Accept-Encoding")
 		h.Del("Content-Length")
+		w.zout = gzipOutputs.Get().(*bufio.Writer)
+		w.zout.Reset(w.w)
 		w.gz = gzipWriters.Get().(*gzip.Writer)
-		w.gz.Reset(w.w)
+		w.gz.Reset(w.zout)
 	}
 	w.w.WriteHeader(w.status())
 }
@@ -148,14 +186,19 @@ func (w *compressWriter) finish() {
 		}
 		w.decide(false)
 		_, _ = w.write(w.buf)
-		w.buf = nil
+		w.release()
 		return
 	}
 	if w.gz != nil {
-		_ = w.gz.Close()
+		if err := w.gz.Close(); err == nil {
+			_ = w.zout.Flush()
+		}
 		w.gz.Reset(nil)
 		gzipWriters.Put(w.gz)
 		w.gz = nil
+		w.zout.Reset(nil)
+		gzipOutputs.Put(w.zout)
+		w.zout = nil
 	}
 }
 
@@ -166,7 +209,9 @@ func (w *compressWriter) Flush() {
 		return
 	}
 	if w.gz != nil && w.err == nil {
-		w.err = w.gz.Flush()
+		if w.err = w.gz.Flush(); w.err == nil {
+			w.err = w.zout.Flush()
+		}
 	}
 	_ = http.NewResponseController(w.w).Flush()
 }

@@ -162,6 +162,52 @@ func TestCompressionPanicDropsHeldResponse(t *testing.T) {
 	}
 }
 
+// flushRecorder records, at each Flush, how many bytes had been sent.
+type flushRecorder struct {
+	*httptest.ResponseRecorder
+	atFlush []int
+}
+
+func (w *flushRecorder) Flush() { w.atFlush = append(w.atFlush, w.Body.Len()) }
+
+// TestCompressionFlushSendsAll: after the decision, a handler's Flush puts
+// everything written so far on the connection as gzip the client can
+// already read, although compressed output is otherwise sent in
+// gzipOutputBuffer pieces; and requests that reuse the pooled buffers get
+// their own bodies.
+func TestCompressionFlushSendsAll(t *testing.T) {
+	for i := range 3 {
+		body := chunks(2*CompressionThreshold + 1000*i)
+		body[0] = byte('0' + i)
+		rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder()}
+		r := httptest.NewRequest("GET", "/api/v1/configmaps", nil)
+		r.Header.Set("Accept-Encoding", "gzip")
+		Compression()(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Write(body[:len(body)-1])
+			w.(http.Flusher).Flush()
+			w.Write(body[len(body)-1:])
+		})).ServeHTTP(rec, r)
+		if len(rec.atFlush) != 1 {
+			t.Fatalf("%d flushes reached the connection, want 1", len(rec.atFlush))
+		}
+		zr, err := stdgzip.NewReader(bytes.NewReader(rec.Body.Bytes()[:rec.atFlush[0]]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		early := make([]byte, len(body)-1)
+		if _, err := io.ReadFull(zr, early); err != nil || !bytes.Equal(early, body[:len(body)-1]) {
+			t.Fatalf("at the flush the client can read %v, want the %d bytes written", err, len(early))
+		}
+		zr, err = stdgzip.NewReader(bytes.NewReader(rec.Body.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := io.ReadAll(zr); err != nil || !bytes.Equal(got, body) {
+			t.Fatalf("whole body: %d bytes, %v; want %d", len(got), err, len(body))
+		}
+	}
+}
+
 // discardWriter is a ResponseWriter that counts the bytes sent.
 type discardWriter struct {
 	h http.Header
