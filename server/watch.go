@@ -154,6 +154,7 @@ func (ew *eventWriter) start() {
 	ew.flusher, _ = ew.w.(http.Flusher)
 	ew.setDeadline()
 	ew.flush()
+	ew.clearDeadline()
 }
 
 // setDeadline gives the next write and flush the write timeout, cut at the
@@ -171,6 +172,19 @@ func (ew *eventWriter) setDeadline() {
 	}
 	ew.armed = dl
 	_ = ew.rc.SetWriteDeadline(dl)
+}
+
+// clearDeadline removes the write deadline once the stream is flushed and
+// has nothing more to send. Over HTTP/2 a write deadline is a timer on
+// the stream, not a bound on the next write: left armed over a quiet
+// minute it resets the stream (INTERNAL_ERROR), and every idle watch,
+// kubectl get -w included, failed after the write timeout.
+func (ew *eventWriter) clearDeadline() {
+	if ew.armed.IsZero() {
+		return
+	}
+	ew.armed = time.Time{}
+	_ = ew.rc.SetWriteDeadline(time.Time{})
 }
 
 func (ew *eventWriter) flush() {
@@ -260,8 +274,9 @@ func (ew *eventWriter) raw(b []byte) bool {
 	}
 	if ew.buffered == nil || !ew.buffered() {
 		ew.flush()
+		ew.clearDeadline()
 	}
-	return true
+	return !ew.failed
 }
 
 func (ew *eventWriter) writeError(st *wire.Status) {

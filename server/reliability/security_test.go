@@ -208,6 +208,7 @@ func TestSecurityLimits(t *testing.T) {
 	t.Run("metrics cardinality", func(t *testing.T) { metricsCardinality(t, e) })
 	t.Run("dribbled body", func(t *testing.T) { dribbledBody(t, e) })
 	t.Run("watch limits", func(t *testing.T) { watchLimits(t, e) })
+	t.Run("idle watch outlives the write timeout", func(t *testing.T) { idleWatch(t, e) })
 	t.Run("watcher that does not read", func(t *testing.T) {
 		fillConfigMaps(t, e, "default", 4, 128<<10)
 		stalledWatch(t, e, "/api/v1/namespaces/default/configmaps?watch=1", 15*time.Second, false)
@@ -418,6 +419,59 @@ func fillConfigMaps(t *testing.T, e *secEnv, ns string, n, size int) {
 	if code, b := e.do(t, c, "GET", "/api/v1/namespaces/"+ns+"/configmaps?limit=1&resourceVersionMatch=NotOlderThan&resourceVersion="+
 		created.Metadata.ResourceVersion, e.srv.Credentials().AdminToken, ""); code != http.StatusOK {
 		t.Fatalf("list: %d %.200s", code, b)
+	}
+}
+
+// idleWatch: a watch over HTTP/2 that has nothing to send for longer than
+// the write timeout stays open and then delivers the next event. The
+// write deadline used to stay armed between events, and over HTTP/2 a
+// deadline is a timer on the stream: every quiet watch was reset with
+// INTERNAL_ERROR after the timeout (kubectl get -w failed after a minute).
+func idleWatch(t *testing.T, e *secEnv) {
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: e.pool}, ForceAttemptHTTP2: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	req, _ := http.NewRequest("GET", e.srv.URL()+"/api/v1/namespaces/default/configmaps?watch=1&fieldSelector=metadata.name%3Didle-watch", nil)
+	req.Header.Set("Authorization", "Bearer "+e.srv.Credentials().AdminToken)
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusOK {
+		t.Fatalf("watch: %s %d", resp.Proto, resp.StatusCode)
+	}
+	lines := make(chan string)
+	readErr := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		readErr <- fmt.Errorf("stream ended: %v", sc.Err())
+	}()
+	// Quiet for three write timeouts (1 s here): the condition under
+	// test, not a wait for something to happen.
+	select {
+	case err := <-readErr:
+		t.Fatalf("idle watch: %v", err)
+	case l := <-lines:
+		t.Fatalf("idle watch sent %q", l)
+	case <-time.After(3 * time.Second):
+	}
+	c := e.client(t, nil)
+	if code, b := e.do(t, c, "POST", "/api/v1/namespaces/default/configmaps", e.srv.Credentials().AdminToken,
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"idle-watch"}}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %.200s", code, b)
+	}
+	select {
+	case err := <-readErr:
+		t.Fatalf("after the quiet: %v", err)
+	case l := <-lines:
+		if !strings.HasPrefix(l, `{"type":"ADDED"`) {
+			t.Fatalf("after the quiet: %.200s", l)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event 10 s after the create")
 	}
 }
 
