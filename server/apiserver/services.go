@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -129,7 +131,7 @@ func newServiceAllocation(o Options, client kubernetes.Interface, store storage.
 	}
 	a.kubernetes = kubernetesservice.New(kubernetesservice.Config{
 		PublicIP:           net.ParseIP(o.BindAddress),
-		EndpointReconciler: reconcilers.NewNoneEndpointReconciler(),
+		EndpointReconciler: &noEndpoints{EndpointReconciler: reconcilers.NewNoneEndpointReconciler()},
 		EndpointInterval:   10 * time.Second,
 		ServiceIP:          serviceIP,
 		ServicePort:        443,
@@ -240,3 +242,21 @@ func (hooksOnly) GetRESTOptions(schema.GroupResource, runtime.Object) (generic.R
 type unusedStorage struct{ apistorage.Interface }
 
 func (unusedStorage) ReadinessCheck() error { return nil }
+
+// noEndpoints is kube's "none" endpoint reconciler, which never writes the
+// kubernetes Service's endpoints, except that its first RemoveEndpoints
+// says there was nothing to remove. kube's controller asks it once at
+// start for a previous run's endpoints, and the none reconciler's nil
+// answer made it log "Found stale data … apiserver didn't exit
+// successfully previously" as an error on every start.
+type noEndpoints struct {
+	reconcilers.EndpointReconciler
+	asked atomic.Bool
+}
+
+func (n *noEndpoints) RemoveEndpoints(serviceName string, ip net.IP, ports []corev1.EndpointPort) error {
+	if !n.asked.Swap(true) {
+		return apistorage.NewKeyNotFoundError("endpoints of "+serviceName, 0)
+	}
+	return n.EndpointReconciler.RemoveEndpoints(serviceName, ip, ports)
+}

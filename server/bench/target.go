@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"time"
+
+	"k8s.io/klog/v2"
 
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/server/apiserver"
@@ -105,8 +106,11 @@ func (t *Target) startEmbedded(ctx context.Context, opts TargetOptions) error {
 	}
 	logger := opts.Logger
 	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		logger = slog.New(slog.DiscardHandler)
 	}
+	// The embedded server's Kubernetes libraries log through klog: into
+	// the same logger, not klog's own lines on stderr between bench's.
+	klog.SetSlogLogger(logger.With("component", "k8s.io"))
 	// No controllers: the bench counts what it writes, and the root CA
 	// publisher would add kube-root-ca.crt to its namespace.
 	srv, err := apiserver.New(apiserver.Options{DataDir: dir, Port: -1, Logger: logger, Controllers: []string{}})

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -99,6 +100,9 @@ func TestBenchInformerBinary(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if klogLine := regexp.MustCompile(`(?m)^[IWEF]\d{4} `); klogLine.Match(stderr.Bytes()) {
+		t.Errorf("the embedded server's klog lines reached stderr:\n%s", stderr.String())
 	}
 	var res bench.Result
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {

@@ -351,6 +351,11 @@ func TestDemoCommand(t *testing.T) {
 	if len(lines) < 2 {
 		t.Fatalf("output:\n%s", out)
 	}
+	// At its default level (error) the demo logs nothing: neither its
+	// server's klog lines nor kube's "Found stale data" error at start.
+	if p.stderr.Len() != 0 {
+		t.Errorf("stderr at the default log level:\n%s", p.stderr)
+	}
 	if !regexp.MustCompile(`^demo done: 8 events, \d+ reconciles, 0 errors in \S+$`).MatchString(lines[len(lines)-1]) {
 		t.Errorf("summary line %q", lines[len(lines)-1])
 	}

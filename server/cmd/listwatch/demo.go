@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/server/apiserver"
@@ -34,6 +35,9 @@ update it, delete its mirror by hand (the controller restores it), delete it
 				return fmt.Errorf("--log-level: %w", err)
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			// The embedded server's Kubernetes libraries log through
+			// klog: into the same log, at the same level.
+			klog.SetSlogLogger(log.With("component", "k8s.io"))
 			return runDemo(cmd.Context(), cmd.OutOrStdout(), log)
 		},
 	}
