@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apiserver/pkg/admission"
 
+	"github.com/listwatch/listwatch/server/filters"
 	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/trace"
 	"github.com/listwatch/listwatch/wire"
@@ -152,7 +153,11 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 	}
 	tr := trace.New(strings.ToUpper(verb[:1])+verb[1:],
 		slog.String("url", r.URL.RequestURI()), slog.String("resource", res.gr().String()))
-	defer tr.LogIfLong(r.Context(), s.log, s.slow)
+	// A watch, log or exec lasts as long as it lasts: as kube, only other
+	// requests are logged when slow.
+	if !filters.IsLongRunning(r) {
+		defer tr.LogIfLong(r.Context(), s.log, s.slow)
+	}
 	ctx := trace.WithTrace(r.Context(), tr)
 	req := &call{s: s, w: w, r: r.WithContext(ctx), res: res, ns: ns, name: info.Name, tr: tr, status: statusOK,
 		scale: servesScale(res, info), finalize: info.Subresource == "finalize", sub: servesSub(res, info)}

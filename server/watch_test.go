@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -265,5 +268,51 @@ func TestWatchTable(t *testing.T) {
 	row := ev.Object["rows"].([]any)[0].(map[string]any)
 	if row["cells"].([]any)[0] != "tw" || path(row["object"].(map[string]any), "kind") != "PartialObjectMetadata" {
 		t.Fatalf("row: %v", row)
+	}
+}
+
+// traceLog keeps the trace name of every "slow operation" record.
+type traceLog struct {
+	mu     sync.Mutex
+	traces []string
+}
+
+func (h *traceLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h *traceLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *traceLog) WithGroup(string) slog.Handler            { return h }
+func (h *traceLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "slow operation" {
+		return nil
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "trace" {
+			h.mu.Lock()
+			h.traces = append(h.traces, a.Value.String())
+			h.mu.Unlock()
+		}
+		return true
+	})
+	return nil
+}
+
+// TestWatchIsNotASlowOperation: as in kube, a watch is not logged as a
+// slow operation when it ends, however long it lasted; other requests
+// past the threshold are.
+func TestWatchIsNotASlowOperation(t *testing.T) {
+	log := &traceLog{}
+	e := newEnv(t, func(c *Config) {
+		c.Logger = slog.New(log)
+		c.SlowThreshold = time.Nanosecond // every request is slow
+	})
+	if r := e.do("GET", "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1", nil); r.code != 200 {
+		t.Fatalf("watch: %d %s", r.code, r.body)
+	}
+	if r := e.do("GET", "/api/v1/namespaces/default/configmaps", nil); r.code != 200 {
+		t.Fatalf("list: %d %s", r.code, r.body)
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if !slices.Equal(log.traces, []string{"List"}) {
+		t.Fatalf("slow operations logged: %q, want only the list's", log.traces)
 	}
 }
