@@ -422,24 +422,32 @@ func fillConfigMaps(t *testing.T, e *secEnv, ns string, n, size int) {
 	}
 }
 
+// watchHTTP2 opens a watch as the admin over HTTP/2 (with cfg, if not
+// nil), closed when the test ends.
+func (e *secEnv) watchHTTP2(t *testing.T, path string, cfg *http.HTTP2Config) *http.Response {
+	t.Helper()
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: e.pool}, ForceAttemptHTTP2: true, HTTP2: cfg}
+	t.Cleanup(tr.CloseIdleConnections)
+	req, _ := http.NewRequest("GET", e.srv.URL()+path, nil)
+	req.Header.Set("Authorization", "Bearer "+e.srv.Credentials().AdminToken)
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusOK {
+		t.Fatalf("watch: %s %d", resp.Proto, resp.StatusCode)
+	}
+	return resp
+}
+
 // idleWatch: a watch over HTTP/2 that has nothing to send for longer than
 // the write timeout stays open and then delivers the next event. The
 // write deadline used to stay armed between events, and over HTTP/2 a
 // deadline is a timer on the stream: every quiet watch was reset with
 // INTERNAL_ERROR after the timeout (kubectl get -w failed after a minute).
 func idleWatch(t *testing.T, e *secEnv) {
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: e.pool}, ForceAttemptHTTP2: true}
-	t.Cleanup(tr.CloseIdleConnections)
-	req, _ := http.NewRequest("GET", e.srv.URL()+"/api/v1/namespaces/default/configmaps?watch=1&fieldSelector=metadata.name%3Didle-watch", nil)
-	req.Header.Set("Authorization", "Bearer "+e.srv.Credentials().AdminToken)
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusOK {
-		t.Fatalf("watch: %s %d", resp.Proto, resp.StatusCode)
-	}
+	resp := e.watchHTTP2(t, "/api/v1/namespaces/default/configmaps?watch=1&fieldSelector=metadata.name%3Didle-watch", nil)
 	lines := make(chan string)
 	readErr := make(chan error, 1)
 	go func() {
@@ -499,19 +507,7 @@ func stalledWatch(t *testing.T, e *secEnv, path string, within time.Duration, ht
 		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 		body = c
 	} else {
-		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: e.pool}, ForceAttemptHTTP2: true,
-			HTTP2: &http.HTTP2Config{MaxReceiveBufferPerStream: 16 << 10}}
-		t.Cleanup(tr.CloseIdleConnections)
-		req, _ := http.NewRequest("GET", e.srv.URL()+path, nil)
-		req.Header.Set("Authorization", "Bearer "+e.srv.Credentials().AdminToken)
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusOK {
-			t.Fatalf("watch: %s %d", resp.Proto, resp.StatusCode)
-		}
+		resp := e.watchHTTP2(t, path, &http.HTTP2Config{MaxReceiveBufferPerStream: 16 << 10})
 		e.waitGauge(t, "apiserver_longrunning_requests", lr, 0, within)
 		body = resp.Body
 	}
