@@ -50,6 +50,15 @@ func (c *call) admit(d, old *doc) error {
 // the kind's strategy (the status strategy on /status), and convert back.
 // d then holds the typed object re-encoded, so unknown fields are gone.
 func (c *call) admitTyped(t *typedKind, d, old *doc) (retErr error) {
+	if t.strategy == nil {
+		// A read-only kind (componentstatuses): its routes refuse writes
+		// with this Status before they get here.
+		verb := "update"
+		if old == nil {
+			verb = "create"
+		}
+		return wire.NewMethodNotSupported(c.res.gr(), verb)
+	}
 	// An update's allocation ends here, as in kube's store (before the
 	// write); a create's when it is stored (createDoc).
 	defer func() {
