@@ -55,12 +55,16 @@ func (r *storedRange) decode(value []byte) (rangeAllocation, error) {
 	return ra, nil
 }
 
-// storedRangeFactory makes storedRanges under key, for
-// portallocator.New.
-func storedRangeFactory(store storage.Interface, key string) allocator.AllocatorWithOffsetFactory {
-	return func(max int, rangeSpec string, offset int) (allocator.Interface, error) {
-		return &storedRange{store: store, key: key, alloc: allocator.NewAllocationMapWithOffset(max, rangeSpec, offset)}, nil
-	}
+// newStoredRange is a storedRange under key, with the arguments of
+// kube's allocator factories (portallocator.New calls its factory once).
+func newStoredRange(store storage.Interface, key string, max int, rangeSpec string, offset int) *storedRange {
+	return &storedRange{store: store, key: key, alloc: allocator.NewAllocationMapWithOffset(max, rangeSpec, offset)}
+}
+
+// lostRace: another server changed, made or deleted the stored bitmap
+// between this one's read and write.
+func lostRace(err error) bool {
+	return errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrExists) || errors.Is(err, storage.ErrNotFound)
 }
 
 // storeTimeout bounds each allocation's reads and writes (kube's use no
@@ -114,7 +118,7 @@ func (r *storedRange) update(fn func() error) error {
 		} else {
 			rev, err = r.store.Create(ctx, r.key, value)
 		}
-		if (errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrExists) || errors.Is(err, storage.ErrNotFound)) && attempt < 100 {
+		if lostRace(err) && attempt < 100 {
 			continue
 		}
 		if err != nil {
@@ -228,7 +232,7 @@ func (r *storedRange) CreateOrUpdate(snapshot *api.RangeAllocation) error {
 		}
 		_, err = r.store.Update(ctx, r.key, value, rev)
 	}
-	if errors.Is(err, storage.ErrExists) || errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
+	if lostRace(err) {
 		return apierrors.NewConflict(api.Resource("rangeallocations"), "", err)
 	}
 	return err

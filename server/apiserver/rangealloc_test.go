@@ -18,13 +18,7 @@ import (
 func TestStoredRangeSharedByServers(t *testing.T) {
 	et := etcdtest.Start(t)
 	const size = 40
-	newRange := func(spec string) *storedRange {
-		r, err := storedRangeFactory(et.Store, nodePortsKey)(size, spec, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.(*storedRange)
-	}
+	newRange := func(spec string) *storedRange { return newStoredRange(et.Store, nodePortsKey, size, spec, 0) }
 	a, b := newRange("30000-30039"), newRange("30000-30039")
 	got := make(chan int, 2*size) // room for a broken allocator that gives every item twice
 	var wg sync.WaitGroup

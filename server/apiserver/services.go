@@ -96,11 +96,9 @@ func newServiceAllocation(o Options, client kubernetes.Interface, store storage.
 		return nil, fmt.Errorf("%w: --service-node-port-range %q: %v", ErrOptions, o.ServiceNodePortRange, err)
 	}
 	a := &serviceAllocation{client: client, cidr: cidr, ready: make(chan struct{})}
-	stored := storedRangeFactory(store, nodePortsKey)
 	a.ports, err = portallocator.New(*pr, func(max int, rangeSpec string, offset int) (allocator.Interface, error) {
-		r, err := stored(max, rangeSpec, offset)
-		a.nodePorts, _ = r.(*storedRange)
-		return r, err
+		a.nodePorts = newStoredRange(store, nodePortsKey, max, rangeSpec, offset)
+		return a.nodePorts, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: --service-node-port-range %q: %v", ErrOptions, o.ServiceNodePortRange, err)

@@ -147,8 +147,7 @@ func listOnce(ctx context.Context, c *client.Client, path string, limit int64, r
 }
 
 // getPage GETs one page into body (reset first). took runs from sending
-// the request to having read the whole body, before decoding it. The
-// page's protobuf items alias body: they are only counted.
+// the request to having read the whole body, before decoding it.
 func getPage(ctx context.Context, c *client.Client, path string, q url.Values, body *bytes.Buffer) (page *listPage, n int64, took time.Duration, err error) {
 	body.Reset()
 	start := time.Now()
