@@ -14,9 +14,11 @@
 //   - the current objects, in an immutable ordered tree (a treap with path
 //     copying): a snapshot is a pointer, a write copies O(log n) nodes, and
 //     any snapshot can be paged at any key without a lock;
-//   - a ring of recent events (bounded by HistorySize and HistoryAge), each
-//     carrying the snapshot right after it, so the state at any revision
-//     the ring still covers can be listed exactly.
+//   - a ring of recent events (bounded by HistorySize and HistoryAge); the
+//     newest and every 16th carry the snapshot right after them, and the
+//     state after any other is that snapshot with at most 15 writes
+//     replayed, so the state at any revision the ring still covers can be
+//     listed exactly.
 //
 // Each object is decoded once, when it arrives, for its labels and
 // selectable fields; selectors never decode values again. Pages reference
@@ -40,9 +42,11 @@
 // A watch is a cursor into the shared ring; its Next is called by the
 // server's handler goroutine and there is no goroutine per watcher. Each
 // event's wire frame ({"type":…,"object":…}\n) is built at most once per
-// event type, whatever the number of watchers. Label and field selectors
-// turn an update that stops matching into DELETED (the previous object at
-// the new resourceVersion) and one that starts matching into ADDED.
+// event type, whatever the number of watchers, while the event is among
+// the ring's 4096 newest; a watcher further behind builds its own. Label
+// and field selectors turn an update that stops matching into DELETED (the
+// previous object at the new resourceVersion) and one that starts matching
+// into ADDED.
 // Watchers that allow bookmarks get one every BookmarkInterval, at the
 // cache's latest revision, once they have read everything before it.
 //
@@ -54,6 +58,7 @@
 //   - When the cache's own watch hits a compacted revision it re-lists and
 //     starts a new history; the watches open then drain the old history and
 //     end with ErrRelisted. Both errors wrap storage.ErrWatchClosed.
-//   - Memory: every event in the ring pins the tree nodes its write
-//     copied (about log2(n) small nodes), on top of the event itself.
+//   - Memory: every checkpoint in the ring pins the tree nodes its write
+//     copied (about 2·ln(n) small nodes); every event pins its entries and
+//     (while among the 4096 newest) the frames built for it.
 package cache

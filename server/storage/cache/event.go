@@ -2,6 +2,7 @@ package cache
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/listwatch/listwatch/server/storage"
@@ -9,7 +10,9 @@ import (
 )
 
 // event is one change in the ring. It is immutable after append except
-// for its frames, which are built at most once each.
+// for its snapshot, which the ring drops when a newer event arrives unless
+// the event is a checkpoint, and its frames, which are built at most once
+// each while the event is among the ring's newest and dropped after.
 type event struct {
 	seq uint64 // position in the ring's history, dense and increasing
 	rev int64
@@ -18,11 +21,29 @@ type event struct {
 	cur *entry
 	// prev is the entry before the change, nil for a create.
 	prev *entry
-	// snap is the state right after this event.
+	// snap is the state right after this event, when held (see
+	// checkpointEvery); the ring's lock guards both.
 	snap tree
+	held bool
 	at   time.Time
 
-	frames [3]frame // indexed by frameIndex
+	frames [3]atomic.Pointer[frame] // indexed by frameAdded etc., built on first use
+}
+
+// applyTo returns t with this event's change made.
+func (ev *event) applyTo(t tree) tree {
+	if ev.cur != nil {
+		return t.Put(ev.key, ev.cur)
+	}
+	return t.Delete(ev.key)
+}
+
+// releaseFrames drops the event's frames; watchers that hold their bytes
+// keep them.
+func (ev *event) releaseFrames() {
+	for i := range ev.frames {
+		ev.frames[i].Store(nil)
+	}
 }
 
 // frame is one encoded watch line, built once whatever the number of
@@ -45,10 +66,11 @@ const (
 
 // render returns what a watcher sends for this event given whether the
 // watcher's predicate matched before (old) and after (now) the change, or
-// ok=false if it sends nothing. The choice follows kube-apiserver: a
+// ok=false if it sends nothing. keep says whether a frame built now is
+// kept on the event for other watchers (see frameWindow). The choice follows kube-apiserver: a
 // delete or a stop-matching update sends DELETED with the previous value
 // at this event's revision; a start-matching update sends ADDED.
-func (ev *event) render(old, now bool) (typ wire.EventType, obj, line []byte, objAlt, lineAlt *storage.Memo, ok bool) {
+func (ev *event) render(old, now, keep bool) (typ wire.EventType, obj, line []byte, objAlt, lineAlt *storage.Memo, ok bool) {
 	var i int
 	switch {
 	case now && old:
@@ -60,7 +82,13 @@ func (ev *event) render(old, now bool) (typ wire.EventType, obj, line []byte, ob
 	default:
 		return "", nil, nil, nil, nil, false
 	}
-	f := &ev.frames[i]
+	f := ev.frames[i].Load()
+	if f == nil {
+		f = new(frame)
+		if keep && !ev.frames[i].CompareAndSwap(nil, f) {
+			f = ev.frames[i].Load()
+		}
+	}
 	f.once.Do(func() {
 		if i == frameDeleted {
 			f.obj = withRevision(ev.prev.value, ev.rev)

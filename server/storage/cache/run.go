@@ -165,7 +165,7 @@ func (c *Cache) apply(ev storage.Event) {
 			c.log.Warn("watch cache: delete of a key it does not hold", "key", key, "revision", ev.Revision)
 			break
 		}
-		c.ring.push(&event{rev: ev.Revision, key: key, cur: cur, prev: prev, snap: c.snap, at: now}, c.cfg.HistorySize)
+		c.ring.push(&event{rev: ev.Revision, key: key, cur: cur, prev: prev, at: now}, c.snap, c.cfg.HistorySize)
 		if c.lastEventRev != ev.Revision {
 			c.lastEventRev, c.keysAtLastRev = ev.Revision, c.keysAtLastRev[:0]
 		}

@@ -235,7 +235,7 @@ func (w *watcher) nextFromHistory() (ev storage.WatchEvent, ok bool, wait <-chan
 		}
 		old := e.prev != nil && e.prev.matches(w.pred)
 		now := e.cur != nil && e.cur.matches(w.pred)
-		typ, obj, line, objAlt, lineAlt, send := e.render(old, now)
+		typ, obj, line, objAlt, lineAlt, send := e.render(old, now, r.recent(e.seq))
 		w.lastRev = max(w.lastRev, e.rev)
 		if send {
 			c.m.dispatched.Inc()
