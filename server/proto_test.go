@@ -148,8 +148,8 @@ func protoWriter(r *resource) (*eventWriter, *httptest.ResponseRecorder) {
 	c := &call{s: &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}, w: rec,
 		r: httptest.NewRequest("GET", "/", nil), res: r, tr: trace.New("test")}
 	ew := &eventWriter{call: c, out: output{proto: true}, allowBookmarks: true,
-		writeTimeout: time.Minute, end: time.Now().Add(time.Minute)}
-	ew.flusher, ew.rc = rec, http.NewResponseController(rec)
+		dog: newWriteWatchdog(http.NewResponseController(rec).SetWriteDeadline, time.Minute, time.Now().Add(time.Minute))}
+	ew.flusher = rec
 	return ew, rec
 }
 

@@ -27,11 +27,11 @@ const DefaultWatchWriteTimeout = 60 * time.Second
 // then one ERROR event with a 410 Expired Status, as kube-apiserver answers
 // it.
 //
-// Every write and flush has a write deadline (http.ResponseController): the
-// watch write timeout, and never past the watch's end. So a client that
-// stops reading is disconnected after the write timeout, or at its
-// timeoutSeconds if that comes first, instead of holding a goroutine, a
-// watch slot and its buffered events for ever.
+// Every write and flush must end within the watch write timeout, and never
+// past the watch's end (writeWatchdog). So a client that stops reading is
+// disconnected after the write timeout, or at its timeoutSeconds if that
+// comes first, instead of holding a goroutine, a watch slot and its
+// buffered events for ever.
 func (c *call) watch() error {
 	out, err := negotiate(c.r.Header.Get("Accept"), c.res)
 	if err != nil {
@@ -73,13 +73,15 @@ func (c *call) watch() error {
 		defer stream.Close()
 	}
 	c.tr.Step("Watch started")
+	rc := http.NewResponseController(c.w)
 	ew := &eventWriter{call: c, out: out, allowBookmarks: o.AllowBookmarks,
-		rc: http.NewResponseController(c.w), writeTimeout: c.s.watchWrite, end: end}
+		dog: newWriteWatchdog(rc.SetWriteDeadline, c.s.watchWrite, end)}
 	ew.gzip = c.s.watchListGzip && isWatchList(o) && filters.AcceptsGzip(c.r)
 	// The last bytes (the end of the chunked stream) are written after
 	// this returns: give them a deadline of their own.
 	defer func() {
-		_ = ew.rc.SetWriteDeadline(time.Now().Add(ew.writeTimeout))
+		ew.dog.stop()
+		_ = rc.SetWriteDeadline(time.Now().Add(c.s.watchWrite))
 		ew.endGzipMember()
 	}()
 	if b, ok := stream.(storage.Buffered); ok {
@@ -125,10 +127,7 @@ type eventWriter struct {
 	out            output
 	allowBookmarks bool
 	flusher        http.Flusher
-	rc             *http.ResponseController
-	writeTimeout   time.Duration
-	end            time.Time // the watch's timeout
-	armed          time.Time // the write deadline set last
+	dog            *writeWatchdog
 	failed         bool
 	// buffered, if set, says the stream has the next event ready: the
 	// flush waits for the end of the burst.
@@ -152,42 +151,12 @@ func (ew *eventWriter) start() {
 	}
 	ew.w.WriteHeader(http.StatusOK)
 	ew.flusher, _ = ew.w.(http.Flusher)
-	ew.setDeadline()
 	ew.flush()
-	ew.clearDeadline()
-}
-
-// setDeadline gives the next write and flush the write timeout, cut at the
-// watch's end. Re-arming has a cost (over HTTP/2, a message to the
-// connection's goroutine), so a deadline that still leaves 7/8 of the
-// timeout is kept. A writer without deadlines (a test recorder) goes
-// without.
-func (ew *eventWriter) setDeadline() {
-	dl := time.Now().Add(ew.writeTimeout)
-	if dl.After(ew.end) {
-		dl = ew.end
-	}
-	if !ew.armed.IsZero() && !ew.armed.Before(dl.Add(-ew.writeTimeout/8)) {
-		return
-	}
-	ew.armed = dl
-	_ = ew.rc.SetWriteDeadline(dl)
-}
-
-// clearDeadline removes the write deadline once the stream is flushed and
-// has nothing more to send. Over HTTP/2 a write deadline is a timer on
-// the stream, not a bound on the next write: left armed over a quiet
-// minute it resets the stream (INTERNAL_ERROR), and every idle watch,
-// kubectl get -w included, failed after the write timeout.
-func (ew *eventWriter) clearDeadline() {
-	if ew.armed.IsZero() {
-		return
-	}
-	ew.armed = time.Time{}
-	_ = ew.rc.SetWriteDeadline(time.Time{})
 }
 
 func (ew *eventWriter) flush() {
+	ew.dog.begin()
+	defer ew.dog.done()
 	if err := ew.endGzipMember(); err != nil {
 		ew.failed = true
 		return
@@ -267,14 +236,15 @@ func (ew *eventWriter) raw(b []byte) bool {
 	if ew.failed {
 		return false
 	}
-	ew.setDeadline()
-	if _, err := ew.body().Write(b); err != nil {
+	ew.dog.begin()
+	_, err := ew.body().Write(b)
+	ew.dog.done()
+	if err != nil {
 		ew.failed = true
 		return false
 	}
 	if ew.buffered == nil || !ew.buffered() {
 		ew.flush()
-		ew.clearDeadline()
 	}
 	return !ew.failed
 }
