@@ -143,13 +143,14 @@ func TestProtoBytesAsKube(t *testing.T) {
 }
 
 // protoWriter is an eventWriter on a recorder, for a watch asking protobuf.
-func protoWriter(r *resource) (*eventWriter, *httptest.ResponseRecorder) {
+func protoWriter(t *testing.T, r *resource) (*eventWriter, *httptest.ResponseRecorder) {
 	rec := httptest.NewRecorder()
 	c := &call{s: &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}, w: rec,
 		r: httptest.NewRequest("GET", "/", nil), res: r, tr: trace.New("test")}
 	ew := &eventWriter{call: c, out: output{proto: true}, allowBookmarks: true,
 		dog: newWriteWatchdog(http.NewResponseController(rec).SetWriteDeadline, time.Minute, time.Now().Add(time.Minute))}
 	ew.flusher = rec
+	t.Cleanup(ew.dog.stop)
 	return ew, rec
 }
 
@@ -161,7 +162,7 @@ func TestProtoWatchFrames(t *testing.T) {
 	r := builtinResources()[1]
 	ev := storage.WatchEvent{Type: wire.Modified, Object: []byte(testCM), Revision: 7,
 		ObjectAlt: &storage.Memo{}, FrameAlt: &storage.Memo{}}
-	ew1, rec1 := protoWriter(r)
+	ew1, rec1 := protoWriter(t, r)
 	ew1.write(ev)
 	ew1.write(storage.WatchEvent{Type: wire.Bookmark, Revision: 9, InitialEventsEnd: true})
 	ew1.writeError(wire.NewResourceExpired("too old resource version: 1 (5)"))
@@ -203,7 +204,7 @@ func TestProtoWatchFrames(t *testing.T) {
 
 	// Another watcher of the same event: the memo's bytes, not a
 	// conversion (the object is garbage now).
-	ew2, rec2 := protoWriter(r)
+	ew2, rec2 := protoWriter(t, r)
 	ev.Object = []byte("not json")
 	if !ew2.write(ev) {
 		t.Fatal("second watcher's write failed")
@@ -221,7 +222,7 @@ func TestProtoListMemo(t *testing.T) {
 	r.listKind = "ConfigMapList"
 	items := []storage.KV{{Key: "/registry/configmaps/ns/a", Value: []byte(testCM), Revision: 7, Alt: &storage.Memo{}}}
 	list := func() []byte {
-		ew, rec := protoWriter(r)
+		ew, rec := protoWriter(t, r)
 		if err := ew.call.protoList(output{proto: true}, wire.ListMeta{ResourceVersion: "8"}, items); err != nil {
 			t.Fatal(err)
 		}

@@ -22,8 +22,10 @@ type writeWatchdog struct {
 	timeout time.Duration
 	end     time.Time
 
-	// since is when the write in progress began (UnixNano), 0 between
-	// writes.
+	// since is when the write in progress began, as nanoseconds after
+	// base (monotonic, so a step of the wall clock moves no cut); 0
+	// between writes.
+	base  time.Time
 	since atomic.Int64
 
 	mu      sync.Mutex
@@ -32,7 +34,7 @@ type writeWatchdog struct {
 }
 
 func newWriteWatchdog(set func(time.Time) error, timeout time.Duration, end time.Time) *writeWatchdog {
-	d := &writeWatchdog{set: set, timeout: timeout, end: end}
+	d := &writeWatchdog{set: set, timeout: timeout, end: end, base: time.Now()}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.timer = time.AfterFunc(d.nextCheck(time.Now()), d.check)
@@ -40,7 +42,7 @@ func newWriteWatchdog(set func(time.Time) error, timeout time.Duration, end time
 }
 
 // begin and done bracket one write or flush.
-func (d *writeWatchdog) begin() { d.since.Store(time.Now().UnixNano()) }
+func (d *writeWatchdog) begin() { d.since.Store(int64(time.Since(d.base)) + 1) }
 func (d *writeWatchdog) done()  { d.since.Store(0) }
 
 // deadline is when the write in progress must have ended, or zero.
@@ -49,7 +51,7 @@ func (d *writeWatchdog) deadline() time.Time {
 	if s == 0 {
 		return time.Time{}
 	}
-	cut := time.Unix(0, s).Add(d.timeout)
+	cut := d.base.Add(time.Duration(s-1) + d.timeout)
 	if cut.After(d.end) {
 		cut = d.end
 	}

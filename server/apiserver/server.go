@@ -234,8 +234,8 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (_ *parts, e
 		return nil, err
 	}
 	// No ReadTimeout or WriteTimeout: they would cut watches. Bodies get a
-	// per-request read deadline instead (filters.BodyDeadline), and
-	// watches a write deadline per write (server.Config.WatchWriteTimeout).
+	// per-request read deadline instead (filters.BodyDeadline), and a
+	// watch's writes a watchdog (server.Config.WatchWriteTimeout).
 	// serve sets BaseContext.
 	p.http = &http.Server{
 		Handler:           handler,

@@ -106,7 +106,9 @@ type Cache struct {
 
 	// mu guards the fields below. The Run goroutine is the only writer;
 	// readers hold it only to take a snapshot or move a watcher's cursor,
-	// never while copying or encoding values. It is a leaf lock.
+	// never while copying values or replaying writes; a watcher encodes
+	// under it only an event's frame, once for all watchers (or, past
+	// the ring's frame window, for itself). It is a leaf lock.
 	mu sync.RWMutex
 	// snap is the current state; rev is the latest revision seen
 	// (>= every event's revision; progress notifications advance it).

@@ -43,7 +43,7 @@
 // server's handler goroutine and there is no goroutine per watcher. Each
 // event's wire frame ({"type":…,"object":…}\n) is built at most once per
 // event type, whatever the number of watchers, while the event is among
-// the ring's 4096 newest; a watcher further behind builds its own. Label
+// the ring's WatcherBuffer newest; a watcher further behind builds its own. Label
 // and field selectors turn an update that stops matching into DELETED (the
 // previous object at the new resourceVersion) and one that starts matching
 // into ADDED.
@@ -58,7 +58,8 @@
 //   - When the cache's own watch hits a compacted revision it re-lists and
 //     starts a new history; the watches open then drain the old history and
 //     end with ErrRelisted. Both errors wrap storage.ErrWatchClosed.
-//   - Memory: every checkpoint in the ring pins the tree nodes its write
-//     copied (about 2·ln(n) small nodes); every event pins its entries and
-//     (while among the 4096 newest) the frames built for it.
+//   - Memory: every checkpoint in the ring pins the tree nodes copied by
+//     the writes since the one before it (up to 16 paths of about 2·ln(n)
+//     small nodes each); every event pins its entries and, while among the
+//     WatcherBuffer newest, the frames built for it.
 package cache

@@ -78,11 +78,15 @@ func (c *Cache) listExact(ctx context.Context, prefix string, rev int64, start s
 	}
 	c.mu.RLock()
 	held := c.ready && !c.stopped && rev >= c.ring.startRev
-	var snap tree
+	var (
+		snap   tree
+		replay []*event
+	)
 	if held {
-		snap = c.ring.snapshotAt(rev)
+		snap, replay = c.ring.snapshotPlan(rev)
 	}
 	c.mu.RUnlock()
+	snap = replayOnto(snap, replay)
 	if !held {
 		trace.FromContext(ctx).Step("cache: revision older than history, reading storage")
 		return c.listStore(ctx, prefix, rev, start, opts)

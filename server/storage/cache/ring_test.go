@@ -16,15 +16,16 @@ import (
 // TestRingSnapshots: the state the ring gives for every revision it covers
 // is the state after that revision's write, whether the event holds its
 // snapshot or the ring replays writes onto the checkpoint before it, as
-// events leave by capacity; and only checkpoints and the newest event
-// hold a snapshot.
+// events leave by capacity or many at once (as by age); no read replays
+// more than checkpointEvery-1 writes; and only checkpoints and the newest
+// event hold a snapshot.
 func TestRingSnapshots(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const capacity = 100
 	var cur tree
 	model := map[string]*entry{}
 	states := map[int64]map[string]*entry{1: {}}
-	r := newRing(capacity, 1, cur, 0)
+	r := newRing(capacity, 1, cur, 0, capacity)
 	for rev := int64(2); rev < 2000; rev++ {
 		key := fmt.Sprintf("k%02d", rng.IntN(40))
 		ev := &event{rev: rev, key: key}
@@ -38,10 +39,16 @@ func TestRingSnapshots(t *testing.T) {
 		}
 		r.push(ev, cur, capacity)
 		states[rev] = maps.Clone(model)
+		if rev%97 == 0 {
+			r.drop(rng.IntN(r.n + 1))
+		}
 		if rev%7 != 0 {
 			continue
 		}
 		for v := r.startRev; v <= rev; v++ {
+			if _, replay := r.snapshotPlan(v); len(replay) >= checkpointEvery {
+				t.Fatalf("the state at %d replays %d writes", v, len(replay))
+			}
 			if err := sameState(r.snapshotAt(v), states[v]); err != nil {
 				t.Fatalf("after the write at %d, state at %d (history from %d): %v", rev, v, r.startRev, err)
 			}
@@ -80,8 +87,9 @@ func sameState(got tree, want map[string]*entry) error {
 // frameWindow newest and dropped after; a watcher that reads an older
 // event builds the same frame without keeping it.
 func TestRingFrameWindow(t *testing.T) {
+	const frameWindow = 100
 	const capacity = 2 * frameWindow
-	r := newRing(capacity, 1, tree{}, 0)
+	r := newRing(capacity, 1, tree{}, 0, frameWindow)
 	var cur tree
 	push := func(rev int64) *event {
 		key := fmt.Sprint("k", rev)
@@ -113,10 +121,11 @@ func TestRingFrameWindow(t *testing.T) {
 }
 
 // BenchmarkRingRetained reports the heap a full history keeps per event
-// (bytes/event) beyond the objects themselves: 100,000 creates into a ring
-// that holds them all, as a watch cache holds a fill of 100,000 objects
-// for HistoryAge. It also reports what a read at a revision between
-// checkpoints costs (ns/replay, the most writes it replays).
+// (bytes/event) beyond the objects themselves, as a watch cache holds a
+// fill of 100,000 objects for HistoryAge: 100,000 creates of new keys in
+// order, or 100,000 updates of random keys of 100,000 objects. It also
+// reports what a read at a revision between checkpoints costs (ns/replay,
+// the most writes it replays).
 func BenchmarkRingRetained(b *testing.B) {
 	const n = 100_000
 	entries := make([]*entry, n)
@@ -124,33 +133,51 @@ func BenchmarkRingRetained(b *testing.B) {
 		key := fmt.Sprintf("/registry/configmaps/ns/cm-%06d", i)
 		entries[i] = &entry{key: key, value: make([]byte, 1024), rev: int64(i + 2)}
 	}
-	var perEvent, replay float64
-	for b.Loop() {
-		runtime.GC()
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		r := newRing(n, 1, tree{}, 0)
-		var cur tree
-		for i, e := range entries {
-			cur = cur.Put(e.key, e)
-			r.push(&event{rev: int64(i + 2), key: e.key, cur: e}, cur, n)
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		perEvent = float64(after.HeapAlloc-before.HeapAlloc) / n
-		// The revision just before a checkpoint replays checkpointEvery-1
-		// writes.
-		rev := int64(n - n%checkpointEvery - 1 + 2 - checkpointEvery)
-		start := time.Now()
-		const reads = 1000
-		for range reads {
-			if r.snapshotAt(rev).Len() == 0 {
-				b.Fatal("empty snapshot")
+	for _, tc := range []struct {
+		name   string
+		update bool
+	}{{"creates", false}, {"random-updates", true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var start tree
+			writes := entries
+			if tc.update {
+				start = buildSorted(entries)
+				rng := rand.New(rand.NewPCG(3, 4))
+				writes = make([]*entry, n)
+				for i := range writes {
+					old := entries[rng.IntN(n)]
+					writes[i] = &entry{key: old.key, value: old.value, rev: int64(i + 2)}
+				}
 			}
-		}
-		replay = float64(time.Since(start).Nanoseconds()) / reads
-		runtime.KeepAlive(r)
+			var perEvent, replay float64
+			for b.Loop() {
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				r := newRing(n, 1, start, 0, n)
+				cur := start
+				for i, e := range writes {
+					cur = cur.Put(e.key, e)
+					r.push(&event{rev: int64(i + 2), key: e.key, cur: e}, cur, n)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				perEvent = (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n
+				// The revision just before a checkpoint replays
+				// checkpointEvery-1 writes.
+				rev := int64(n - n%checkpointEvery - 1 + 2 - checkpointEvery)
+				began := time.Now()
+				const reads = 1000
+				for range reads {
+					if r.snapshotAt(rev).Len() == 0 {
+						b.Fatal("empty snapshot")
+					}
+				}
+				replay = float64(time.Since(began).Nanoseconds()) / reads
+				runtime.KeepAlive(r)
+			}
+			b.ReportMetric(perEvent, "bytes/event")
+			b.ReportMetric(replay, "ns/replay")
+		})
 	}
-	b.ReportMetric(perEvent, "bytes/event")
-	b.ReportMetric(replay, "ns/replay")
 }

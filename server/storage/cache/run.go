@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -91,7 +92,7 @@ func (c *Cache) relist(ctx context.Context) error {
 		next = c.ring.nextSeq()
 	}
 	c.snap, c.rev = snap, rev
-	c.ring = newRing(c.cfg.HistorySize, rev, snap, next)
+	c.ring = newRing(c.cfg.HistorySize, rev, snap, next, c.cfg.WatcherBuffer)
 	c.lastEventRev, c.keysAtLastRev = 0, nil
 	if !c.ready {
 		c.ready = true
@@ -178,11 +179,12 @@ func (c *Cache) apply(ev storage.Event) {
 	c.broadcastLocked()
 }
 
-// evictLocked drops events older than HistoryAge.
+// evictLocked drops events older than HistoryAge, all at once: a minute's
+// tick may find a whole fill of them.
 func (c *Cache) evictLocked(now time.Time) {
-	for ev := c.ring.oldest(); ev != nil && now.Sub(ev.at) > c.cfg.HistoryAge; ev = c.ring.oldest() {
-		c.ring.pop()
-	}
+	r := c.ring
+	k := sort.Search(r.n, func(i int) bool { return now.Sub(r.buf[(r.head+i)%len(r.buf)].at) <= c.cfg.HistoryAge })
+	r.drop(k)
 }
 
 // tick drives bookmarks and age-based eviction for an idle history.
