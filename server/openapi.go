@@ -63,8 +63,8 @@ type openAPIDocs struct {
 	// builtinV3 holds each built-in group-version's document ("api/v1",
 	// "apis/apps/v1"), built on first use.
 	builtinV3 map[string]cached.Value[*spec3.OpenAPI]
-	// webServices are the built-ins' routes, built once, on first use.
-	webServices func() (map[string]*restful.WebService, error)
+	// routes are the built-ins' routes the documents are built from.
+	routes *builtinRoutes
 	// built is set once the built-ins' routes are built.
 	built atomic.Bool
 
@@ -95,12 +95,14 @@ type crdOpenAPI struct {
 // (Server.openAPISubresources).
 func newOpenAPIDocs(reg *registry, subs map[string]map[string]rest.Storage) *openAPIDocs {
 	o := &openAPIDocs{crds: map[string]*crdOpenAPI{}, crdGVs: map[string]bool{}, builtinV3: map[string]cached.Value[*spec3.OpenAPI]{}}
-	o.webServices = sync.OnceValues(func() (map[string]*restful.WebService, error) {
+	gvPaths := builtinGVPaths(reg)
+	o.routes = &builtinRoutes{pendingV3: len(gvPaths), build: func() (map[string]*restful.WebService, error) {
 		o.built.Store(true)
 		return builtinWebServices(reg, subs)
-	})
+	}}
 	o.builtinV2 = cached.Once(cached.Func(func() (*spec.Swagger, string, error) {
-		wss, err := o.webServices()
+		wss, err := o.routes.get()
+		defer o.routes.release(false)
 		if err != nil {
 			return nil, "", err
 		}
@@ -121,9 +123,10 @@ func newOpenAPIDocs(reg *registry, subs map[string]map[string]rest.Storage) *ope
 	o.v2Handler = mux.h
 	o.v3 = handler3.NewOpenAPIService()
 	// The built-in group-versions are fixed: publish each one lazily.
-	for _, gvPath := range builtinGVPaths(reg) {
+	for _, gvPath := range gvPaths {
 		v := cached.Once(cached.Func(func() (*spec3.OpenAPI, string, error) {
-			wss, err := o.webServices()
+			wss, err := o.routes.get()
+			defer o.routes.release(true)
 			if err != nil {
 				return nil, "", err
 			}
@@ -141,6 +144,50 @@ func newOpenAPIDocs(reg *registry, subs map[string]map[string]rest.Storage) *ope
 		o.v3.UpdateGroupVersionLazy(gvPath, v)
 	}
 	return o
+}
+
+// builtinRoutes builds the built-ins' routes on first use and drops them
+// (about 13 MB that nothing else reads) once every built-in v3 document
+// has been built from them, as serve builds them all at start: kube's
+// MutatingAdmissionPolicy plugin reads the /openapi/v3 index, whose ETags
+// hash every document. The v2 document, often never asked for, builds
+// them again if it comes later, and drops them too. Each document is built
+// once (cached.Once).
+type builtinRoutes struct {
+	build func() (map[string]*restful.WebService, error)
+
+	mu        sync.Mutex
+	wss       map[string]*restful.WebService
+	err       error
+	pendingV3 int // v3 documents still to be built from the routes
+}
+
+func (b *builtinRoutes) get() (map[string]*restful.WebService, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.wss == nil && b.err == nil {
+		b.wss, b.err = b.build()
+	}
+	return b.wss, b.err
+}
+
+// release is called by each document once it is built; v3 says which.
+func (b *builtinRoutes) release(v3 bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if v3 {
+		b.pendingV3--
+	}
+	if b.pendingV3 <= 0 {
+		b.wss = nil
+	}
+}
+
+// held reports whether the routes are kept.
+func (b *builtinRoutes) held() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.wss != nil
 }
 
 // builtinBuilt reports whether the built-ins' documents were built.

@@ -371,6 +371,28 @@ func TestOpenAPILazy(t *testing.T) {
 	start = time.Now()
 	e.do("GET", "/openapi/v2", nil, "Accept", protoV2Accept)
 	again := time.Since(start)
+	// Every built-in document is built once the v3 index is served (its
+	// ETags hash them): the routes they were built from are dropped, and
+	// the documents are still served.
+	if e.srv.openapi.routes.held() {
+		t.Fatal("the built-ins' routes are kept after every document was built")
+	}
+	// Started again, the v3 index first: the routes go with the last v3
+	// document, and v2 builds them again and drops them.
+	e2 := newEnv(t)
+	getV3Index(t, e2)
+	if e2.srv.openapi.routes.held() {
+		t.Fatal("the built-ins' routes are kept after every v3 document was built")
+	}
+	if _, ok := getV2(t, e2).Definitions["io.k8s.api.core.v1.ConfigMap"]; !ok {
+		t.Fatal("v2 built after the routes were dropped has no ConfigMap")
+	}
+	if e2.srv.openapi.routes.held() {
+		t.Fatal("the built-ins' routes are kept after v2 was built")
+	}
+	if doc, _ := getV3(t, e, "/openapi/v3/api/v1"); doc.Paths == nil || len(doc.Paths.Paths) == 0 {
+		t.Fatal("api/v1 has no paths after the routes were dropped")
+	}
 	t.Logf("first /openapi/v2 (JSON) %v, heap +%d MiB; first protobuf %v; first /openapi/v3 (all group-versions) %v, heap +%d MiB more; cached protobuf /openapi/v2 %v",
 		v2.Round(time.Millisecond), (int64(h1)-int64(h0))>>20, pb.Round(time.Millisecond), v3.Round(time.Millisecond), (int64(h2)-int64(h1))>>20, again.Round(time.Millisecond))
 }
