@@ -112,8 +112,6 @@ func (r *ring) drop(k int) {
 	r.base += uint64(k)
 }
 
-func (r *ring) oldest() *event { return r.at(r.base) }
-
 // seqAfter returns the seq of the first event with revision > rev; rev
 // must be >= startRev.
 func (r *ring) seqAfter(rev int64) uint64 {
@@ -131,9 +129,8 @@ func (r *ring) snapshotAt(rev int64) tree {
 // Events do not change once pushed, so the caller may replay them after
 // releasing the lock.
 func (r *ring) snapshotPlan(rev int64) (tree, []*event) {
-	// Events [0, i) are those at or before rev.
-	i := sort.Search(r.n, func(i int) bool { return r.buf[(r.head+i)%len(r.buf)].rev > rev })
-	return r.plan(i)
+	// The events before the first one after rev are those at or before it.
+	return r.plan(int(r.seqAfter(rev) - r.base))
 }
 
 // plan returns a snapshot and the events to replay onto it for the state
