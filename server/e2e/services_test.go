@@ -209,8 +209,16 @@ func asStatus(err error, st **apierrors.StatusError) bool {
 // bands, which dynamic allocation leaves alone while the upper band has
 // room, so other tests' services on the shared kube-apiserver cannot take
 // them.
+//
+// kube-apiserver's dry run allocates from a ServiceCIDR picked at random
+// (its MetaAllocator.DryRun returns the first allocator of a map), so a
+// dry run there refuses an address of the default range whenever another
+// ServiceCIDR exists. The test removes those left by other tests on the
+// shared kube-apiserver (TestKubeKindsKubectlSameAsOurs creates one)
+// before it starts.
 func TestKubeServiceAllocationSameAsOurs(t *testing.T) {
 	kc := kubeClientset(t)
+	onlyDefaultServiceCIDR(t, kc)
 	oc := kubernetes.NewForConfigOrDie(restConfig(t, startServer(t, "")))
 	ns := fmt.Sprintf("lw-svc-%d", time.Now().UnixNano()%1e9)
 	for _, cs := range []kubernetes.Interface{kc, oc} {
@@ -305,5 +313,44 @@ func TestKubeServiceAllocationSameAsOurs(t *testing.T) {
 				t.Errorf("%s: kube %s, ours %s", st.name, kj, oj)
 			}
 		}
+	}
+}
+
+// onlyDefaultServiceCIDR deletes every ServiceCIDR but kube-apiserver's
+// default ("kubernetes"), clearing the finalizer that only
+// kube-controller-manager (not running here) would remove, and waits until
+// they are gone.
+func onlyDefaultServiceCIDR(t *testing.T, cs kubernetes.Interface) {
+	ctx := t.Context()
+	api := cs.NetworkingV1().ServiceCIDRs()
+	others := func() []string {
+		l, err := api.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, c := range l.Items {
+			if c.Name != "kubernetes" {
+				names = append(names, c.Name)
+			}
+		}
+		return names
+	}
+	left := others()
+	if len(left) > 0 {
+		t.Logf("removing ServiceCIDRs %v from kube-apiserver", left)
+	}
+	for _, name := range left {
+		if _, err := api.Patch(ctx, name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		if err := api.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return len(others()) == 0, nil
+	}); err != nil {
+		t.Fatalf("ServiceCIDRs other than the default remain: %v", others())
 	}
 }
