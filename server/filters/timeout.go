@@ -25,7 +25,8 @@ const timeoutMessage = "Timeout: request did not complete within requested timeo
 // deadline of d plus timeoutGrace, as a backstop). Watches are passed
 // through untouched: they stream and end on their own timeoutSeconds.
 //
-// The handler runs on its own goroutine. When the deadline passes first:
+// The handler runs on its own goroutine (one kept from an earlier
+// request when one is waiting: see workers). When the deadline passes first:
 // if the handler has not started its response, the client gets the 504 and
 // every later write by the handler fails with http.ErrHandlerTimeout; if it
 // has, the connection is aborted (panic(http.ErrAbortHandler)), because a
@@ -37,6 +38,7 @@ func Timeout(d time.Duration) Filter {
 		d = DefaultRequestTimeout
 	}
 	return func(h http.Handler) http.Handler {
+		workers := newWorkers(workerIdle)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if IsLongRunning(r) {
 				h.ServeHTTP(w, r)
@@ -53,7 +55,7 @@ func Timeout(d time.Duration) Filter {
 			tw := &timeoutWriter{w: w, header: make(http.Header)}
 			done := make(chan struct{})
 			panicked := make(chan *HandlerPanic, 1)
-			go func() {
+			workers.run(func() {
 				defer close(done)
 				defer func() {
 					if p := recover(); p != nil {
@@ -65,7 +67,7 @@ func Timeout(d time.Duration) Filter {
 					}
 				}()
 				h.ServeHTTP(tw, r.WithContext(ctx))
-			}()
+			})
 			select {
 			case <-done:
 				select {
