@@ -52,7 +52,7 @@ func (c *call) decodeBody() (*doc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if topMembers(b) > d.members { // a key repeated (repeated.go)
+	if d.repeated { // a key repeated (repeated.go)
 		if d, err = decodeRepeated(b, c.res.typed() != nil); err != nil {
 			return nil, err
 		}

@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/listwatch/listwatch/server/storage"
@@ -95,4 +97,24 @@ func FuzzNegotiate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkDecodeDoc decodes a ~1 KiB ConfigMap as a create body is.
+func BenchmarkDecodeDoc(b *testing.B) {
+	data := map[string]string{}
+	for i := range 16 {
+		data[fmt.Sprintf("key-%02d", i)] = strings.Repeat("v", 48)
+	}
+	body, _ := json.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "bench", "namespace": "default", "labels": map[string]string{"app": "bench", "tier": "x"}, "annotations": map[string]string{"a": "b"}},
+		"data":     data,
+	})
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeDoc(body); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

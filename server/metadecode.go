@@ -55,31 +55,6 @@ type member struct {
 	val json.RawMessage
 }
 
-// objectMembers reads a JSON object's members in order, keys exactly as
-// spelled (escapes decoded). ok is false when raw is not an object.
-func objectMembers(raw []byte) (ms []member, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, false
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false
-		}
-		ms = append(ms, member{key, v})
-	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return nil, false
-	}
-	return ms, true
-}
-
 // cleanMembers drops the members whose key known refuses (nil: every key
 // is known, as in a map) and all but the last of duplicated keys,
 // reporting each under path. It keeps first-seen order.
@@ -122,15 +97,18 @@ func encodeMembers(keys []string, vals map[string]json.RawMessage) json.RawMessa
 // decodeMeta decodes the metadata object raw into its fields, kube's way
 // (see above); errs gets what was dropped. ok is false when raw is not a
 // JSON object.
+//
+// raw is part of a document decodeDoc has validated, so its objects are
+// split without validating them again.
 func decodeMeta(raw []byte, errs *strictErrors) (map[string]json.RawMessage, bool) {
-	ms, ok := objectMembers(raw)
+	ms, ok := splitObject(raw)
 	if !ok {
 		return nil, false
 	}
 	_, meta, _ := cleanMembers(ms, "metadata", objectMetaFields, errs)
 	for _, k := range []string{"labels", "annotations"} {
 		if v, ok := meta[k]; ok {
-			if ms, ok := objectMembers(v); ok {
+			if ms, ok := splitObject(v); ok {
 				if keys, vals, changed := cleanMembers(ms, "metadata."+k, nil, errs); changed {
 					meta[k] = encodeMembers(keys, vals)
 				}
@@ -151,7 +129,7 @@ func cleanOwnerReferences(raw json.RawMessage, errs *strictErrors) json.RawMessa
 	}
 	changed := false
 	for i, it := range items {
-		ms, ok := objectMembers(it)
+		ms, ok := splitObject(it)
 		if !ok {
 			continue
 		}

@@ -31,8 +31,10 @@ type doc struct {
 	// unchanged (typedview.go).
 	view *typedView
 
-	// members is how many distinct keys the decoded JSON object had.
-	members int
+	// members is how many distinct keys the decoded JSON object had;
+	// repeated is whether one of them was there more than once.
+	members  int
+	repeated bool
 }
 
 // decodeDoc parses a request body or a stored value. Anything that is not
@@ -40,28 +42,40 @@ type doc struct {
 // UTF-8 in strings becomes U+FFFD first (see validUTF8), and metadata is
 // decoded as kube decodes an ObjectMeta (see decodeMeta).
 func decodeDoc(b []byte) (*doc, error) {
-	b = validUTF8(b)
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(b, &top); err != nil || top == nil {
+	if v := validUTF8(b); len(b) > 0 && &v[0] == &b[0] {
+		// The values are slices of b: a stored object's bytes are shared
+		// with the watch cache, a body's are the caller's.
+		b = bytes.Clone(b)
+	} else {
+		b = v
+	}
+	ms, ok := splitDoc(b)
+	if !ok {
+		var top map[string]json.RawMessage
+		err := json.Unmarshal(b, &top)
 		if err == nil {
 			err = fmt.Errorf("expected a JSON object")
 		}
 		return nil, wire.NewBadRequest("the object provided is unrecognized: json parse error: " + err.Error())
 	}
-	d := &doc{meta: map[string]json.RawMessage{}, rest: top, members: len(top)}
+	top := make(map[string]json.RawMessage, len(ms))
+	for _, m := range ms {
+		top[m.key] = m.val // the last of a repeated key, as encoding/json
+	}
+	d := &doc{meta: map[string]json.RawMessage{}, rest: top, members: len(top), repeated: len(top) < len(ms)}
 	for _, f := range []struct {
 		name string
 		dst  *string
 	}{{"apiVersion", &d.apiVersion}, {"kind", &d.kind}} {
 		if raw, ok := top[f.name]; ok {
-			if err := json.Unmarshal(raw, f.dst); err != nil {
+			if err := unmarshalString(raw, f.dst); err != nil {
 				return nil, wire.NewBadRequest(fmt.Sprintf("the object provided is unrecognized: %s must be a string", f.name))
 			}
 			delete(top, f.name)
 		}
 	}
 	if raw, ok := top["metadata"]; ok {
-		if !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		if !bytes.Equal(raw, []byte("null")) {
 			meta, ok := decodeMeta(raw, &d.strict)
 			if !ok {
 				return nil, wire.NewBadRequest("the object provided is unrecognized: metadata must be an object")
@@ -71,6 +85,16 @@ func decodeDoc(b []byte) (*doc, error) {
 		delete(top, "metadata")
 	}
 	return d, nil
+}
+
+// unmarshalString decodes a JSON string (or null, leaving s) as
+// encoding/json would, without it when there is nothing to unescape.
+func unmarshalString(raw []byte, s *string) error {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw[1:n-1], '\\') < 0 && bytes.IndexByte(raw[1:n-1], '"') < 0 {
+		*s = string(raw[1 : n-1])
+		return nil
+	}
+	return json.Unmarshal(raw, s)
 }
 
 // metaString returns a string metadata field, "" if absent or not a string.

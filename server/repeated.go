@@ -11,36 +11,11 @@ import "encoding/json"
 // custom resource decodes into a map[string]any, where the last
 // occurrence wins.
 
-// topMembers counts the members of the JSON object b (valid JSON, as
-// decodeDoc checked): the colons outside strings at depth one.
-func topMembers(b []byte) int {
-	n, depth := 0, 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-		case ':':
-			if depth == 1 {
-				n++
-			}
-		}
-	}
-	return n
-}
-
 // decodeRepeated decodes a body whose top level repeats keys: each
 // repeated key is reported once as kube's strict decoder reports it, and
 // its occurrences are merged (typed) or the last kept.
 func decodeRepeated(b []byte, typed bool) (*doc, error) {
-	ms, ok := objectMembers(validUTF8(b))
+	ms, ok := splitObject(validUTF8(b))
 	if !ok {
 		return decodeDoc(b) // not reached: decodeDoc parsed b
 	}
@@ -71,10 +46,11 @@ func decodeRepeated(b []byte, typed bool) (*doc, error) {
 
 // mergeJSON is b decoded by encoding/json into what a decoded: objects
 // merge member by member (recursively, a repeated member within one
-// merging the same way), anything else is replaced by b.
+// merging the same way), anything else is replaced by b. Both are valid
+// JSON.
 func mergeJSON(a, b json.RawMessage) json.RawMessage {
-	ma, okA := objectMembers(a)
-	mb, okB := objectMembers(b)
+	ma, okA := splitObject(a)
+	mb, okB := splitObject(b)
 	if !okA || !okB {
 		return b
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -41,21 +42,64 @@ func TestRepeatedTopLevelKeys(t *testing.T) {
 	}
 }
 
-// FuzzTopMembers: topMembers counts what a JSON parser finds at the top
-// of any object, and the merge of two values never panics and is JSON.
-func FuzzTopMembers(f *testing.F) {
-	f.Add([]byte(`{"a":1,"a":{"b":":"},"c":"\"{:"}`), []byte(`{"x":[{"y":1}],"x":{"z":2}}`))
-	f.Add([]byte(`{}`), []byte(`null`))
+// FuzzSplitObject: on any valid JSON, splitObject finds the members
+// encoding/json's tokenizer finds, with the same keys and value bytes, and
+// values cannot be appended into the input; splitDoc refuses what is not
+// valid JSON; and the merge of two values never panics and is JSON.
+func FuzzSplitObject(f *testing.F) {
+	f.Add([]byte(`{"a":1,"a":{"b":":"},"c":"\"{:","\u0041":[ 1 , {"x":"]\\"} ] }`), []byte(`{"x":[{"y":1}],"x":{"z":2}}`))
+	f.Add([]byte(` { } `), []byte(`null`))
+	f.Add([]byte(`{"a":-1.5e3,"b":true,"c":null,"d":""}`), []byte(`[{"a":1}]`))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
-		if ms, ok := objectMembers(a); ok && json.Valid(a) {
-			if n := topMembers(a); n != len(ms) {
-				t.Fatalf("topMembers(%q) = %d, want %d", a, n, len(ms))
+		ms, ok := splitDoc(a)
+		if !json.Valid(a) {
+			if ok {
+				t.Fatalf("splitDoc(%q) accepted invalid JSON", a)
+			}
+			return
+		}
+		want, wantOK := objectMembers(a)
+		if ok != wantOK || len(ms) != len(want) {
+			t.Fatalf("splitObject(%q) = %d members, %v; want %d, %v", a, len(ms), ok, len(want), wantOK)
+		}
+		for i := range ms {
+			if ms[i].key != want[i].key || !bytes.Equal(ms[i].val, want[i].val) {
+				t.Fatalf("splitObject(%q) member %d = %q: %s, want %q: %s", a, i, ms[i].key, ms[i].val, want[i].key, want[i].val)
+			}
+			if cap(ms[i].val) != len(ms[i].val) {
+				t.Fatalf("member %q can be appended into the input", ms[i].key)
 			}
 		}
-		if json.Valid(a) && json.Valid(b) {
+		if json.Valid(b) {
 			if m := mergeJSON(a, b); !json.Valid(m) {
 				t.Fatalf("mergeJSON(%q, %q) = %q: not JSON", a, b, m)
 			}
 		}
 	})
+}
+
+// objectMembers is splitObject's reference: encoding/json's tokenizer
+// reads the object's members in order, keys exactly as spelled (escapes
+// decoded). ok is false when raw is not an object.
+func objectMembers(raw []byte) (ms []member, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		ms = append(ms, member{key, v})
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, false
+	}
+	return ms, true
 }
