@@ -125,6 +125,7 @@ func (d *doc) objectMeta() (wire.ObjectMeta, error) {
 // metadata.resourceVersion: storage adds it on read.
 func (d *doc) encode() []byte {
 	var b bytes.Buffer
+	b.Grow(48 + len(d.apiVersion) + len(d.kind) + fieldsLen(d.meta) + fieldsLen(d.rest))
 	b.WriteString(`{"apiVersion":`)
 	writeJSONString(&b, d.apiVersion)
 	b.WriteString(`,"kind":`)
@@ -140,9 +141,39 @@ func (d *doc) encode() []byte {
 	return b.Bytes()
 }
 
+// fieldsLen is about what writeFields writes for m (exactly, for
+// compact values and keys without escapes).
+func fieldsLen(m map[string]json.RawMessage) int {
+	n := 0
+	for k, v := range m {
+		n += len(k) + len(v) + 4
+	}
+	return n
+}
+
+// writeJSONString writes s as json.Marshal would.
 func writeJSONString(b *bytes.Buffer, s string) {
+	if plainJSONString(s) {
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	q, _ := json.Marshal(s)
 	b.Write(q)
+}
+
+// plainJSONString reports whether json.Marshal writes s as is between
+// quotes: printable ASCII without '"', '\\' or the characters it
+// escapes for HTML ('<', '>', '&').
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20, c >= 0x80, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // writeFields writes m's fields sorted by name, compacted, leaving out

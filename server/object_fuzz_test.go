@@ -59,3 +59,19 @@ func FuzzCompactMembers(f *testing.F) {
 		}
 	})
 }
+
+// FuzzWriteJSONString: writeJSONString writes what json.Marshal writes for
+// any string, its shortcut included.
+func FuzzWriteJSONString(f *testing.F) {
+	for _, s := range []string{"", "name", `a"b`, `a\b`, "<&>", "\u2028", "\x00", "é", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var b bytes.Buffer
+		writeJSONString(&b, s)
+		want, _ := json.Marshal(s)
+		if !bytes.Equal(b.Bytes(), want) {
+			t.Fatalf("writeJSONString(%q) = %s, json.Marshal gives %s", s, b.Bytes(), want)
+		}
+	})
+}
