@@ -53,9 +53,42 @@ func NewX509(roots *x509.CertPool) X509 {
 // once per certificate, and again only once the clock leaves that period.
 // The same certificates under the same Roots verify the same way, so the
 // answer is the one a fresh verification would give.
+//
+// Hashing the certificates is itself most of what a remembered chain
+// costs a request, and every request on one connection carries the same
+// parsed certificates: the hash is remembered by the leaf's
+// *x509.Certificate too. The same pointer is the same parsed
+// certificate, so the same bytes, and it is kept alive while remembered,
+// so it is never another certificate at a reused address; the hash is
+// reused only for the very same certificates, in the same order.
 type VerifiedCerts struct {
-	mu sync.Mutex
-	m  map[[sha256.Size]byte]validity
+	mu     sync.Mutex
+	m      map[[sha256.Size]byte]validity
+	byLeaf map[*x509.Certificate]leafKey
+}
+
+// leafKey is certsKey of the peer certificates certs.
+type leafKey struct {
+	certs []*x509.Certificate
+	key   [sha256.Size]byte
+}
+
+// key is certsKey(peer), remembered by peer[0].
+func (v *VerifiedCerts) key(peer []*x509.Certificate) [sha256.Size]byte {
+	v.mu.Lock()
+	k, ok := v.byLeaf[peer[0]]
+	v.mu.Unlock()
+	if ok && slices.Equal(k.certs, peer) {
+		return k.key
+	}
+	k = leafKey{certs: slices.Clone(peer), key: certsKey(peer)}
+	v.mu.Lock()
+	if v.byLeaf == nil || len(v.byLeaf) >= maxVerifiedCerts {
+		v.byLeaf = make(map[*x509.Certificate]leafKey)
+	}
+	v.byLeaf[peer[0]] = k
+	v.mu.Unlock()
+	return k.key
 }
 
 // validity is when a verified chain is valid: every certificate of it is.
@@ -136,7 +169,7 @@ func (a X509) verify(peer []*x509.Certificate, verified [][]*x509.Certificate) (
 	}
 	var key [sha256.Size]byte
 	if a.Verified != nil {
-		key = certsKey(peer)
+		key = a.Verified.key(peer)
 		if a.Verified.valid(key, now()) {
 			return peer[0], nil
 		}

@@ -164,6 +164,9 @@ func TestX509VerifiedCertsExpire(t *testing.T) {
 	if !auth(leaf, interCert) || !auth(leaf, interCert) {
 		t.Fatal("valid chain refused")
 	}
+	if auth(leaf, ca.cert) {
+		t.Error("leaf with another certificate in place of its intermediate accepted after the chain was remembered")
+	}
 	if auth(leaf) {
 		t.Error("leaf without its intermediate accepted after the chain was remembered")
 	}
