@@ -16,10 +16,12 @@ import (
 // readBody reads a request body up to the server's limit.
 func (c *call) readBody() ([]byte, error) {
 	// A body of known length is read into a buffer of its size (one byte
-	// more, to see the end) instead of one io.ReadAll grows from 512 bytes.
+	// more, to see the end) instead of one io.ReadAll grows from 512 bytes;
+	// up to 64 KiB, so that a client that declares a large body and sends
+	// nothing does not hold that much memory.
 	size := 512
-	if n := c.r.ContentLength; n > 0 && n < c.s.maxBody {
-		size = int(n) + 1
+	if n := c.r.ContentLength; n > 0 && n <= c.s.maxBody {
+		size = int(min(n+1, 64<<10))
 	}
 	b, err := readAll(http.MaxBytesReader(c.w, c.r.Body, c.s.maxBody), size)
 	if err != nil {

@@ -102,7 +102,7 @@ func (c *call) bind(urlName string) error {
 		return kubeStatus(&apierrors.StatusError{ErrStatus: *responsewriters.ErrorToAPIStatus(errs.ToAggregate())})
 	}
 	pods, _ := c.s.reg.lookup("", "v1", "pods")
-	pc := &call{s: c.s, w: c.w, r: c.r, res: pods, ns: c.ns, name: binding.Name, tr: c.tr}
+	pc := &call{s: c.s, w: c.w, r: c.r, res: pods, ns: c.ns, name: binding.Name, tr: c.tr, warn: c.warn}
 	if err := c.assignPod(pc, binding); err != nil {
 		return err
 	}

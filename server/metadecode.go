@@ -35,18 +35,35 @@ var ownerReferenceFields = map[string]bool{
 	"controller": true, "blockOwnerDeletion": true,
 }
 
-// strictErrors collects kube's strict decoding errors in the order met,
-// each once.
+// strictErrors collects kube's strict decoding errors in the order met.
+// Each is reported once: add drops a repeat while the list is short, and
+// message and warnStrict drop the rest (a body can name hundreds of
+// thousands of fields, and searching the list on every add would take
+// time quadratic in them).
 type strictErrors []string
 
 func (s *strictErrors) add(kind, path string) {
 	e := kind + " " + strconv.Quote(path)
-	for _, have := range *s {
-		if have == e {
-			return
-		}
+	if len(*s) < 32 && slices.Contains(*s, e) {
+		return
 	}
 	*s = append(*s, e)
+}
+
+// unique is s without repeats, in the order first met.
+func (s strictErrors) unique() strictErrors {
+	if len(s) < 2 {
+		return s
+	}
+	seen := make(map[string]bool, len(s))
+	out := make(strictErrors, 0, len(s))
+	for _, e := range s {
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // member is one key and its raw value in a JSON object.
@@ -198,18 +215,19 @@ func (c *call) checkPatched(d *doc, patched []byte) error {
 }
 
 func (s strictErrors) message() string {
-	return "strict decoding error: " + strings.Join(s, ", ")
+	return "strict decoding error: " + strings.Join(s.unique(), ", ")
 }
 
-// warnStrict adds one Warning header per error, each once, in kube's
-// form: 299 - "text".
+// warnStrict adds a Warning header per error (see responseWarnings).
 func (c *call) warnStrict(errs strictErrors) {
-	h := c.w.Header()
+	if c.w == nil {
+		return
+	}
+	if c.warn == nil {
+		c.warn = &responseWarnings{}
+	}
 	for _, e := range errs {
-		v := `299 - "` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(e) + `"`
-		if !slices.Contains(h.Values("Warning"), v) {
-			h.Add("Warning", v)
-		}
+		c.warn.add(c.w.Header(), e)
 	}
 }
 

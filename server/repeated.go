@@ -20,21 +20,14 @@ func decodeRepeated(b []byte, typed bool) (*doc, error) {
 		return decodeDoc(b) // not reached: decodeDoc parsed b
 	}
 	var errs strictErrors
-	var keys []string
-	vals := map[string]json.RawMessage{}
-	for _, m := range ms {
-		prev, seen := vals[m.key]
-		switch {
-		case !seen:
-			keys = append(keys, m.key)
-			vals[m.key] = m.val
-			continue
-		case typed:
-			vals[m.key] = mergeJSON(prev, m.val)
-		default:
-			vals[m.key] = m.val
+	keys, groups := groupMembers(ms, &errs, "")
+	vals := make(map[string]json.RawMessage, len(keys))
+	for _, k := range keys {
+		if g := groups[k]; typed {
+			vals[k] = mergeAll(g)
+		} else {
+			vals[k] = g[len(g)-1]
 		}
-		errs.add("duplicate field", m.key)
 	}
 	d, err := decodeDoc(encodeMembers(keys, vals))
 	if err != nil {
@@ -44,26 +37,52 @@ func decodeRepeated(b []byte, typed bool) (*doc, error) {
 	return d, nil
 }
 
-// mergeJSON is b decoded by encoding/json into what a decoded: objects
-// merge member by member (recursively, a repeated member within one
-// merging the same way), anything else is replaced by b. Both are valid
-// JSON.
-func mergeJSON(a, b json.RawMessage) json.RawMessage {
-	ma, okA := splitObject(a)
-	mb, okB := splitObject(b)
-	if !okA || !okB {
-		return b
-	}
-	var keys []string
-	vals := map[string]json.RawMessage{}
-	for _, m := range append(ma, mb...) {
-		prev, seen := vals[m.key]
+// groupMembers gathers the values of each key of ms, keys in the order
+// first met; with errs, each repeated key is reported (as prefix+key) when
+// met again.
+func groupMembers(ms []member, errs *strictErrors, prefix string) (keys []string, groups map[string][]json.RawMessage) {
+	groups = make(map[string][]json.RawMessage, len(ms))
+	for _, m := range ms {
+		g, seen := groups[m.key]
 		if !seen {
 			keys = append(keys, m.key)
-			vals[m.key] = m.val
+		} else if errs != nil {
+			errs.add("duplicate field", prefix+m.key)
+		}
+		groups[m.key] = append(g, m.val)
+	}
+	return keys, groups
+}
+
+// mergeAll is what encoding/json leaves when it decodes the valid JSON
+// values vs, in order, into one Go value: an object merges into what is
+// there member by member (recursively; a member repeated within one
+// object merges the same way), anything else replaces it. So only the
+// objects after the last value that is not one count, and each key's
+// values across them are merged in turn. Every byte of vs is split once
+// per level, however many times a key is repeated.
+func mergeAll(vs []json.RawMessage) json.RawMessage {
+	if len(vs) == 1 {
+		return vs[0]
+	}
+	var all []member
+	objects := 0 // since the last value that is not an object
+	for _, v := range vs {
+		ms, ok := splitObject(v)
+		if !ok {
+			all, objects = all[:0], 0 // v replaces everything before it
 			continue
 		}
-		vals[m.key] = mergeJSON(prev, m.val)
+		all = append(all, ms...)
+		objects++
+	}
+	if objects <= 1 {
+		return vs[len(vs)-1] // not an object, or an object replacing what was there
+	}
+	keys, groups := groupMembers(all, nil, "")
+	vals := make(map[string]json.RawMessage, len(keys))
+	for _, k := range keys {
+		vals[k] = mergeAll(groups[k])
 	}
 	return encodeMembers(keys, vals)
 }

@@ -42,15 +42,19 @@ func TestRepeatedTopLevelKeys(t *testing.T) {
 	}
 }
 
-// FuzzSplitObject: on any valid JSON, splitObject finds the members
-// encoding/json's tokenizer finds, with the same keys and value bytes, and
-// values cannot be appended into the input; splitDoc refuses what is not
-// valid JSON; and the merge of two values never panics and is JSON.
+// FuzzSplitObject: on any valid JSON (its invalid UTF-8 replaced, as
+// decodeDoc does first), splitObject finds the members encoding/json's
+// tokenizer finds, with the same keys and value bytes, and values cannot
+// be appended into the input; splitDoc refuses what is not valid JSON; and
+// mergeAll of three values is what merging them two at a time gives.
 func FuzzSplitObject(f *testing.F) {
 	f.Add([]byte(`{"a":1,"a":{"b":":"},"c":"\"{:","\u0041":[ 1 , {"x":"]\\"} ] }`), []byte(`{"x":[{"y":1}],"x":{"z":2}}`))
 	f.Add([]byte(` { } `), []byte(`null`))
 	f.Add([]byte(`{"a":-1.5e3,"b":true,"c":null,"d":""}`), []byte(`[{"a":1}]`))
+	f.Add([]byte("{\"\xff\":[]}"), []byte("0"))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
+		splitObject(a)   // never panics, whatever it is given
+		a = validUTF8(a) // as every caller's input is
 		ms, ok := splitDoc(a)
 		if !json.Valid(a) {
 			if ok {
@@ -71,11 +75,36 @@ func FuzzSplitObject(f *testing.F) {
 			}
 		}
 		if json.Valid(b) {
-			if m := mergeJSON(a, b); !json.Valid(m) {
-				t.Fatalf("mergeJSON(%q, %q) = %q: not JSON", a, b, m)
+			b = validUTF8(b)
+			vs := []json.RawMessage{a, b, a}
+			want := mergeJSON(mergeJSON(a, b), a)
+			if m := mergeAll(vs); !bytes.Equal(m, want) {
+				t.Fatalf("mergeAll(%q, %q, %q) = %s, merging in turn gives %s", a, b, a, m, want)
 			}
 		}
 	})
+}
+
+// mergeJSON is mergeAll's reference: b decoded by encoding/json into what
+// a decoded, one pair at a time.
+func mergeJSON(a, b json.RawMessage) json.RawMessage {
+	ma, okA := objectMembers(a)
+	mb, okB := objectMembers(b)
+	if !okA || !okB {
+		return b
+	}
+	var keys []string
+	vals := map[string]json.RawMessage{}
+	for _, m := range append(ma, mb...) {
+		prev, seen := vals[m.key]
+		if !seen {
+			keys = append(keys, m.key)
+			vals[m.key] = m.val
+			continue
+		}
+		vals[m.key] = mergeJSON(prev, m.val)
+	}
+	return encodeMembers(keys, vals)
 }
 
 // objectMembers is splitObject's reference: encoding/json's tokenizer

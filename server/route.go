@@ -159,7 +159,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 		defer tr.LogIfLong(r.Context(), s.log, s.slow)
 	}
 	ctx := trace.WithTrace(r.Context(), tr)
-	req := &call{s: s, w: w, r: r.WithContext(ctx), res: res, ns: ns, name: info.Name, tr: tr, status: statusOK,
+	req := &call{s: s, w: w, r: r.WithContext(ctx), res: res, ns: ns, name: info.Name, tr: tr, status: statusOK, warn: &responseWarnings{},
 		scale: servesScale(res, info), finalize: info.Subresource == "finalize", sub: servesSub(res, info)}
 	if res.deprecated != "" {
 		req.warnStrict(strictErrors{res.deprecated})
@@ -236,6 +236,9 @@ type call struct {
 	// the validating chain evictPod runs (eviction.go).
 	evictAttrs admission.Attributes
 	evictOI    admission.ObjectInterfaces
+	// warn is the response's Warning headers (warnings.go); copies of
+	// the call share it.
+	warn *responseWarnings
 	// written is the typed object a create or update just stored,
 	// resourceVersion set, for a protobuf response (typedview.go).
 	written writtenObject

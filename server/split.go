@@ -6,11 +6,13 @@ import (
 )
 
 // splitObject reads the members of the JSON object b in order, as
-// objectMembers does, without decoding or copying their values: each value
-// is the sub-slice of b that holds it (capacity capped, so an append to it
-// never writes into b), and keys are copied, escapes decoded. b must be
-// valid JSON (json.Valid): the scan only follows strings and brackets. ok
-// is false when b is not an object.
+// encoding/json's tokenizer does, without decoding or copying their
+// values: each value is the sub-slice of b that holds it (capacity capped,
+// so an append to it never writes into b), and keys are copied, escapes
+// decoded. b must be valid JSON (json.Valid) with its invalid UTF-8
+// replaced (validUTF8): the scan only follows strings and brackets, and
+// keys are taken as spelled. ok is false when b is not an object (on
+// other input the result means nothing, but the scan never panics).
 //
 // Decoding a body or a stored object into map[string]json.RawMessage with
 // encoding/json validates it and then walks it again, copying every value;
@@ -21,30 +23,42 @@ func splitObject(b []byte) (ms []member, ok bool) {
 	if i >= len(b) || b[i] != '{' {
 		return nil, false
 	}
-	i = skipSpace(b, i+1)
-	if b[i] == '}' {
+	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
 		return nil, true
 	}
 	for {
+		if i >= len(b) || b[i] != '"' {
+			return nil, false
+		}
 		start := i
 		var esc bool
 		i, esc = skipString(b, i)
-		key := b[start+1 : i-1]
+		if i < 0 {
+			return nil, false
+		}
 		var k string
 		if esc {
 			_ = json.Unmarshal(b[start:i], &k)
 		} else {
-			k = string(key)
+			k = string(b[start+1 : i-1])
 		}
-		i = skipSpace(b, skipSpace(b, i)+1) // past ':'
-		v := i
-		i = skipValue(b, i)
+		if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+			return nil, false
+		}
+		v := skipSpace(b, i+1)
+		if i = skipValue(b, v); i < 0 {
+			return nil, false
+		}
 		ms = append(ms, member{k, b[v:i:i]})
-		i = skipSpace(b, i)
-		if b[i] == '}' {
+		switch i = skipSpace(b, i); {
+		case i >= len(b):
+			return nil, false
+		case b[i] == '}':
 			return ms, true
+		case b[i] != ',':
+			return nil, false
 		}
-		i = skipSpace(b, i+1) // past ','
+		i = skipSpace(b, i+1)
 	}
 }
 
@@ -70,12 +84,12 @@ func skipSpace(b []byte, i int) int {
 }
 
 // skipString returns the index after the string that starts at b[i] (a
-// quote), and whether it has escapes.
+// quote), and whether it has escapes; -1 if it does not end.
 func skipString(b []byte, i int) (int, bool) {
 	i++
 	j := bytes.IndexByte(b[i:], '"')
 	if j < 0 {
-		return len(b), false
+		return -1, false
 	}
 	if bytes.IndexByte(b[i:i+j], '\\') < 0 {
 		return i + j + 1, false
@@ -88,11 +102,15 @@ func skipString(b []byte, i int) (int, bool) {
 			return i + 1, true
 		}
 	}
-	return i, true
+	return -1, true
 }
 
-// skipValue returns the index after the value that starts at b[i].
+// skipValue returns the index after the value that starts at b[i]; -1 if
+// there is none or it does not end.
 func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
 	switch b[i] {
 	case '"':
 		i, _ = skipString(b, i)
@@ -102,7 +120,9 @@ func skipValue(b []byte, i int) int {
 		for i < len(b) {
 			switch b[i] {
 			case '"':
-				i, _ = skipString(b, i)
+				if i, _ = skipString(b, i); i < 0 {
+					return -1
+				}
 				continue
 			case '{', '[':
 				depth++
@@ -114,14 +134,18 @@ func skipValue(b []byte, i int) int {
 			}
 			i++
 		}
-		return i
+		return -1
 	}
-	for i < len(b) {
-		switch b[i] {
+	j := i
+	for j < len(b) {
+		switch b[j] {
 		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
+			if j == i {
+				return -1
+			}
+			return j
 		}
-		i++
+		j++
 	}
-	return i
+	return j
 }

@@ -21,7 +21,11 @@ import (
 //
 // Each handler chain has its own: a goroutine carries what it was started
 // with (a testing/synctest bubble, profiler labels) to every function it
-// runs, so goroutines are not shared beyond the chain that made them.
+// runs, so goroutines are not shared beyond the chain that made them. A
+// test that serves requests inside a synctest bubble must build the chain
+// inside it too: a goroutine started in the bubble waiting on a chain's
+// channel made outside it is not durably blocked, so the bubble's clock
+// never reaches its idle timeout.
 type workers struct {
 	work chan func()
 	idle time.Duration
