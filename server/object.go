@@ -101,7 +101,7 @@ func unmarshalString(raw []byte, s *string) error {
 func (d *doc) metaString(k string) string {
 	var s string
 	if raw, ok := d.meta[k]; ok {
-		_ = json.Unmarshal(raw, &s)
+		_ = unmarshalString(raw, &s)
 	}
 	return s
 }
