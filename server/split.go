@@ -1,8 +1,9 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
+
+	"github.com/listwatch/listwatch/server/internal/jsonscan"
 )
 
 // splitObject reads the members of the JSON object b in order, as
@@ -19,11 +20,11 @@ import (
 // in a CPU profile of serve under creates that was most of decodeDoc's
 // cost. json.Valid and this scan do the same in about half the time.
 func splitObject(b []byte) (ms []member, ok bool) {
-	i := skipSpace(b, 0)
+	i := jsonscan.SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil, false
 	}
-	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
+	if i = jsonscan.SkipSpace(b, i+1); i < len(b) && b[i] == '}' {
 		return nil, true
 	}
 	for {
@@ -32,7 +33,7 @@ func splitObject(b []byte) (ms []member, ok bool) {
 		}
 		start := i
 		var esc bool
-		i, esc = skipString(b, i)
+		i, esc = jsonscan.SkipString(b, i)
 		if i < 0 {
 			return nil, false
 		}
@@ -42,15 +43,15 @@ func splitObject(b []byte) (ms []member, ok bool) {
 		} else {
 			k = string(b[start+1 : i-1])
 		}
-		if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+		if i = jsonscan.SkipSpace(b, i); i >= len(b) || b[i] != ':' {
 			return nil, false
 		}
-		v := skipSpace(b, i+1)
-		if i = skipValue(b, v); i < 0 {
+		v := jsonscan.SkipSpace(b, i+1)
+		if i = jsonscan.SkipValue(b, v); i < 0 {
 			return nil, false
 		}
 		ms = append(ms, member{k, b[v:i:i]})
-		switch i = skipSpace(b, i); {
+		switch i = jsonscan.SkipSpace(b, i); {
 		case i >= len(b):
 			return nil, false
 		case b[i] == '}':
@@ -58,7 +59,7 @@ func splitObject(b []byte) (ms []member, ok bool) {
 		case b[i] != ',':
 			return nil, false
 		}
-		i = skipSpace(b, i+1)
+		i = jsonscan.SkipSpace(b, i+1)
 	}
 }
 
@@ -69,83 +70,4 @@ func splitDoc(b []byte) ([]member, bool) {
 		return nil, false
 	}
 	return splitObject(b)
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// skipString returns the index after the string that starts at b[i] (a
-// quote), and whether it has escapes; -1 if it does not end.
-func skipString(b []byte, i int) (int, bool) {
-	i++
-	j := bytes.IndexByte(b[i:], '"')
-	if j < 0 {
-		return -1, false
-	}
-	if bytes.IndexByte(b[i:i+j], '\\') < 0 {
-		return i + j + 1, false
-	}
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++ // the escaped byte
-		case '"':
-			return i + 1, true
-		}
-	}
-	return -1, true
-}
-
-// skipValue returns the index after the value that starts at b[i]; -1 if
-// there is none or it does not end.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		i, _ = skipString(b, i)
-		return i
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				if i, _ = skipString(b, i); i < 0 {
-					return -1
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return -1
-	}
-	j := i
-	for j < len(b) {
-		switch b[j] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			if j == i {
-				return -1
-			}
-			return j
-		}
-		j++
-	}
-	return j
 }

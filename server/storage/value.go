@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+
+	"github.com/listwatch/listwatch/server/internal/jsonscan"
 )
 
 // WithResourceVersion returns a copy of value, a JSON object whose
@@ -32,104 +34,43 @@ func WithResourceVersion(value []byte, rev int64) ([]byte, error) {
 // metadataBodyOffset finds the offset just after the '{' that opens the
 // top-level "metadata" object, and whether that object is empty.
 func metadataBodyOffset(b []byte) (at int, empty, ok bool) {
-	i := skipSpace(b, 0)
+	i := jsonscan.SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return 0, false, false
 	}
 	i++
 	for {
-		i = skipSpace(b, i)
+		i = jsonscan.SkipSpace(b, i)
 		if i >= len(b) || b[i] != '"' {
 			return 0, false, false
 		}
 		keyStart := i
-		i = skipString(b, i)
+		i, _ = jsonscan.SkipString(b, i)
 		if i < 0 {
 			return 0, false, false
 		}
 		key := b[keyStart:i]
-		i = skipSpace(b, i)
+		i = jsonscan.SkipSpace(b, i)
 		if i >= len(b) || b[i] != ':' {
 			return 0, false, false
 		}
-		i = skipSpace(b, i+1)
+		i = jsonscan.SkipSpace(b, i+1)
 		if string(key) == `"metadata"` {
 			if i >= len(b) || b[i] != '{' {
 				return 0, false, false
 			}
-			j := skipSpace(b, i+1)
+			j := jsonscan.SkipSpace(b, i+1)
 			return i + 1, j < len(b) && b[j] == '}', true
 		}
-		i = skipValue(b, i)
+		i = jsonscan.SkipValue(b, i)
 		if i < 0 {
 			return 0, false, false
 		}
-		i = skipSpace(b, i)
+		i = jsonscan.SkipSpace(b, i)
 		if i >= len(b) || b[i] != ',' {
 			return 0, false, false
 		}
 		i++
-	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the offset after the string starting at b[i] == '"',
-// or -1.
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return -1
-}
-
-// skipValue returns the offset after the JSON value at b[i], or -1. It
-// checks nesting, not full syntax: the value was written by a JSON encoder.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				if i < 0 {
-					return -1
-				}
-				i--
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return -1
-	default:
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return i
-			}
-		}
-		return i
 	}
 }
 
