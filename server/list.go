@@ -71,18 +71,52 @@ func (c *call) list() error {
 // so that a page does not allocate one.
 var listWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 32<<10) }}
 
-// listWriter is a pooled writer to w; give it back with putListWriter.
-func listWriter(w io.Writer) *bufio.Writer {
-	bw := listWriters.Get().(*bufio.Writer)
-	bw.Reset(w)
-	return bw
+// listOut is where a list response goes piece by piece: a pooled buffer in
+// front of the response writer, or the writer itself when it buffers small
+// writes below (the gzip filter does, while it holds a response or
+// compresses it). Copying every item into a buffer only for the gzip
+// writer to copy it again into its window was a tenth of serve's CPU for
+// an unpaged list. Give it back with release.
+type listOut struct {
+	bw *bufio.Writer // nil: writes go to w directly
+	w  io.Writer
 }
 
-// putListWriter returns bw to the pool, dropping what it held unflushed
+// buffersWrites is implemented by response writers (the gzip filter's)
+// that take small writes cheaply.
+type buffersWrites interface{ BuffersWrites() bool }
+
+func listWriter(w io.Writer) listOut {
+	if b, ok := w.(buffersWrites); ok && b.BuffersWrites() {
+		return listOut{w: w}
+	}
+	bw := listWriters.Get().(*bufio.Writer)
+	bw.Reset(w)
+	return listOut{bw: bw, w: bw}
+}
+
+var comma = []byte{','}
+
+func (o listOut) Write(p []byte) (int, error)       { return o.w.Write(p) }
+func (o listOut) WriteString(s string) (int, error) { return io.WriteString(o.w, s) }
+func (o listOut) comma() error                      { _, err := o.w.Write(comma); return err }
+
+// Flush sends what the buffer holds; the writer below flushes when the
+// handler returns.
+func (o listOut) Flush() error {
+	if o.bw == nil {
+		return nil
+	}
+	return o.bw.Flush()
+}
+
+// release returns the buffer to the pool, dropping what it held unflushed
 // and its response writer.
-func putListWriter(bw *bufio.Writer) {
-	bw.Reset(nil)
-	listWriters.Put(bw)
+func (o listOut) release() {
+	if o.bw != nil {
+		o.bw.Reset(nil)
+		listWriters.Put(o.bw)
+	}
 }
 
 // streamList writes the list envelope and then each item's bytes, so the
@@ -100,7 +134,7 @@ func (c *call) streamList(meta wire.ListMeta, kind, apiVersion string, items []s
 	c.w.Header().Set("Content-Type", "application/json")
 	c.w.WriteHeader(http.StatusOK)
 	bw := listWriter(c.w)
-	defer putListWriter(bw)
+	defer bw.release()
 	bw.Write(head[:len(head)-1])
 	bw.WriteString(`,"items":[`)
 	for i, kv := range items {
@@ -110,7 +144,7 @@ func (c *call) streamList(meta wire.ListMeta, kind, apiVersion string, items []s
 			return nil
 		}
 		if i > 0 {
-			bw.WriteByte(',')
+			bw.comma()
 		}
 		if _, err := bw.Write(b); err != nil {
 			return nil // the client went away

@@ -65,7 +65,7 @@ func (c *call) protoList(out output, meta wire.ListMeta, items []storage.KV) err
 	c.w.Header().Set("Content-Type", mediaProto)
 	c.w.WriteHeader(http.StatusOK)
 	bw := listWriter(c.w)
-	defer putListWriter(bw)
+	defer bw.release()
 	bw.Write(envelopeHead(apiVersion, kind, n))
 	bw.Write(lm)
 	var hdr []byte

@@ -218,6 +218,11 @@ func (w *compressWriter) Flush() {
 
 func (w *compressWriter) Unwrap() http.ResponseWriter { return w.w }
 
+// BuffersWrites reports whether small writes are cheap: while the response
+// is held, or gzipped (the gzip writer copies them into its window), but
+// not once it goes to the connection as is.
+func (w *compressWriter) BuffersWrites() bool { return !w.decided || w.gz != nil }
+
 // bodyAllowed reports whether a response with status code may have a body.
 func bodyAllowed(code int) bool {
 	return code != http.StatusNoContent && code != http.StatusNotModified
