@@ -374,7 +374,15 @@ func BenchmarkGzipLevel1(b *testing.B) {
 // does when the writer reports BuffersWrites). The difference is the cost
 // of the extra copy.
 func BenchmarkCompressionItems(b *testing.B) {
-	body := configMapList(10000)
+	for _, data := range []struct {
+		name string
+		body []byte
+	}{{"text", configMapList(10000)}, {"x900", xList(10000)}} {
+		b.Run(data.name, func(b *testing.B) { benchmarkCompressionItems(b, data.body) })
+	}
+}
+
+func benchmarkCompressionItems(b *testing.B, body []byte) {
 	start := bytes.Index(body, []byte(`[`)) + 1
 	var items [][]byte
 	for p := body[start : len(body)-3]; len(p) > 0; {
