@@ -95,11 +95,11 @@ func listWriter(w io.Writer) listOut {
 	return listOut{bw: bw, w: bw}
 }
 
-var comma = []byte{','}
+var commaBytes = []byte{','}
 
 func (o listOut) Write(p []byte) (int, error)       { return o.w.Write(p) }
 func (o listOut) WriteString(s string) (int, error) { return io.WriteString(o.w, s) }
-func (o listOut) comma() error                      { _, err := o.w.Write(comma); return err }
+func (o listOut) comma() error                      { _, err := o.w.Write(commaBytes); return err }
 
 // Flush sends what the buffer holds; the writer below flushes when the
 // handler returns.

@@ -204,11 +204,3 @@ func (it *iterator) Next() *entry {
 	}
 	return n.e
 }
-
-// Peek reports whether Next would return an entry.
-func (it *iterator) Peek() *entry {
-	if len(it.stack) == 0 {
-		return nil
-	}
-	return it.stack[len(it.stack)-1].e
-}

@@ -82,7 +82,7 @@ func checkTree(tr tree, m map[string]int64, rng *rand.Rand) error {
 			return fmt.Errorf("CountRange(%s,%s) = %d, want %d", from, to, n, want)
 		}
 		i, _ := slices.BinarySearch(keys, from)
-		if e := tr.Seek(from).Peek(); (e == nil) != (i == len(keys)) || (e != nil && e.key != keys[i]) {
+		if e := tr.Seek(from).Next(); (e == nil) != (i == len(keys)) || (e != nil && e.key != keys[i]) {
 			return fmt.Errorf("Seek(%s) = %v", from, e)
 		}
 		if tr.Get(from) != nil != (m[from] != 0 || slices.Contains(keys, from)) {
