@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -95,6 +96,8 @@ func Connect(ctx context.Context, opts TargetOptions) (*Target, error) {
 	return t, nil
 }
 
+var klogOnce sync.Once
+
 func (t *Target) startEmbedded(ctx context.Context, opts TargetOptions) error {
 	dir, removeDir := opts.DataDir, func() error { return nil }
 	if dir == "" {
@@ -110,7 +113,10 @@ func (t *Target) startEmbedded(ctx context.Context, opts TargetOptions) error {
 	}
 	// The embedded server's Kubernetes libraries log through klog: into
 	// the same logger, not klog's own lines on stderr between bench's.
-	klog.SetSlogLogger(logger.With("component", "k8s.io"))
+	// klog's logger is the process's, and goroutines of an earlier
+	// embedded server's kube controllers may still read it after that
+	// server stopped, so it is set once per process (the first logger).
+	klogOnce.Do(func() { klog.SetSlogLogger(logger.With("component", "k8s.io")) })
 	// No controllers: the bench counts what it writes, and the root CA
 	// publisher would add kube-root-ca.crt to its namespace.
 	srv, err := apiserver.New(apiserver.Options{DataDir: dir, Port: -1, Logger: logger, Controllers: []string{}})
