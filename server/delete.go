@@ -244,9 +244,9 @@ func (c *call) deleteCollection() error {
 	}
 	c.tr.Step("Objects deleted from database", slog.Int("count", len(deleted)))
 	if out, err := negotiate(c.r.Header.Get("Accept"), c.res); err == nil && out.proto && out.form == formJSON {
-		return c.protoList(out, wire.ListMeta{}, deleted)
+		return c.protoList(out, wire.ListMeta{}, storage.ListPage{Items: deleted})
 	}
-	return c.streamList(wire.ListMeta{}, c.res.listKind, c.res.apiVersion(), deleted, func(b []byte) ([]byte, error) {
+	return c.streamList(wire.ListMeta{}, c.res.listKind, c.res.apiVersion(), storage.ListPage{Items: deleted}, "", func(b []byte) ([]byte, error) {
 		return c.res.relabel(b), nil
 	})
 }

@@ -45,7 +45,7 @@ func (c *call) list() error {
 	}
 	switch {
 	case out.proto:
-		return c.protoList(out, meta, page.Items)
+		return c.protoList(out, meta, page)
 	case out.form == formTable:
 		values := make([][]byte, len(page.Items))
 		for i, kv := range page.Items {
@@ -57,9 +57,9 @@ func (c *call) list() error {
 		}
 		writeJSON(c.w, http.StatusOK, t)
 	case out.form == formPartial:
-		return c.streamList(meta, "PartialObjectMetadataList", "meta.k8s.io/v1", page.Items, partialObject)
+		return c.streamList(meta, "PartialObjectMetadataList", "meta.k8s.io/v1", page, "json partial", partialObject)
 	default:
-		return c.streamList(meta, c.res.listKind, c.res.apiVersion(), page.Items, func(b []byte) ([]byte, error) {
+		return c.streamList(meta, c.res.listKind, c.res.apiVersion(), page, c.res.runKey("json"), func(b []byte) ([]byte, error) {
 			return c.res.relabel(b), nil
 		})
 	}
@@ -95,7 +95,10 @@ func listWriter(w io.Writer) listOut {
 	return listOut{bw: bw, w: bw}
 }
 
-var commaBytes = []byte{','}
+var (
+	commaBytes = []byte{','}
+	listTail   = []byte("]}\n") // ends a JSON list's items and the list
+)
 
 func (o listOut) Write(p []byte) (int, error)       { return o.w.Write(p) }
 func (o listOut) WriteString(s string) (int, error) { return io.WriteString(o.w, s) }
@@ -122,8 +125,11 @@ func (o listOut) release() {
 // streamList writes the list envelope and then each item's bytes, so the
 // response is never built whole in memory. Once the header is written an
 // error can only cut the stream short, which the client sees as a
-// truncated body.
-func (c *call) streamList(meta wire.ListMeta, kind, apiVersion string, items []storage.KV, conv func([]byte) ([]byte, error)) error {
+// truncated body. Runs of items (page.Runs) are spliced in compressed
+// when the response is gzipped (listgzip.go), under the run memo key
+// runKey ("" for none).
+func (c *call) streamList(meta wire.ListMeta, kind, apiVersion string, page storage.ListPage, runKey string, conv func([]byte) ([]byte, error)) error {
+	items := page.Items
 	head, err := json.Marshal(struct {
 		wire.TypeMeta
 		Metadata wire.ListMeta `json:"metadata"`
@@ -131,12 +137,19 @@ func (c *call) streamList(meta wire.ListMeta, kind, apiVersion string, items []s
 	if err != nil {
 		return err
 	}
+	head = append(head[:len(head)-1], `,"items":[`...)
+	sp, err := c.spliceItems(page, itemForm{key: runKey, sep: commaBytes, item: func(kv storage.KV) ([]byte, error) { return conv(kv.Value) }})
+	if err != nil {
+		return err
+	}
+	if sp != nil && c.sendSpliced(sp, "application/json", head, listTail) {
+		return nil
+	}
 	c.w.Header().Set("Content-Type", "application/json")
 	c.w.WriteHeader(http.StatusOK)
 	bw := listWriter(c.w)
 	defer bw.release()
-	bw.Write(head[:len(head)-1])
-	bw.WriteString(`,"items":[`)
+	bw.Write(head)
 	for i, kv := range items {
 		b, err := conv(kv.Value)
 		if err != nil {
@@ -150,7 +163,7 @@ func (c *call) streamList(meta wire.ListMeta, kind, apiVersion string, items []s
 			return nil // the client went away
 		}
 	}
-	bw.WriteString("]}\n")
+	bw.Write(listTail)
 	_ = bw.Flush()
 	c.tr.Step("Writing http response done", slog.Int("count", len(items)))
 	return nil

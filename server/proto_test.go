@@ -223,7 +223,7 @@ func TestProtoListMemo(t *testing.T) {
 	items := []storage.KV{{Key: "/registry/configmaps/ns/a", Value: []byte(testCM), Revision: 7, Alt: &storage.Memo{}}}
 	list := func() []byte {
 		ew, rec := protoWriter(t, r)
-		if err := ew.call.protoList(output{proto: true}, wire.ListMeta{ResourceVersion: "8"}, items); err != nil {
+		if err := ew.call.protoList(output{proto: true}, wire.ListMeta{ResourceVersion: "8"}, storage.ListPage{Items: items}); err != nil {
 			t.Fatal(err)
 		}
 		return rec.Body.Bytes()

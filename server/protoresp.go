@@ -37,30 +37,39 @@ func (c *call) writeProtoObject(code int, out output, value []byte) error {
 // list metadata, inside the envelope. The items are encoded (or found)
 // first, as the envelope's length precedes them; nothing is written if one
 // fails.
-func (c *call) protoList(out output, meta wire.ListMeta, items []storage.KV) error {
+func (c *call) protoList(out output, meta wire.ListMeta, page storage.ListPage) error {
+	items := page.Items
 	lm, err := protoListMeta(meta)
 	if err != nil {
 		return wire.NewInternalError(err)
 	}
+	item := func(kv storage.KV) ([]byte, error) { return cachedItem(c.res, kv.Value, kv.Alt) }
+	runKey := c.res.runKey("proto")
+	apiVersion, kind := c.res.apiVersion(), c.res.listKind
+	if out.form == formPartial {
+		item = func(kv storage.KV) ([]byte, error) { return partialItem(kv.Value) }
+		runKey = "proto partial"
+		apiVersion, kind = "meta.k8s.io/v1", "PartialObjectMetadataList"
+	}
+	sp, err := c.spliceItems(page, itemForm{key: runKey, framed: true, item: item})
+	if err != nil {
+		return err
+	}
+	if sp != nil {
+		head := append(envelopeHead(apiVersion, kind, len(lm)+int(sp.size)), lm...)
+		if c.sendSpliced(sp, mediaProto, head, envelopeTail) {
+			return nil
+		}
+	}
 	raws := make([][]byte, len(items))
 	n := len(lm)
 	for i, kv := range items {
-		var raw []byte
-		if out.form == formPartial {
-			raw, err = partialItem(kv.Value)
-		} else {
-			raw, err = cachedItem(c.res, kv.Value, kv.Alt)
-		}
+		raw, err := item(kv)
 		if err != nil {
-			c.s.log.Error("list: bad stored value", slog.String("key", kv.Key), slog.Any("err", err))
-			return wire.NewInternalError(fmt.Errorf("encoding %s: %w", kv.Key, err))
+			return c.badStored(kv.Key, err)
 		}
 		raws[i] = raw
 		n += fieldLen(len(raw))
-	}
-	apiVersion, kind := c.res.apiVersion(), c.res.listKind
-	if out.form == formPartial {
-		apiVersion, kind = "meta.k8s.io/v1", "PartialObjectMetadataList"
 	}
 	c.w.Header().Set("Content-Type", mediaProto)
 	c.w.WriteHeader(http.StatusOK)

@@ -218,6 +218,37 @@ func (w *compressWriter) Flush() {
 
 func (w *compressWriter) Unwrap() http.ResponseWriter { return w.w }
 
+// GzipSelf is implemented by the response writer of a request whose
+// response the Compression filter would gzip: the handler may compress
+// the body itself instead (from compressed parts it keeps, say).
+type GzipSelf interface {
+	// WouldGzip reports whether the response would be gzipped if large
+	// enough, and has not started: SendGzipped may be called.
+	WouldGzip() bool
+	// SendGzipped, called instead of WriteHeader, sends the header with
+	// status code and Content-Encoding: gzip, and passes the body, which
+	// the handler compresses, through unchanged. It reports false, doing
+	// nothing, when WouldGzip is false.
+	SendGzipped(code int) bool
+}
+
+// WouldGzip implements GzipSelf.
+func (w *compressWriter) WouldGzip() bool { return !w.decided && w.code == 0 && len(w.buf) == 0 }
+
+// SendGzipped implements GzipSelf.
+func (w *compressWriter) SendGzipped(code int) bool {
+	if !w.WouldGzip() {
+		return false
+	}
+	h := w.Header()
+	h.Set("Content-Encoding", "gzip")
+	h.Add("Vary", "Accept-Encoding")
+	h.Del("Content-Length")
+	w.decided = true
+	w.w.WriteHeader(code)
+	return true
+}
+
 // BuffersWrites reports whether small writes are cheap: while the response
 // is held, or gzipped (the gzip writer copies them into its window), but
 // not once it goes to the connection as is.

@@ -428,3 +428,79 @@ func benchmarkCompressionItems(b *testing.B, body []byte) {
 		})
 	}
 }
+
+// TestGzipSelf: a handler behind Compression, with Recovery's recorder
+// between them as in the server, may send a body it gzipped itself; only
+// before its response starts, and only for a client that accepts gzip.
+func TestGzipSelf(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		accept     string
+		writeFirst bool
+		wantGzip   bool
+	}{
+		{"accepts gzip", "gzip", false, true},
+		{"no gzip", "identity", false, false},
+		{"response started", "gzip", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := Recovery(slog.New(slog.DiscardHandler))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/plain")
+				if tc.writeFirst {
+					w.Write([]byte("plain "))
+				}
+				g, ok := w.(GzipSelf)
+				if ok && g.WouldGzip() {
+					if !g.SendGzipped(http.StatusOK) {
+						t.Error("WouldGzip but SendGzipped refused")
+					}
+					if g.WouldGzip() || g.SendGzipped(http.StatusOK) {
+						t.Error("a second SendGzipped was allowed")
+					}
+					if b, ok := w.(interface{ BuffersWrites() bool }); !ok || b.BuffersWrites() {
+						t.Error("a self-gzipped response claims to buffer writes")
+					}
+					zw := stdgzip.NewWriter(w)
+					zw.Write([]byte("hello"))
+					zw.Close()
+					return
+				}
+				w.Write([]byte("hello"))
+			}))
+			srv := httptest.NewServer(Compression()(h))
+			t.Cleanup(srv.Close)
+			req, _ := http.NewRequest("GET", srv.URL, nil)
+			req.Header.Set("Accept-Encoding", tc.accept)
+			tr := &http.Transport{DisableCompression: true}
+			t.Cleanup(tr.CloseIdleConnections)
+			resp, err := (&http.Client{Transport: tr}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if got := resp.Header.Get("Content-Encoding") == "gzip"; got != tc.wantGzip || resp.StatusCode != 200 {
+				t.Fatalf("status %d, Content-Encoding %q", resp.StatusCode, resp.Header.Get("Content-Encoding"))
+			}
+			want := "hello"
+			if tc.writeFirst {
+				want = "plain hello"
+			}
+			if tc.wantGzip {
+				zr, err := stdgzip.NewReader(bytes.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if body, err = io.ReadAll(zr); err != nil {
+					t.Fatal(err)
+				}
+				if v := resp.Header.Get("Vary"); v != "Accept-Encoding" {
+					t.Errorf("Vary %q", v)
+				}
+			}
+			if string(body) != want {
+				t.Fatalf("body %q, want %q", body, want)
+			}
+		})
+	}
+}

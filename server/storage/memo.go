@@ -22,3 +22,54 @@ func (m *Memo) Get(build func() ([]byte, error)) ([]byte, error) {
 	m.once.Do(func() { m.b, m.err = build() })
 	return m.b, m.err
 }
+
+// Run marks Items[Start:End] of a ListPage as a stretch of objects that
+// the reader keeps together and unchanged (a subtree of the watch cache),
+// with a memo for whole-run encodings: the gzip-compressed bytes of the
+// run in a list response, say, built by the first list that sends the run
+// and reused by every later one until an object in it changes.
+type Run struct {
+	Start, End int
+	Memo       *RunMemo
+}
+
+// RunMemo holds encodings of one Run, one per form (the format and
+// version its items are written in), each built at most once.
+type RunMemo struct {
+	mu    sync.Mutex
+	forms []runForm
+}
+
+type runForm struct {
+	key string
+	v   any
+	err error
+}
+
+// maxRunForms bounds the forms one RunMemo keeps; further forms are built
+// on every call. A resource is listed in a handful of forms (JSON and
+// protobuf, maybe for a second version); a bound keeps a resource whose
+// form changes (a custom resource's schema, say) from growing every memo.
+const maxRunForms = 4
+
+// MemoizeRun returns m's form for key, building it with build the first
+// time. Every caller passing one key must pass an equivalent build. A nil
+// m builds on every call.
+func MemoizeRun[T any](m *RunMemo, key string, build func() (T, error)) (T, error) {
+	if m == nil {
+		return build()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, f := range m.forms {
+		if f.key == key {
+			v, _ := f.v.(T)
+			return v, f.err
+		}
+	}
+	v, err := build()
+	if len(m.forms) < maxRunForms {
+		m.forms = append(m.forms, runForm{key: key, v: v, err: err})
+	}
+	return v, err
+}

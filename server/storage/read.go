@@ -41,6 +41,10 @@ type ListPage struct {
 	// RemainingItemCount, when known, counts the items after this page;
 	// nil on the last page and when a predicate makes it unknowable.
 	RemainingItemCount *int64
+	// Runs, when set, mark stretches of Items that the reader keeps
+	// unchanged together, in order and disjoint; items outside every run
+	// stand alone. Only a page read without a predicate has them.
+	Runs []Run
 }
 
 // WatchOptions are a WATCH request's parameters, already validated by

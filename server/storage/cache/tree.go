@@ -1,6 +1,11 @@
 package cache
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"sync/atomic"
+
+	"github.com/listwatch/listwatch/server/storage"
+)
 
 // tree is an immutable ordered map from key to *entry: a treap with path
 // copying. Every write returns a new tree and leaves the old one intact, so
@@ -22,6 +27,28 @@ type node struct {
 	left, right *node
 	prio        uint64
 	size        int // nodes in this subtree, itself included
+	// run holds encodings of this subtree's items as one run (see
+	// storage.Run), created by the first page that marks the subtree as
+	// a run. A write copies the nodes on its path, and a copy starts
+	// without one, so a memo never outlives the items it encodes.
+	run atomic.Pointer[storage.RunMemo]
+}
+
+// clone returns a copy of n to modify, without n's run memo.
+func (n *node) clone() *node {
+	return &node{key: n.key, e: n.e, left: n.left, right: n.right, prio: n.prio, size: n.size}
+}
+
+// runMemo returns n's run memo, creating it on first use.
+func (n *node) runMemo() *storage.RunMemo {
+	if m := n.run.Load(); m != nil {
+		return m
+	}
+	m := new(storage.RunMemo)
+	if n.run.CompareAndSwap(nil, m) {
+		return m
+	}
+	return n.run.Load()
 }
 
 var treeSeed = maphash.MakeSeed()
@@ -79,21 +106,21 @@ func insert(n *node, key string, e *entry, prio uint64) *node {
 	if n == nil {
 		return &node{key: key, e: e, prio: prio, size: 1}
 	}
-	c := *n
+	c := n.clone()
 	switch {
 	case key < n.key:
 		c.left = insert(n.left, key, e, prio)
 		if c.left.prio > c.prio {
-			return rotateRight(&c)
+			return rotateRight(c)
 		}
 	case key > n.key:
 		c.right = insert(n.right, key, e, prio)
 		if c.right.prio > c.prio {
-			return rotateLeft(&c)
+			return rotateLeft(c)
 		}
 	default:
 		c.e = e
-		return &c
+		return c
 	}
 	return c.fix()
 }
@@ -116,7 +143,7 @@ func rotateLeft(n *node) *node {
 
 // remove returns a copy of the search path without key, which must exist.
 func remove(n *node, key string) *node {
-	c := *n
+	c := n.clone()
 	switch {
 	case key < n.key:
 		c.left = remove(n.left, key)
@@ -137,11 +164,11 @@ func merge(a, b *node) *node {
 	case b == nil:
 		return a
 	case a.prio > b.prio:
-		c := *a
+		c := a.clone()
 		c.right = merge(a.right, b)
 		return c.fix()
 	default:
-		c := *b
+		c := b.clone()
 		c.left = merge(a, b.left)
 		return c.fix()
 	}
