@@ -30,6 +30,10 @@ type itemForm struct {
 	sep    []byte
 	framed bool
 	item   func(kv storage.KV) ([]byte, error)
+	// runItem, if set, replaces item when a run is compressed: it need
+	// not keep what it encodes (an object's protobuf bytes in the cache's
+	// entry, say), as the run's memo keeps it compressed.
+	runItem func(kv storage.KV) ([]byte, error)
 }
 
 // size is how many bytes the item b takes in a list.
@@ -116,9 +120,13 @@ func (c *call) spliceItems(page storage.ListPage, f itemForm) (*splicedItems, er
 
 // compressRun compresses items in form f, separated as in a list.
 func compressRun(items []storage.KV, f itemForm) (gzsplice.Segment, error) {
+	item := f.item
+	if f.runItem != nil {
+		item = f.runItem
+	}
 	b := gzsplice.NewBuilder()
 	for i, kv := range items {
-		v, err := f.item(kv)
+		v, err := item(kv)
 		if err != nil {
 			b.Segment() // gives the compressor back
 			return gzsplice.Segment{}, fmt.Errorf("encoding %s: %w", kv.Key, err)

@@ -1,6 +1,9 @@
 package storage
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Memo holds a second encoding of a value the watch cache keeps (the
 // server's protobuf bytes of an object, or of a watch frame): built at
@@ -8,9 +11,10 @@ import "sync"
 // and watcher that sends it. Readers without a cache hand out nil Memos,
 // and a nil Memo builds on every call.
 type Memo struct {
-	once sync.Once
-	b    []byte
-	err  error
+	once  sync.Once
+	built atomic.Bool // set once b and err are
+	b     []byte
+	err   error
 }
 
 // Get returns the memoized bytes, building them with build the first time.
@@ -19,8 +23,20 @@ func (m *Memo) Get(build func() ([]byte, error)) ([]byte, error) {
 	if m == nil {
 		return build()
 	}
-	m.once.Do(func() { m.b, m.err = build() })
+	m.once.Do(func() {
+		m.b, m.err = build()
+		m.built.Store(true)
+	})
 	return m.b, m.err
+}
+
+// Peek returns the memoized bytes if they have been built, without
+// building them.
+func (m *Memo) Peek() ([]byte, bool) {
+	if m == nil || !m.built.Load() || m.err != nil {
+		return nil, false
+	}
+	return m.b, true
 }
 
 // Run marks Items[Start:End] of a ListPage as a stretch of objects that

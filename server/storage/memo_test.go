@@ -1,0 +1,77 @@
+package storage
+
+import (
+	"errors"
+	"sync"
+	"testing"
+)
+
+func TestMemo(t *testing.T) {
+	var nilMemo *Memo
+	if _, ok := nilMemo.Peek(); ok {
+		t.Fatal("a nil Memo peeks built")
+	}
+	var m Memo
+	if _, ok := m.Peek(); ok {
+		t.Fatal("Peek before Get")
+	}
+	builds := 0
+	for range 2 {
+		b, err := m.Get(func() ([]byte, error) { builds++; return []byte("x"), nil })
+		if string(b) != "x" || err != nil {
+			t.Fatalf("Get = %q, %v", b, err)
+		}
+	}
+	if b, ok := m.Peek(); !ok || string(b) != "x" || builds != 1 {
+		t.Fatalf("Peek = %q, %v after %d builds", b, ok, builds)
+	}
+	var failed Memo
+	failed.Get(func() ([]byte, error) { return nil, errors.New("bad") })
+	if _, ok := failed.Peek(); ok {
+		t.Fatal("Peek of a failed build")
+	}
+}
+
+// TestMemoizeRun: one build per key, shared by concurrent callers; at
+// most maxRunForms forms kept; a nil memo builds every time.
+func TestMemoizeRun(t *testing.T) {
+	var m RunMemo
+	var mu sync.Mutex
+	builds := map[string]int{}
+	build := func(key string) func() (int, error) {
+		return func() (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			builds[key]++
+			return len(key), nil
+		}
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for _, k := range []string{"a", "bb", "ccc"} {
+				if v, err := MemoizeRun(&m, k, build(k)); v != len(k) || err != nil {
+					t.Errorf("MemoizeRun(%q) = %d, %v", k, v, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, k := range []string{"a", "bb", "ccc"} {
+		if builds[k] != 1 {
+			t.Fatalf("%q built %d times", k, builds[k])
+		}
+	}
+	for _, k := range []string{"d", "e", "e"} {
+		MemoizeRun(&m, k, build(k))
+	}
+	if builds["d"] != 1 || builds["e"] != 2 {
+		t.Fatalf("beyond %d forms: d built %d times, e %d", maxRunForms, builds["d"], builds["e"])
+	}
+	for range 2 {
+		MemoizeRun(nil, "n", build("n"))
+	}
+	if builds["n"] != 2 {
+		t.Fatalf("nil memo built %d times", builds["n"])
+	}
+}
