@@ -138,7 +138,8 @@ func (c *call) streamList(meta wire.ListMeta, kind, apiVersion string, page stor
 		return err
 	}
 	head = append(head[:len(head)-1], `,"items":[`...)
-	sp, err := c.spliceItems(page, itemForm{key: runKey, sep: commaBytes, item: func(kv storage.KV) ([]byte, error) { return conv(kv.Value) }})
+	sp, err := c.spliceItems(page, itemForm{key: runKey, sep: commaBytes, item: func(kv storage.KV) ([]byte, error) { return conv(kv.Value) }},
+		int64(len(head)+len(listTail)))
 	if err != nil {
 		return err
 	}

@@ -71,69 +71,108 @@ type splicedItems struct {
 	compressed int
 }
 
-// spliceItems prepares page's items when the response may be gzipped by
-// the handler: nil when the page has no runs, the form cannot be
-// memoized, or the client does not take gzip.
-func (c *call) spliceItems(page storage.ListPage, f itemForm) (*splicedItems, error) {
+// spliceItems prepares page's items for a response the handler gzips
+// itself. It returns nil when that does not apply: the page has no runs,
+// the form cannot be memoized, the client does not take gzip, or the
+// response will not exceed the compression threshold with overhead bytes
+// around the items (then the Compression filter holds it and sends it
+// as is, and no run is compressed for it).
+//
+// A run compressed by an earlier list costs only its segment. A run
+// compressed for the first time is encoded, and compressed once the
+// response is known to exceed the threshold: until then its encoded
+// items are held (at most the threshold's worth).
+func (c *call) spliceItems(page storage.ListPage, f itemForm, overhead int64) (*splicedItems, error) {
 	if len(page.Runs) == 0 || f.key == "" {
 		return nil, nil
 	}
 	if g, ok := c.w.(filters.GzipSelf); !ok || !g.WouldGzip() {
 		return nil, nil
 	}
-	s := &splicedItems{n: len(page.Items), runs: page.Runs, segs: make([]gzsplice.Segment, len(page.Runs)), form: f}
-	i := 0
-	addLive := func(to int) error {
-		for ; i < to; i++ {
-			b, err := f.item(page.Items[i])
-			if err != nil {
-				return c.badStored(page.Items[i].Key, err)
-			}
-			s.live = append(s.live, b)
-			s.size += f.size(b)
-		}
-		return nil
+	runItem := f.item
+	if f.runItem != nil {
+		runItem = f.runItem
 	}
-	for j, r := range page.Runs {
-		if err := addLive(r.Start); err != nil {
-			return nil, err
-		}
+	s := &splicedItems{n: len(page.Items), runs: page.Runs, segs: make([]gzsplice.Segment, len(page.Runs)), form: f}
+	// size counts the overhead, every separator, and the items.
+	size := overhead
+	if s.n > 1 {
+		size += int64(len(f.sep) * (s.n - 1))
+	}
+	type heldRun struct {
+		j   int
+		enc [][]byte
+	}
+	var held []heldRun // runs encoded but not compressed yet
+	compress := func(j int, enc [][]byte) error {
+		r := page.Runs[j]
 		seg, err := storage.MemoizeRun(r.Memo, f.key, func() (gzsplice.Segment, error) {
 			s.compressed++
-			return compressRun(page.Items[r.Start:r.End], f)
+			b := gzsplice.NewBuilder()
+			for i, v := range enc {
+				f.write(b, i, v)
+			}
+			return b.Segment(), nil
 		})
+		s.segs[j] = seg
+		return err
+	}
+	encode := func(items []storage.KV, item func(storage.KV) ([]byte, error)) ([][]byte, error) {
+		enc := make([][]byte, len(items))
+		for i, kv := range items {
+			b, err := item(kv)
+			if err != nil {
+				return nil, c.badStored(kv.Key, err)
+			}
+			enc[i] = b
+			size += f.size(b)
+		}
+		return enc, nil
+	}
+	i := 0
+	for j, r := range page.Runs {
+		live, err := encode(page.Items[i:r.Start], f.item)
 		if err != nil {
 			return nil, err
 		}
-		s.segs[j] = seg
-		s.size += seg.Size
+		s.live = append(s.live, live...)
 		i = r.End
+		if seg, ok := storage.PeekRun[gzsplice.Segment](r.Memo, f.key); ok {
+			s.segs[j] = seg
+			size += seg.Size - int64(len(f.sep)*(r.End-r.Start-1)) // its separators are counted
+			continue
+		}
+		enc, err := encode(page.Items[r.Start:r.End], runItem)
+		if err != nil {
+			return nil, err
+		}
+		held = append(held, heldRun{j, enc})
+		if size <= filters.CompressionThreshold {
+			continue
+		}
+		// Over the threshold: compress what is held.
+		for _, h := range held {
+			if err := compress(h.j, h.enc); err != nil {
+				return nil, err
+			}
+		}
+		held = held[:0]
 	}
-	if err := addLive(len(page.Items)); err != nil {
+	live, err := encode(page.Items[i:], f.item)
+	if err != nil {
 		return nil, err
 	}
-	if s.n > 1 {
-		s.size += int64(len(f.sep) * (s.n - 1))
+	s.live = append(s.live, live...)
+	if size <= filters.CompressionThreshold {
+		return nil, nil
 	}
-	return s, nil
-}
-
-// compressRun compresses items in form f, separated as in a list.
-func compressRun(items []storage.KV, f itemForm) (gzsplice.Segment, error) {
-	item := f.item
-	if f.runItem != nil {
-		item = f.runItem
-	}
-	b := gzsplice.NewBuilder()
-	for i, kv := range items {
-		v, err := item(kv)
-		if err != nil {
-			b.Segment() // gives the compressor back
-			return gzsplice.Segment{}, fmt.Errorf("encoding %s: %w", kv.Key, err)
+	for _, h := range held {
+		if err := compress(h.j, h.enc); err != nil {
+			return nil, err
 		}
-		f.write(b, i, v)
 	}
-	return b.Segment(), nil
+	s.size = size - overhead
+	return s, nil
 }
 
 func (c *call) badStored(key string, err error) error {
@@ -142,12 +181,9 @@ func (c *call) badStored(key string, err error) error {
 }
 
 // sendSpliced writes a list whose items are s, between head and tail,
-// gzip-compressed by the handler, if the whole exceeds the compression
-// threshold (else it is sent as is, and false returned without writing).
+// gzip-compressed by the handler. It returns false, writing nothing, if
+// the response has started.
 func (c *call) sendSpliced(s *splicedItems, contentType string, head, tail []byte) bool {
-	if int64(len(head))+s.size+int64(len(tail)) <= filters.CompressionThreshold {
-		return false
-	}
 	c.w.Header().Set("Content-Type", contentType)
 	if !c.w.(filters.GzipSelf).SendGzipped(200) {
 		return false
@@ -157,16 +193,25 @@ func (c *call) sendSpliced(s *splicedItems, contentType string, head, tail []byt
 	z := gzsplice.NewWriter(bw)
 	z.Write(head)
 	i, live := 0, 0
+	afterRun := false // the last thing written was a run's segment
 	for j, r := range s.runs {
 		for ; i < r.Start; i++ {
 			s.form.write(z, i, s.live[live])
 			live++
+			afterRun = false
 		}
 		if i > 0 && s.form.sep != nil {
-			z.Write(s.form.sep)
+			if afterRun {
+				// Between two runs: as a stored block, so that the live
+				// compressor is not started only to be flushed again.
+				z.WriteSegment(gzsplice.Stored(s.form.sep))
+			} else {
+				z.Write(s.form.sep)
+			}
 		}
 		z.WriteSegment(s.segs[j])
 		i = r.End
+		afterRun = true
 	}
 	for ; i < s.n; i++ {
 		s.form.write(z, i, s.live[live])

@@ -64,7 +64,10 @@ func (c *call) protoList(out output, meta wire.ListMeta, page storage.ListPage) 
 	if out.form == formPartial {
 		runItem = nil
 	}
-	sp, err := c.spliceItems(page, itemForm{key: runKey, framed: true, item: item, runItem: runItem})
+	// The envelope's length field grows with the items: a length of 0
+	// gives the least the response can be.
+	overhead := len(envelopeHead(apiVersion, kind, 0)) + len(lm) + len(envelopeTail)
+	sp, err := c.spliceItems(page, itemForm{key: runKey, framed: true, item: item, runItem: runItem}, int64(overhead))
 	if err != nil {
 		return err
 	}

@@ -151,9 +151,6 @@ func (r *resource) qualifiedKind() string {
 	return r.kind + "." + r.group
 }
 
-// relabel returns value with its top-level apiVersion set to r's, for a
-// CRD serving several versions; objects are stored with apiVersion first
-// (see encodeObject), so this is a prefix splice, not a decode.
 // runKey is the key of the run memos (storage.RunMemo) that hold runs of
 // this resource's objects as format ("json", "proto") writes them in a
 // list; "" for a custom resource, whose objects a list writes through its
@@ -165,6 +162,9 @@ func (r *resource) runKey(format string) string {
 	return format + " " + r.group + "/" + r.version + "/" + r.plural
 }
 
+// relabel returns value with its top-level apiVersion set to r's, for a
+// CRD serving several versions; objects are stored with apiVersion first
+// (see encodeObject), so this is a prefix splice, not a decode.
 func (r *resource) relabel(value []byte) []byte {
 	value = r.schema.readStored(value) // kube's decoding of stored custom resources
 	if r.converted {

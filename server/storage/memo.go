@@ -53,39 +53,79 @@ type Run struct {
 // version its items are written in), each built at most once.
 type RunMemo struct {
 	mu    sync.Mutex
-	forms []runForm
+	forms []*runForm
 }
 
 type runForm struct {
-	key string
-	v   any
-	err error
+	key   string
+	once  sync.Once
+	built atomic.Bool // set once v and err are
+	v     any
+	err   error
 }
 
 // maxRunForms bounds the forms one RunMemo keeps; further forms are built
 // on every call. A resource is listed in a handful of forms (JSON and
-// protobuf, maybe for a second version); a bound keeps a resource whose
-// form changes (a custom resource's schema, say) from growing every memo.
+// protobuf, whole or as PartialObjectMetadata); a bound keeps a resource
+// listed in many from growing every memo.
 const maxRunForms = 4
 
 // MemoizeRun returns m's form for key, building it with build the first
-// time. Every caller passing one key must pass an equivalent build. A nil
-// m builds on every call.
+// time; callers asking for one form wait for its build, not for other
+// forms'. Every caller passing one key must pass an equivalent build. A
+// nil m builds on every call.
 func MemoizeRun[T any](m *RunMemo, key string, build func() (T, error)) (T, error) {
-	if m == nil {
+	f := m.form(key)
+	if f == nil {
 		return build()
+	}
+	f.once.Do(func() {
+		f.v, f.err = build()
+		f.built.Store(true)
+	})
+	v, _ := f.v.(T)
+	return v, f.err
+}
+
+// form returns key's entry, adding it if there is room; nil if there is
+// none (or m is nil).
+func (m *RunMemo) form(key string) *runForm {
+	if m == nil {
+		return nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, f := range m.forms {
 		if f.key == key {
-			v, _ := f.v.(T)
-			return v, f.err
+			return f
 		}
 	}
-	v, err := build()
-	if len(m.forms) < maxRunForms {
-		m.forms = append(m.forms, runForm{key: key, v: v, err: err})
+	if len(m.forms) == maxRunForms {
+		return nil
 	}
-	return v, err
+	f := &runForm{key: key}
+	m.forms = append(m.forms, f)
+	return f
+}
+
+// PeekRun returns m's form for key if it has been built, without
+// building it.
+func PeekRun[T any](m *RunMemo, key string) (T, bool) {
+	var zero T
+	if m == nil {
+		return zero, false
+	}
+	m.mu.Lock()
+	var f *runForm
+	for _, g := range m.forms {
+		if g.key == key {
+			f = g
+		}
+	}
+	m.mu.Unlock()
+	if f == nil || !f.built.Load() || f.err != nil {
+		return zero, false
+	}
+	v, ok := f.v.(T)
+	return v, ok
 }

@@ -36,6 +36,22 @@ type Segment struct {
 	Size    int64  // length of the uncompressed bytes
 }
 
+// Stored returns a segment holding p uncompressed, in one DEFLATE stored
+// block: for a few bytes between two segments (a separator), which
+// spares ending the live part and restarting it. p must be at most 65535
+// bytes.
+func Stored(p []byte) Segment {
+	if len(p) > 0xffff {
+		panic("gzsplice: stored block over 65535 bytes")
+	}
+	// A stored block starts byte-aligned: BFINAL 0, BTYPE 00, padding,
+	// then LEN and its complement NLEN, little-endian.
+	b := make([]byte, 5, 5+len(p))
+	binary.LittleEndian.PutUint16(b[1:], uint16(len(p)))
+	binary.LittleEndian.PutUint16(b[3:], ^uint16(len(p)))
+	return Segment{Deflate: append(b, p...), CRC: crc32.ChecksumIEEE(p), Size: int64(len(p))}
+}
+
 var flateWriters = sync.Pool{New: func() any {
 	fw, _ := flate.NewWriter(nil, Level)
 	return fw

@@ -56,6 +56,13 @@ func splice(t *testing.T, parts [][]byte, segment []bool) (gz, plain []byte) {
 	z := NewWriter(&out)
 	for i, p := range parts {
 		plain = append(plain, p...)
+		if segment[i] && len(p) < 8 {
+			// Short parts as stored blocks, as separators between runs.
+			if err := z.WriteSegment(Stored(p)); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 		if segment[i] {
 			b := NewBuilder()
 			// Write a segment in two pieces, as a run of items is.
@@ -98,12 +105,13 @@ func FuzzSplice(f *testing.F) {
 	f.Add([]byte(`{"items":[{"a":1},{"a":2},{"a":3}]}`), []byte{3, 9, 17, 25}, uint64(0b1010))
 	f.Add([]byte(""), []byte{}, uint64(1))
 	f.Add(bytes.Repeat([]byte("abcabcabc"), 5000), []byte{255, 1, 0, 40}, uint64(0b0110))
+	f.Add([]byte(`[{"a":1},{"b":2},{"c":3}]`), []byte{3, 1, 3, 1, 3}, uint64(0b11111)) // segment, stored comma, segment, ...
 	f.Fuzz(func(t *testing.T, data, cuts []byte, mask uint64) {
 		var parts [][]byte
 		var seg []bool
 		rest := data
 		for i, c := range cuts {
-			n := min(int(c)*int(c), len(rest)) // cuts up to ~64 KiB apart
+			n := min(int(c)*int(c), len(rest)) // cuts up to ~64 KiB apart; 0-3 bytes: stored
 			parts = append(parts, rest[:n])
 			seg = append(seg, mask>>(i%64)&1 == 1)
 			rest = rest[n:]

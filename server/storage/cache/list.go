@@ -179,8 +179,10 @@ func (c *Cache) page(snap tree, rev int64, prefix, start string, opts storage.Ge
 // runMin and runMax bound the subtrees a page marks as runs (storage.Run):
 // big enough that a run's memo (a list's compressed bytes, say) is worth
 // keeping, small enough that a write, which drops the memo of the run it
-// falls in, costs rebuilding little. At 100,000 keys, runs hold ~99% of
-// an unpaged list's items.
+// falls in, costs rebuilding little. At 100,000 random keys, runs hold
+// 98% of an unpaged list's items and 75% of 500-item pages'. A runMin of
+// 16 covered 93% of those pages, but made no difference a benchmark of
+// pages could tell apart, and nests more memos inside each other.
 const (
 	runMin = 64
 	runMax = 512
