@@ -17,7 +17,7 @@ import (
 // gzipSelfRecorder stands for the Compression filter's writer.
 type gzipSelfRecorder struct{ *httptest.ResponseRecorder }
 
-func (gzipSelfRecorder) WouldGzip() bool           { return true }
+func (gzipSelfRecorder) WouldGzip() bool             { return true }
 func (w gzipSelfRecorder) SendGzipped(code int) bool { w.WriteHeader(code); return true }
 
 // splicePage is a page of n items with values of random length, its runs
