@@ -3,12 +3,12 @@ package reliability
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/server/internal/testsupport"
 	"github.com/listwatch/listwatch/server/internal/testsupport/etcdcluster"
 )
 
@@ -45,7 +45,7 @@ func buildServe(t testing.TB) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		serveBin = filepath.Join(dir, "listwatch")
-		if out, err := exec.CommandContext(ctx, "go", "build", "-o", serveBin, "github.com/listwatch/listwatch/server/cmd/listwatch").CombinedOutput(); err != nil {
+		if out, err := testsupport.GoBuild(ctx, serveBin, "github.com/listwatch/listwatch/server/cmd/listwatch").CombinedOutput(); err != nil {
 			serveErr = &buildError{err: err, out: string(out)}
 		}
 	})

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/server/bench"
+	"github.com/listwatch/listwatch/server/internal/testsupport"
 )
 
 func verifyNoLeaks(t *testing.T) {
@@ -88,7 +89,7 @@ func TestBenchInformerBinary(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "listwatch")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	build := testsupport.GoBuild(context.Background(), bin, ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/server/apiserver/apiservertest"
 	"github.com/listwatch/listwatch/server/demo"
+	"github.com/listwatch/listwatch/server/internal/testsupport"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -43,7 +44,7 @@ func buildCLI(t *testing.T) string {
 	bin := filepath.Join(t.TempDir(), "listwatch")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput()
+	out, err := testsupport.GoBuild(ctx, bin, ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

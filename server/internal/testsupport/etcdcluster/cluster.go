@@ -25,6 +25,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/listwatch/listwatch/server/internal/testsupport"
 )
 
 // ErrCluster wraps every failure to start, stop or reach a member.
@@ -34,7 +36,7 @@ var ErrCluster = errors.New("etcdcluster")
 // binary's path.
 func Build(ctx context.Context, dir string) (string, error) {
 	bin := filepath.Join(dir, "etcd-member")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/listwatch/listwatch/server/internal/testsupport/etcdmember")
+	cmd := testsupport.GoBuild(ctx, bin, "github.com/listwatch/listwatch/server/internal/testsupport/etcdmember")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%w: build etcd-member: %w\n%s", ErrCluster, err, out)
 	}
