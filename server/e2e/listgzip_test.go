@@ -35,23 +35,10 @@ func TestListGzipRuns(t *testing.T) {
 			Data:       map[string]string{"index": strconv.Itoa(i), "text": strings.Repeat(strconv.Itoa(i*7919), 20)},
 		}
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for w := range 8 {
-		wg.Go(func() {
-			for i := w; i < n; i += 8 {
-				if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm(i), metav1.CreateOptions{}); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	inParallel(t, 8, n, func(i int) error {
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm(i), metav1.CreateOptions{})
+		return err
+	})
 
 	list := s.URL() + "/api/v1/namespaces/" + ns + "/configmaps"
 	accepts := []string{
@@ -139,4 +126,27 @@ func TestListGzipRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAll()
+}
+
+// inParallel runs do(0..n-1) on workers goroutines, each taking every
+// workers'th index, and fails t with the first errors once all are done.
+func inParallel(t *testing.T, workers, n int, do func(i int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < n; i += workers {
+				if err := do(i); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
 }
