@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -65,8 +67,9 @@ func (c *call) decodeBody() (*doc, error) {
 	if err != nil {
 		return nil, err
 	}
+	var fromProto runtime.Object // the object a protobuf body decoded to
 	if typ == contentProtobuf {
-		if b, err = protobufToJSON(b); err != nil {
+		if fromProto, b, err = decodeProtobuf(b); err != nil {
 			return nil, err
 		}
 	}
@@ -93,6 +96,9 @@ func (c *call) decodeBody() (*doc, error) {
 	}
 	if err := c.checkDecoded(d); err != nil {
 		return nil, err
+	}
+	if fromProto != nil && !d.repeated {
+		d.rememberBody(c.res.typed(), fromProto, b) // bodyview.go
 	}
 	return d, nil
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -113,7 +114,10 @@ func (s *Server) checkNamespaceOpen(ctx context.Context, r *resource, ns, name s
 			DeletionTimestamp string `json:"deletionTimestamp"`
 		} `json:"metadata"`
 	}
-	if json.Unmarshal(value, &meta) == nil && meta.Metadata.DeletionTimestamp != "" {
+	// Only a namespace whose JSON names deletionTimestamp somewhere can
+	// have one set: the others need no decode.
+	if bytes.Contains(value, []byte(`"deletionTimestamp"`)) &&
+		json.Unmarshal(value, &meta) == nil && meta.Metadata.DeletionTimestamp != "" {
 		return wire.NewForbidden(r.gr(), name,
 			"unable to create new content in namespace "+ns+" because it is being terminated")
 	}

@@ -15,6 +15,7 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/warning"
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/server/request"
@@ -184,16 +185,15 @@ func init() {
 // of the wrong type is kube's 400; unknown and duplicate fields follow the
 // request's fieldValidation, as for metadata (checkDecoded, checkPatched).
 func (c *call) decodeTyped(t *typedKind, d *doc) (runtime.Object, error) {
-	b := d.encode()
-	dec := strictDecoders[t.scheme]
-	if c.fieldValidation() == fieldValidationIgnore {
-		dec = laxDecoders[t.scheme]
+	if obj := d.takeBody(t); obj != nil { // bodyview.go
+		return t.internalOf(obj)
 	}
+	b := d.encode()
 	into, err := t.scheme.New(t.external)
 	if err != nil {
 		return nil, wire.NewInternalError(err)
 	}
-	_, _, err = dec.Decode(b, nil, into)
+	_, err = decodeJSONInto(t, d, b, into, c.fieldValidation() != fieldValidationIgnore)
 	if strictErr, ok := runtime.AsStrictDecodingError(err); ok {
 		found := &doc{}
 		for _, e := range strictErr.Errors() {
@@ -226,11 +226,44 @@ func (t *typedKind) decodeStored(d *doc) (runtime.Object, error) {
 	}
 	// The value is in the stored version, or in the served one when it
 	// was converted for the response (convert.go): decode what it says.
-	obj, _, err := laxDecoders[t.scheme].Decode(d.encode(), nil, into)
+	obj, err := decodeJSONInto(t, d, d.encode(), into, false)
 	if err != nil {
 		return nil, err
 	}
 	return t.internalOf(obj)
+}
+
+// decodeJSONInto decodes b, the encoding of d, into the typed object into
+// as kube's JSON serializer does (its Decode, strict or not), and returns
+// what that returns: the object (into, or one of b's version when b is of
+// another), and a runtime.StrictDecodingError when strict and b has
+// unknown or duplicate fields. When d is of into's kind and version, as a
+// body checkType passed is, it skips the serializer's first pass, which
+// only reads the apiVersion and kind d already holds.
+func decodeJSONInto(t *typedKind, d *doc, b []byte, into runtime.Object, strict bool) (runtime.Object, error) {
+	kinds, _, err := t.scheme.ObjectKinds(into)
+	if err != nil || len(kinds) != 1 || d.kind != kinds[0].Kind || d.apiVersion != kinds[0].GroupVersion().String() {
+		dec := laxDecoders[t.scheme]
+		if strict {
+			dec = strictDecoders[t.scheme]
+		}
+		obj, _, err := dec.Decode(b, nil, into)
+		return obj, err
+	}
+	if !strict {
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(b, into); err != nil {
+			return nil, err
+		}
+		return into, nil
+	}
+	strictErrs, err := sigsjson.UnmarshalStrict(b, into)
+	if err != nil {
+		return nil, err
+	}
+	if len(strictErrs) > 0 {
+		return into, runtime.NewStrictDecodingError(strictErrs)
+	}
+	return into, nil
 }
 
 // internalOf defaults a versioned object and converts it to the internal

@@ -30,6 +30,9 @@ type doc struct {
 	// view is a typed object these fields encode, while they are
 	// unchanged (typedview.go).
 	view *typedView
+	// body is the typed object a protobuf body decoded to, while these
+	// fields are unchanged (bodyview.go).
+	body *bodyView
 
 	// members is how many distinct keys the decoded JSON object had;
 	// repeated is whether one of them was there more than once.

@@ -56,9 +56,17 @@ var protobufCodec = protobuf.NewSerializer(protobufScheme, protobufScheme)
 
 // protobufToJSON converts a protobuf-encoded built-in object to JSON.
 func protobufToJSON(b []byte) ([]byte, error) {
+	_, j, err := decodeProtobuf(b)
+	return j, err
+}
+
+// decodeProtobuf decodes a protobuf-encoded built-in object, and encodes
+// it as JSON.
+func decodeProtobuf(b []byte) (runtime.Object, []byte, error) {
 	obj, _, err := protobufCodec.Decode(b, nil, nil)
 	if err != nil {
-		return nil, wire.NewBadRequest(fmt.Sprintf("unable to decode protobuf body: %v", err))
+		return nil, nil, wire.NewBadRequest(fmt.Sprintf("unable to decode protobuf body: %v", err))
 	}
-	return json.Marshal(obj)
+	j, err := json.Marshal(obj)
+	return obj, j, err
 }

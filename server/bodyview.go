@@ -1,0 +1,145 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"reflect"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	sigsjson "sigs.k8s.io/json"
+)
+
+// A protobuf body of a built-in kind is decoded into its k8s.io/api type,
+// encoded as JSON for the doc every check reads (decodeBody), and, in
+// admitTyped, decoded from that JSON into the type again (decodeTyped):
+// the JSON decode is the dearest step of a create after managedFields.
+// A bodyView keeps the object the protobuf decoded to, with a snapshot of
+// the doc's fields other than metadata, and decodeTyped takes it instead
+// of decoding the JSON while the doc still holds exactly those fields. Its
+// metadata is replaced by the doc's, decoded from JSON as before, since
+// the server sets some of it (name, uid, creationTimestamp) in between.
+//
+// That is the same object the JSON decode gives only where json.Marshal
+// writes what a decode reads back as it was. Kinds whose objects may hold
+// a field it rewrites (typedView's protoExact) or a time outside their
+// metadata (a protobuf time has nanoseconds, and years no JSON time
+// parses) never keep one, nor does a body json.Marshal wrote with \ufffd
+// (invalid UTF-8 in a string, which the object still holds).
+type bodyView struct {
+	obj              runtime.Object
+	apiVersion, kind string
+	rest             map[string]json.RawMessage
+	used             bool // handed out (may have changed since)
+}
+
+// rememberBody makes external, the object d's JSON encoding b was written
+// from by json.Marshal, d's body view, where that is exact (see bodyView).
+func (d *doc) rememberBody(t *typedKind, external runtime.Object, b []byte) {
+	if t == nil || t.bodyType() != reflect.TypeOf(external) || bytes.Contains(b, []byte(`\ufffd`)) {
+		return
+	}
+	d.body = &bodyView{obj: external, apiVersion: d.apiVersion, kind: d.kind, rest: maps.Clone(d.rest)}
+}
+
+// takeBody hands out d's body view once, with d's metadata, if d still
+// holds the fields it was remembered with and is of t's served kind;
+// otherwise nil, and the caller decodes d's JSON.
+func (d *doc) takeBody(t *typedKind) runtime.Object {
+	v := d.body
+	if v == nil || v.used || v.apiVersion != d.apiVersion || v.kind != d.kind ||
+		d.apiVersion != t.external.GroupVersion().String() || d.kind != t.external.Kind ||
+		!maps.EqualFunc(v.rest, d.rest, rawEqual) {
+		return nil
+	}
+	v.used = true
+	acc, ok := v.obj.(metav1.ObjectMetaAccessor)
+	if !ok {
+		return nil
+	}
+	m, ok := acc.GetObjectMeta().(*metav1.ObjectMeta)
+	if !ok {
+		return nil
+	}
+	// The metadata as decodeTyped's JSON holds it: d.encode's, without
+	// resourceVersion.
+	var b bytes.Buffer
+	b.WriteByte('{')
+	writeFields(&b, d.meta, "resourceVersion")
+	b.WriteByte('}')
+	*m = metav1.ObjectMeta{}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(b.Bytes(), m); err != nil {
+		return nil
+	}
+	v.obj.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(d.apiVersion, d.kind))
+	return v.obj
+}
+
+// bodyExact reports whether a protobuf body of t may be used as decoded
+// (see bodyView).
+func (t *typedKind) bodyExact() bool { return t.bodyType() != nil }
+
+// bodyType is the Go type of t's served objects if a protobuf body of t
+// may be used as decoded, else nil; computed once per kind.
+func (t *typedKind) bodyType() reflect.Type {
+	if v, ok := bodyExactKinds.Load(t.external); ok {
+		typ, _ := v.(reflect.Type)
+		return typ
+	}
+	var typ reflect.Type
+	if !t.converts() && t.protoExact() {
+		if obj, err := t.scheme.New(t.external); err == nil && !topHoldsTime(reflect.TypeOf(obj)) {
+			typ = reflect.TypeOf(obj)
+		}
+	}
+	bodyExactKinds.Store(t.external, typ)
+	return typ
+}
+
+var (
+	bodyExactKinds sync.Map
+	objectMetaType = reflect.TypeFor[metav1.ObjectMeta]()
+)
+
+// topHoldsTime reports whether an object of typ (a pointer to a kind's
+// struct) may hold a time.Time outside its own ObjectMeta (a pod
+// template's metadata counts).
+func topHoldsTime(typ reflect.Type) bool {
+	if typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct {
+		return true
+	}
+	seen := map[reflect.Type]bool{}
+	for _, f := range reflect.VisibleFields(typ.Elem()) {
+		if len(f.Index) == 1 && f.Type != objectMetaType && holdsTime(f.Type, seen) {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsTime reports whether a value of typ may hold a time.Time.
+func holdsTime(typ reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[typ] {
+		return false
+	}
+	seen[typ] = true
+	if typ == timeType {
+		return true
+	}
+	switch typ.Kind() {
+	case reflect.Pointer, reflect.Array, reflect.Map, reflect.Slice:
+		return holdsTime(typ.Elem(), seen)
+	case reflect.Interface:
+		return true
+	case reflect.Struct:
+		for i := range typ.NumField() {
+			if holdsTime(typ.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
