@@ -52,7 +52,24 @@ func (p Predicate) MatchesLookup(label func(string) (string, bool), field func(s
 
 // DefaultAttrs gives an object's labels and its metadata.name and
 // metadata.namespace fields, the fields every resource can select on.
+//
+// A value whose first top-level member named exactly "metadata" is an
+// object, as every value the server stores, has only that object decoded
+// (into its name, namespace and labels): the watch cache runs this on
+// every object it loads and every event. Anything else is decoded whole,
+// as encoding/json reads it. The scan does not validate what it steps
+// over, nor decode the other metadata fields: a value that is not valid
+// JSON, or holds a metadata field of the wrong type, may be read where a
+// whole decode would fail. The server stores only values it encoded.
 func DefaultAttrs(value []byte) (labels, fields map[string]string, err error) {
+	var m struct {
+		Name      string            `json:"name"`
+		Namespace string            `json:"namespace"`
+		Labels    map[string]string `json:"labels"`
+	}
+	if raw, ok := metadataValue(value); ok && json.Unmarshal(raw, &m) == nil {
+		return m.Labels, map[string]string{"metadata.name": m.Name, "metadata.namespace": m.Namespace}, nil
+	}
 	var obj wire.PartialObject
 	if err := json.Unmarshal(value, &obj); err != nil {
 		return nil, nil, err

@@ -74,6 +74,55 @@ func metadataBodyOffset(b []byte) (at int, empty, ok bool) {
 	}
 }
 
+// metadataValue is the top-level "metadata" object of b, a JSON object,
+// where b has exactly one member whose name matches "metadata" as
+// encoding/json matches names (without regard to case), that name is
+// written "metadata" without escapes, and its value is an object. It only
+// steps over the other members: b is valid JSON (the server's own stored
+// values), or the answer may be wrong, never a panic.
+func metadataValue(b []byte) (meta []byte, ok bool) {
+	i := jsonscan.SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, false
+	}
+	i = jsonscan.SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return nil, false
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return nil, false
+		}
+		keyStart := i
+		var escaped bool
+		if i, escaped = jsonscan.SkipString(b, i); i < 0 || escaped {
+			return nil, false
+		}
+		key := b[keyStart+1 : i-1]
+		if i = jsonscan.SkipSpace(b, i); i >= len(b) || b[i] != ':' {
+			return nil, false
+		}
+		start := jsonscan.SkipSpace(b, i+1)
+		if i = jsonscan.SkipValue(b, start); i < 0 {
+			return nil, false
+		}
+		if bytes.EqualFold(key, []byte("metadata")) {
+			if meta != nil || string(key) != "metadata" || b[start] != '{' {
+				return nil, false
+			}
+			meta = b[start:i]
+		}
+		switch i = jsonscan.SkipSpace(b, i); {
+		case i < len(b) && b[i] == ',':
+			i = jsonscan.SkipSpace(b, i+1)
+		case i < len(b) && b[i] == '}':
+			return meta, meta != nil && jsonscan.SkipSpace(b, i+1) == len(b)
+		default:
+			return nil, false
+		}
+	}
+}
+
 // SetResourceVersion returns value with metadata.resourceVersion set to
 // rev, replacing the one it has: it re-stamps an object this package
 // already returned (such as the last state of an object that stopped
