@@ -36,11 +36,11 @@ import (
 // raw JSON (RawExtension and apiextensions' JSON, compacted and escaped),
 // []byte fields, empty ones being left out, and Quantities, whose string
 // a decode may give back in another form. Kinds with such fields
-// (protoExact) never keep a view. A request body is always decoded from
-// its JSON form, never used as decoded from protobuf: json.Marshal does
-// not normalise what a protobuf body may hold (invalid UTF-8, times no
-// JSON decoder reads back), and the decode from JSON refuses or repairs
-// those as kube's JSON path does.
+// (protoExact) never keep a view. A protobuf request body is used as
+// decoded only under stricter rules (bodyview.go): json.Marshal does not
+// normalise what a protobuf body may hold (invalid UTF-8, times no JSON
+// decoder reads back), and the decode from JSON refuses or repairs those
+// as kube's JSON path does.
 type typedView struct {
 	obj              runtime.Object
 	apiVersion, kind string
