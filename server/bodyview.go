@@ -25,10 +25,11 @@ import (
 //
 // That is the same object the JSON decode gives only where json.Marshal
 // writes what a decode reads back as it was. Kinds whose objects may hold
-// a field it rewrites (typedView's protoExact) or a time outside their
-// metadata (a protobuf time has nanoseconds, and years no JSON time
-// parses) never keep one, nor does a body json.Marshal wrote with \ufffd
-// (invalid UTF-8 in a string, which the object still holds).
+// a field it rewrites (typedView's protoExact) or, outside their own
+// metadata, a value of a type with its own JSON form (topCustomJSON:
+// times, IntOrStrings, …) never keep one, nor does a body json.Marshal
+// wrote with \ufffd (invalid UTF-8 in a string, which the object still
+// holds).
 type bodyView struct {
 	obj              runtime.Object
 	apiVersion, kind string
@@ -91,7 +92,7 @@ func (t *typedKind) bodyType() reflect.Type {
 	}
 	var typ reflect.Type
 	if !t.converts() && t.protoExact() {
-		if obj, err := t.scheme.New(t.external); err == nil && !topHoldsTime(reflect.TypeOf(obj)) {
+		if obj, err := t.scheme.New(t.external); err == nil && !topCustomJSON(reflect.TypeOf(obj)) {
 			typ = reflect.TypeOf(obj)
 		}
 	}
@@ -104,39 +105,50 @@ var (
 	objectMetaType = reflect.TypeFor[metav1.ObjectMeta]()
 )
 
-// topHoldsTime reports whether an object of typ (a pointer to a kind's
-// struct) may hold a time.Time outside its own ObjectMeta (a pod
-// template's metadata counts).
-func topHoldsTime(typ reflect.Type) bool {
+// topCustomJSON reports whether an object of typ (a pointer to a kind's
+// struct) may hold, outside its own ObjectMeta, a value of a type with its
+// own JSON encoding or decoding: a time (a protobuf time has nanoseconds,
+// and years no JSON time parses; a pod template's metadata counts), an
+// IntOrString (protobuf carries both of its values, JSON only the one its
+// type selects), a Quantity, raw JSON.
+func topCustomJSON(typ reflect.Type) bool {
 	if typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct {
 		return true
 	}
 	seen := map[reflect.Type]bool{}
 	for _, f := range reflect.VisibleFields(typ.Elem()) {
-		if len(f.Index) == 1 && f.Type != objectMetaType && holdsTime(f.Type, seen) {
+		if len(f.Index) == 1 && f.Type != objectMetaType && customJSON(f.Type, seen) {
 			return true
 		}
 	}
 	return false
 }
 
-// holdsTime reports whether a value of typ may hold a time.Time.
-func holdsTime(typ reflect.Type, seen map[reflect.Type]bool) bool {
+var (
+	jsonMarshalerType   = reflect.TypeFor[json.Marshaler]()
+	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+)
+
+// customJSON reports whether a value of typ may hold one of a type that
+// has its own JSON encoding or decoding.
+func customJSON(typ reflect.Type, seen map[reflect.Type]bool) bool {
 	if seen[typ] {
 		return false
 	}
 	seen[typ] = true
-	if typ == timeType {
-		return true
+	for _, t := range []reflect.Type{typ, reflect.PointerTo(typ)} {
+		if t.Implements(jsonMarshalerType) || t.Implements(jsonUnmarshalerType) {
+			return true
+		}
 	}
 	switch typ.Kind() {
 	case reflect.Pointer, reflect.Array, reflect.Map, reflect.Slice:
-		return holdsTime(typ.Elem(), seen)
+		return customJSON(typ.Elem(), seen)
 	case reflect.Interface:
 		return true
 	case reflect.Struct:
 		for i := range typ.NumField() {
-			if holdsTime(typ.Field(i).Type, seen) {
+			if customJSON(typ.Field(i).Type, seen) {
 				return true
 			}
 		}

@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // typedKindOf is the built-in resource plural's typed kind.
@@ -23,19 +25,21 @@ func typedKindOf(t testing.TB, plural string) *typedKind {
 	return nil
 }
 
-// TestBodyExact: kinds with a field json.Marshal rewrites, or a time
-// outside their own metadata, never use a protobuf body as decoded.
+// TestBodyExact: kinds with a field json.Marshal rewrites, or a value
+// with a JSON form of its own (a time, an IntOrString) outside their own
+// metadata, never use a protobuf body as decoded.
 func TestBodyExact(t *testing.T) {
 	for _, tc := range []struct {
 		plural string
 		exact  bool
 	}{
 		{"configmaps", true}, {"secrets", true}, {"serviceaccounts", true}, {"roles", true},
-		{"services", false},    // status.conditions[].lastTransitionTime
-		{"namespaces", false},  // status.conditions[].lastTransitionTime
-		{"pods", false},        // resource.Quantity, times
-		{"deployments", false}, // the pod template's metadata.creationTimestamp
-		{"leases", false},      // spec.renewTime, a MicroTime
+		{"services", false},        // status.conditions[].lastTransitionTime
+		{"namespaces", false},      // status.conditions[].lastTransitionTime
+		{"pods", false},            // resource.Quantity, times
+		{"deployments", false},     // the pod template's metadata.creationTimestamp
+		{"leases", false},          // spec.renewTime, a MicroTime
+		{"networkpolicies", false}, // ports[].port, an IntOrString
 		{"controllerrevisions", false},
 	} {
 		if got := typedKindOf(t, tc.plural).bodyExact(); got != tc.exact {
@@ -190,4 +194,27 @@ func FuzzBodyView(f *testing.F) {
 	f.Fuzz(func(t *testing.T, value string, bin []byte, label string) {
 		checkBodyView(t, value, bin, label)
 	})
+}
+
+// TestTypeKeyInAnotherCase: a body with a second apiVersion or kind in
+// another case is decoded as kube's serializer decodes it (encoding/json
+// reads the last of them), not as the exact keys say; and a protobuf body
+// that JSON cannot carry is a 400.
+func TestTypeKeyInAnotherCase(t *testing.T) {
+	e := newEnv(t)
+	body := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"folded"},"APIVERSION":"apps/v1"}`
+	r := e.do("POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Ignore", body)
+	if r.code != 400 || !bytes.Contains(r.body, []byte(`no kind \"ConfigMap\" is registered for version \"apps/v1\"`)) {
+		t.Fatalf("got %d %s", r.code, r.body)
+	}
+
+	np := &networkingv1.NetworkPolicy{TypeMeta: metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: "np"},
+		Spec: networkingv1.NetworkPolicySpec{Ingress: []networkingv1.NetworkPolicyIngressRule{{
+			Ports: []networkingv1.NetworkPolicyPort{{Port: &intstr.IntOrString{Type: 2, IntVal: 80}}}}}}}
+	r = e.do("POST", "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies", protoBody(t, np),
+		"Content-Type", contentProtobuf)
+	if r.code != 400 || !bytes.Contains(r.body, []byte("unable to decode protobuf body")) {
+		t.Fatalf("an IntOrString of an unknown type: got %d %s", r.code, r.body)
+	}
 }

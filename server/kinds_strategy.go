@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -239,10 +240,11 @@ func (t *typedKind) decodeStored(d *doc) (runtime.Object, error) {
 // another), and a runtime.StrictDecodingError when strict and b has
 // unknown or duplicate fields. When d is of into's kind and version, as a
 // body checkType passed is, it skips the serializer's first pass, which
-// only reads the apiVersion and kind d already holds.
+// only reads the apiVersion and kind d already holds (unless d has another
+// member of either name in another case, see foldsTypeKey).
 func decodeJSONInto(t *typedKind, d *doc, b []byte, into runtime.Object, strict bool) (runtime.Object, error) {
 	kinds, _, err := t.scheme.ObjectKinds(into)
-	if err != nil || len(kinds) != 1 || d.kind != kinds[0].Kind || d.apiVersion != kinds[0].GroupVersion().String() {
+	if err != nil || len(kinds) != 1 || d.kind != kinds[0].Kind || d.apiVersion != kinds[0].GroupVersion().String() || foldsTypeKey(d) {
 		dec := laxDecoders[t.scheme]
 		if strict {
 			dec = strictDecoders[t.scheme]
@@ -264,6 +266,19 @@ func decodeJSONInto(t *typedKind, d *doc, b []byte, into runtime.Object, strict 
 		return into, runtime.NewStrictDecodingError(strictErrs)
 	}
 	return into, nil
+}
+
+// foldsTypeKey reports whether d has a member other than apiVersion and
+// kind whose name matches one of theirs without regard to case: the
+// serializer's first pass reads it (encoding/json matches names so, the
+// last one winning), and may then decode another kind or version.
+func foldsTypeKey(d *doc) bool {
+	for k := range d.rest {
+		if strings.EqualFold(k, "apiVersion") || strings.EqualFold(k, "kind") {
+			return true
+		}
+	}
+	return false
 }
 
 // internalOf defaults a versioned object and converts it to the internal

@@ -68,5 +68,10 @@ func decodeProtobuf(b []byte) (runtime.Object, []byte, error) {
 		return nil, nil, wire.NewBadRequest(fmt.Sprintf("unable to decode protobuf body: %v", err))
 	}
 	j, err := json.Marshal(obj)
-	return obj, j, err
+	if err != nil {
+		// A value protobuf carries that JSON cannot (an IntOrString of
+		// an unknown type): this server stores JSON.
+		return nil, nil, wire.NewBadRequest(fmt.Sprintf("unable to decode protobuf body: %v", err))
+	}
+	return obj, j, nil
 }

@@ -58,8 +58,9 @@ func (p Predicate) MatchesLookup(label func(string) (string, bool), field func(s
 // (into its name, namespace and labels): the watch cache runs this on
 // every object it loads and every event. Anything else is decoded whole,
 // as encoding/json reads it. The scan does not validate what it steps
-// over, nor decode the other metadata fields: a value that is not valid
-// JSON, or holds a metadata field of the wrong type, may be read where a
+// over, nor decode the fields other than metadata's name, namespace and
+// labels: a value that is not valid JSON, or holds another field of the
+// wrong type (a numeric kind, a string generation), may be read where a
 // whole decode would fail. The server stores only values it encoded.
 func DefaultAttrs(value []byte) (labels, fields map[string]string, err error) {
 	var m struct {
