@@ -17,11 +17,12 @@ import (
 // encoded as JSON for the doc every check reads (decodeBody), and, in
 // admitTyped, decoded from that JSON into the type again (decodeTyped):
 // the JSON decode is the dearest step of a create after managedFields.
-// A bodyView keeps the object the protobuf decoded to, with a snapshot of
-// the doc's fields other than metadata, and decodeTyped takes it instead
-// of decoding the JSON while the doc still holds exactly those fields. Its
-// metadata is replaced by the doc's, decoded from JSON as before, since
-// the server sets some of it (name, uid, creationTimestamp) in between.
+// The doc's body view (a typedView whose metadata snapshot is not used)
+// keeps the object the protobuf decoded to, with a snapshot of the doc's
+// fields other than metadata, and decodeTyped takes it instead of decoding
+// the JSON while the doc still holds exactly those fields. Its metadata is
+// replaced by the doc's, decoded from JSON as before, since the server
+// sets some of it (name, uid, creationTimestamp) in between.
 //
 // That is the same object the JSON decode gives only where json.Marshal
 // writes what a decode reads back as it was. Kinds whose objects may hold
@@ -30,20 +31,14 @@ import (
 // times, IntOrStrings, …) never keep one, nor does a body json.Marshal
 // wrote with \ufffd (invalid UTF-8 in a string, which the object still
 // holds).
-type bodyView struct {
-	obj              runtime.Object
-	apiVersion, kind string
-	rest             map[string]json.RawMessage
-	used             bool // handed out (may have changed since)
-}
 
 // rememberBody makes external, the object d's JSON encoding b was written
-// from by json.Marshal, d's body view, where that is exact (see bodyView).
+// from by json.Marshal, d's body view, where that is exact (see above).
 func (d *doc) rememberBody(t *typedKind, external runtime.Object, b []byte) {
 	if t == nil || t.bodyType() != reflect.TypeOf(external) || bytes.Contains(b, []byte(`\ufffd`)) {
 		return
 	}
-	d.body = &bodyView{obj: external, apiVersion: d.apiVersion, kind: d.kind, rest: maps.Clone(d.rest)}
+	d.body = &typedView{obj: external, apiVersion: d.apiVersion, kind: d.kind, rest: maps.Clone(d.rest)}
 }
 
 // takeBody hands out d's body view once, with d's metadata, if d still
@@ -51,9 +46,7 @@ func (d *doc) rememberBody(t *typedKind, external runtime.Object, b []byte) {
 // otherwise nil, and the caller decodes d's JSON.
 func (d *doc) takeBody(t *typedKind) runtime.Object {
 	v := d.body
-	if v == nil || v.used || v.apiVersion != d.apiVersion || v.kind != d.kind ||
-		d.apiVersion != t.external.GroupVersion().String() || d.kind != t.external.Kind ||
-		!maps.EqualFunc(v.rest, d.rest, rawEqual) {
+	if !v.unchanged(d) || d.apiVersion != t.external.GroupVersion().String() || d.kind != t.external.Kind {
 		return nil
 	}
 	v.used = true
@@ -79,14 +72,10 @@ func (d *doc) takeBody(t *typedKind) runtime.Object {
 	return v.obj
 }
 
-// bodyExact reports whether a protobuf body of t may be used as decoded
-// (see bodyView).
-func (t *typedKind) bodyExact() bool { return t.bodyType() != nil }
-
 // bodyType is the Go type of t's served objects if a protobuf body of t
-// may be used as decoded, else nil; computed once per kind.
+// may be used as decoded (see above), else nil; computed once per kind.
 func (t *typedKind) bodyType() reflect.Type {
-	if v, ok := bodyExactKinds.Load(t.external); ok {
+	if v, ok := bodyTypes.Load(t.external); ok {
 		typ, _ := v.(reflect.Type)
 		return typ
 	}
@@ -96,12 +85,12 @@ func (t *typedKind) bodyType() reflect.Type {
 			typ = reflect.TypeOf(obj)
 		}
 	}
-	bodyExactKinds.Store(t.external, typ)
+	bodyTypes.Store(t.external, typ)
 	return typ
 }
 
 var (
-	bodyExactKinds sync.Map
+	bodyTypes      sync.Map
 	objectMetaType = reflect.TypeFor[metav1.ObjectMeta]()
 )
 

@@ -42,8 +42,8 @@ func TestBodyExact(t *testing.T) {
 		{"networkpolicies", false}, // ports[].port, an IntOrString
 		{"controllerrevisions", false},
 	} {
-		if got := typedKindOf(t, tc.plural).bodyExact(); got != tc.exact {
-			t.Errorf("%s: bodyExact %v, want %v", tc.plural, got, tc.exact)
+		if got := typedKindOf(t, tc.plural).bodyType() != nil; got != tc.exact {
+			t.Errorf("%s: body used as decoded %v, want %v", tc.plural, got, tc.exact)
 		}
 	}
 }
@@ -53,6 +53,27 @@ func TestBodyExact(t *testing.T) {
 // it (fast, nil when the body keeps no view), after the server has set
 // and dropped metadata as a create does.
 func bodyRoutes(t testing.TB, tk *typedKind, pb []byte) (fast, slow runtime.Object) {
+	t.Helper()
+	d := protoDoc(t, tk, pb)
+	d.setMeta("uid", "4b4b6a5c-1f0e-4d8e-9f5e-0f6f2a9d8c11")
+	d.setMeta("creationTimestamp", "2026-12-03T04:05:06Z")
+	d.setMeta("namespace", "default")
+	delete(d.meta, "resourceVersion")
+	delete(d.meta, "generation")
+	into, err := tk.scheme.New(tk.external)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, err = decodeJSONInto(tk, d, d.encode(), into, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.takeBody(tk), slow
+}
+
+// protoDoc is the doc of the protobuf body pb of tk's kind, as decodeBody
+// makes it (of tk's kind and version), with its body view.
+func protoDoc(t testing.TB, tk *typedKind, pb []byte) *doc {
 	t.Helper()
 	ext, j, err := decodeProtobuf(pb)
 	if err != nil {
@@ -69,20 +90,7 @@ func bodyRoutes(t testing.TB, tk *typedKind, pb []byte) (fast, slow runtime.Obje
 		d.kind = tk.external.Kind
 	}
 	d.rememberBody(tk, ext, j)
-	d.setMeta("uid", "4b4b6a5c-1f0e-4d8e-9f5e-0f6f2a9d8c11")
-	d.setMeta("creationTimestamp", "2026-12-03T04:05:06Z")
-	d.setMeta("namespace", "default")
-	delete(d.meta, "resourceVersion")
-	delete(d.meta, "generation")
-	into, err := tk.scheme.New(tk.external)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slow, err = decodeJSONInto(tk, d, d.encode(), into, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d.takeBody(tk), slow
+	return d
 }
 
 // TestBodyViewFollowsDoc: the body view is handed out once, only while
@@ -110,16 +118,7 @@ func TestBodyViewFollowsDoc(t *testing.T) {
 		"kind": func(d *doc) { d.kind = "Secret" },
 		"none": func(*doc) {},
 	} {
-		ext, j, err := decodeProtobuf(pb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := decodeDoc(j)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.apiVersion, d.kind = "v1", "ConfigMap"
-		d.rememberBody(tk, ext, j)
+		d := protoDoc(t, tk, pb)
 		change(d)
 		got := d.takeBody(tk)
 		if (got != nil) != (name == "none") {

@@ -32,7 +32,7 @@ type doc struct {
 	view *typedView
 	// body is the typed object a protobuf body decoded to, while these
 	// fields are unchanged (bodyview.go).
-	body *bodyView
+	body *typedView
 
 	// members is how many distinct keys the decoded JSON object had;
 	// repeated is whether one of them was there more than once.

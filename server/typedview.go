@@ -60,12 +60,18 @@ func (d *doc) remember(obj runtime.Object) {
 // it was remembered with; otherwise nil.
 func (d *doc) takeView() runtime.Object {
 	v := d.view
-	if v == nil || v.used || v.apiVersion != d.apiVersion || v.kind != d.kind ||
-		!maps.EqualFunc(v.rest, d.rest, rawEqual) || !maps.EqualFunc(v.meta, d.meta, rawEqual) {
+	if !v.unchanged(d) || !maps.EqualFunc(v.meta, d.meta, rawEqual) {
 		return nil
 	}
 	v.used = true
 	return v.obj
+}
+
+// unchanged reports whether v is there, not yet handed out, and d still
+// holds the type and the fields other than metadata v was made with.
+func (v *typedView) unchanged(d *doc) bool {
+	return v != nil && !v.used && v.apiVersion == d.apiVersion && v.kind == d.kind &&
+		maps.EqualFunc(v.rest, d.rest, rawEqual)
 }
 
 func rawEqual(a, b json.RawMessage) bool { return bytes.Equal(a, b) }
