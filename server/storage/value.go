@@ -31,96 +31,93 @@ func WithResourceVersion(value []byte, rev int64) ([]byte, error) {
 	return append(out, value[at:]...), nil
 }
 
-// metadataBodyOffset finds the offset just after the '{' that opens the
-// top-level "metadata" object, and whether that object is empty.
-func metadataBodyOffset(b []byte) (at int, empty, ok bool) {
+// members walks the members of the JSON object b in order: fn gets each
+// one's name as written (without its quotes), whether the name has
+// escapes, and the index where its value starts, and returns false to stop
+// there. members reports whether fn stopped it or it walked b to the '}'
+// that closes it, with only space after; false if b is not a JSON object
+// as far as it read. It steps over values without validating them.
+func members(b []byte, fn func(key []byte, escaped bool, val int) bool) bool {
 	i := jsonscan.SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return 0, false, false
-	}
-	i++
-	for {
-		i = jsonscan.SkipSpace(b, i)
-		if i >= len(b) || b[i] != '"' {
-			return 0, false, false
-		}
-		keyStart := i
-		i, _ = jsonscan.SkipString(b, i)
-		if i < 0 {
-			return 0, false, false
-		}
-		key := b[keyStart:i]
-		i = jsonscan.SkipSpace(b, i)
-		if i >= len(b) || b[i] != ':' {
-			return 0, false, false
-		}
-		i = jsonscan.SkipSpace(b, i+1)
-		if string(key) == `"metadata"` {
-			if i >= len(b) || b[i] != '{' {
-				return 0, false, false
-			}
-			j := jsonscan.SkipSpace(b, i+1)
-			return i + 1, j < len(b) && b[j] == '}', true
-		}
-		i = jsonscan.SkipValue(b, i)
-		if i < 0 {
-			return 0, false, false
-		}
-		i = jsonscan.SkipSpace(b, i)
-		if i >= len(b) || b[i] != ',' {
-			return 0, false, false
-		}
-		i++
-	}
-}
-
-// metadataValue is the top-level "metadata" object of b, a JSON object,
-// where b has exactly one member whose name matches "metadata" as
-// encoding/json matches names (without regard to case), that name is
-// written "metadata" without escapes, and its value is an object. It only
-// steps over the other members: b is valid JSON (the server's own stored
-// values), or the answer may be wrong, never a panic.
-func metadataValue(b []byte) (meta []byte, ok bool) {
-	i := jsonscan.SkipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return nil, false
+		return false
 	}
 	i = jsonscan.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return nil, false
+		return jsonscan.SkipSpace(b, i+1) == len(b)
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
-			return nil, false
+			return false
 		}
 		keyStart := i
 		var escaped bool
-		if i, escaped = jsonscan.SkipString(b, i); i < 0 || escaped {
-			return nil, false
+		if i, escaped = jsonscan.SkipString(b, i); i < 0 {
+			return false
 		}
 		key := b[keyStart+1 : i-1]
 		if i = jsonscan.SkipSpace(b, i); i >= len(b) || b[i] != ':' {
-			return nil, false
+			return false
 		}
-		start := jsonscan.SkipSpace(b, i+1)
-		if i = jsonscan.SkipValue(b, start); i < 0 {
-			return nil, false
+		val := jsonscan.SkipSpace(b, i+1)
+		if !fn(key, escaped, val) {
+			return true
 		}
-		if bytes.EqualFold(key, []byte("metadata")) {
-			if meta != nil || string(key) != "metadata" || b[start] != '{' {
-				return nil, false
-			}
-			meta = b[start:i]
+		if i = jsonscan.SkipValue(b, val); i < 0 {
+			return false
 		}
 		switch i = jsonscan.SkipSpace(b, i); {
 		case i < len(b) && b[i] == ',':
 			i = jsonscan.SkipSpace(b, i+1)
 		case i < len(b) && b[i] == '}':
-			return meta, meta != nil && jsonscan.SkipSpace(b, i+1) == len(b)
+			return jsonscan.SkipSpace(b, i+1) == len(b)
 		default:
-			return nil, false
+			return false
 		}
 	}
+}
+
+// metadataBodyOffset finds the offset just after the '{' that opens the
+// top-level "metadata" object, and whether that object is empty.
+func metadataBodyOffset(b []byte) (at int, empty, ok bool) {
+	members(b, func(key []byte, escaped bool, val int) bool {
+		if escaped || string(key) != "metadata" {
+			return true
+		}
+		if val < len(b) && b[val] == '{' {
+			j := jsonscan.SkipSpace(b, val+1)
+			at, empty, ok = val+1, j < len(b) && b[j] == '}', true
+		}
+		return false
+	})
+	return at, empty, ok
+}
+
+// metadataValue is the top-level "metadata" object of b, a JSON object,
+// where b has exactly one member whose name matches "metadata" as
+// encoding/json matches names (without regard to case), no member name
+// has escapes, and that one is written "metadata" and is an object. It
+// only steps over the other members: b is valid JSON (the server's own
+// stored values), or the answer may be wrong, never a panic.
+func metadataValue(b []byte) (meta []byte, ok bool) {
+	exact := true
+	walked := members(b, func(key []byte, escaped bool, val int) bool {
+		if escaped {
+			exact = false
+			return false
+		}
+		if !bytes.EqualFold(key, []byte("metadata")) {
+			return true
+		}
+		end := jsonscan.SkipValue(b, val)
+		if meta != nil || string(key) != "metadata" || end < 0 || b[val] != '{' {
+			exact = false
+			return false
+		}
+		meta = b[val:end]
+		return true
+	})
+	return meta, walked && exact && meta != nil
 }
 
 // SetResourceVersion returns value with metadata.resourceVersion set to
