@@ -6,7 +6,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"go.uber.org/goleak"
+	"k8s.io/klog/v2"
 )
 
 // childEnv, when set to "1", turns the test binary into an informer child:
@@ -26,6 +28,10 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// klog's logger is the process's, read by the embedded servers' kube
+	// controllers: set once, before any of them starts, as the listwatch
+	// command does.
+	klog.SetLogger(logr.Discard())
 	goleak.VerifyTestMain(m,
 		// klog's flush daemon, started by client-go's init.
 		goleak.IgnoreTopFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"),

@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 	"time"
-
-	"k8s.io/klog/v2"
 
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/server/apiserver"
@@ -96,8 +93,6 @@ func Connect(ctx context.Context, opts TargetOptions) (*Target, error) {
 	return t, nil
 }
 
-var klogOnce sync.Once
-
 func (t *Target) startEmbedded(ctx context.Context, opts TargetOptions) error {
 	dir, removeDir := opts.DataDir, func() error { return nil }
 	if dir == "" {
@@ -111,12 +106,11 @@ func (t *Target) startEmbedded(ctx context.Context, opts TargetOptions) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	// The embedded server's Kubernetes libraries log through klog: into
-	// the same logger, not klog's own lines on stderr between bench's.
-	// klog's logger is the process's, and goroutines of an earlier
-	// embedded server's kube controllers may still read it after that
-	// server stopped, so it is set once per process (the first logger).
-	klogOnce.Do(func() { klog.SetSlogLogger(logger.With("component", "k8s.io")) })
+	// The embedded server's Kubernetes libraries log through klog, whose
+	// logger is the process's: the program sets it, once, before any
+	// server starts (the listwatch command's bench does; kube's
+	// controllers read it from goroutines nothing can wait for, so
+	// setting it here, per server, raced with an earlier server's).
 	// No controllers: the bench counts what it writes, and the root CA
 	// publisher would add kube-root-ca.crt to its namespace.
 	srv, err := apiserver.New(apiserver.Options{DataDir: dir, Port: -1, Logger: logger, Controllers: []string{}})

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 
 	"github.com/listwatch/listwatch/server/bench"
 	"github.com/listwatch/listwatch/server/bench/report"
@@ -64,6 +66,13 @@ func (f *benchFlags) run(cmd *cobra.Command) error {
 		f.opts.Informer.Log = cmd.ErrOrStderr()
 	}
 	f.opts.Progress = cmd.ErrOrStderr()
+	if f.opts.Target.Kubeconfig == "" {
+		// The embedded server's Kubernetes libraries log through klog:
+		// not klog's own lines on stderr between bench's. Set before the
+		// server starts, once (its kube controllers read it from
+		// goroutines of their own).
+		klog.SetSlogLogger(slog.New(slog.DiscardHandler))
+	}
 	res, err := bench.Run(cmd.Context(), f.opts)
 	if err != nil {
 		return err
