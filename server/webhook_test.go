@@ -51,3 +51,35 @@ func TestWebhookServiceResolution(t *testing.T) {
 		t.Error("a missing service resolved")
 	}
 }
+
+// TestWebhooksIdle: writes skip the admission plugins only once the
+// informers have synced and while no store holds a configuration.
+func TestWebhooksIdle(t *testing.T) {
+	stores := make([]cache.Store, 6)
+	for i := range stores {
+		stores[i] = cache.NewStore(cache.MetaNamespaceKeyFunc)
+	}
+	w := &Webhooks{synced: make(chan struct{}), configs: stores}
+	if w.idle() {
+		t.Fatal("idle before the informers synced")
+	}
+	close(w.synced)
+	if !w.idle() {
+		t.Fatal("not idle with every store empty")
+	}
+	for i, s := range stores {
+		obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
+		if err := s.Add(obj); err != nil {
+			t.Fatal(err)
+		}
+		if w.idle() {
+			t.Errorf("idle while store %d holds a configuration", i)
+		}
+		if err := s.Delete(obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !w.idle() {
+		t.Fatal("not idle once the configurations are gone")
+	}
+}
