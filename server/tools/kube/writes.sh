@@ -18,6 +18,11 @@
 # updates and deletes WRITES ConfigMaps of ~1 KiB with listwatch's client
 # (JSON) and then client-go's (protobuf), so both servers hold the same
 # few objects throughout. Extra arguments go to "bench write".
+#
+# It ends with serve's ops/s over kube's per client and operation: the
+# lowest and highest of the rounds, and over all rounds together (kube's
+# total time for them over serve's). On a shared machine single rounds
+# move by ±15% with the neighbours; the overall figure is the steadier.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS="${ROUNDS:-3}"
@@ -74,13 +79,37 @@ settle() {
 bench() {
   "${client_cpu[@]}" "$tmp/listwatch" bench write --writes "$WRITES" --workers "$WORKERS" "$@" >"$tmp/bench.out" 2>"$tmp/bench.err" ||
     { cat "$tmp/bench.err" >&2; exit 1; }
-  sed -n '/^WRITES/,$p' "$tmp/bench.out"
+  sed -n '/^WRITES/,$p' "$tmp/bench.out" | tee -a "$tmp/all.out"
 }
 for r in $(seq 1 "$ROUNDS"); do
   settle "$KUBE_APISERVER_PID" "$kp"
-  echo "== round $r: listwatch serve (pid $sp)"
+  echo "== round $r: listwatch serve (pid $sp)" | tee -a "$tmp/all.out"
   bench --kubeconfig "$tmp/serve/kubeconfig" --server-pid "$sp" --namespace "listwatch-writes-$r" "${@}"
   settle "$sp"
-  echo "== round $r: kube-apiserver (pid $KUBE_APISERVER_PID) + etcd (pid $kp)"
+  echo "== round $r: kube-apiserver (pid $KUBE_APISERVER_PID) + etcd (pid $kp)" | tee -a "$tmp/all.out"
   bench --kubeconfig "$KUBECONFIG" --server-pid "$KUBE_APISERVER_PID" --store-pid "$kp" --namespace "listwatch-writes-$r" "${@}"
 done
+
+# The summary: per client and operation, serve's ops/s over kube's in
+# each round (lowest–highest), and over all rounds together (the time
+# kube took for all of them over the time serve took).
+echo "== serve / kube-apiserver, ops per second"
+printf "%10s %7s %13s %9s\n" client op "per round" overall
+awk '
+  /^== round/ { r = $3; srv = ($4 == "listwatch") ? "serve" : "kube"; next }
+  $2 == "create" || $2 == "update" || $2 == "delete" {
+    k = $1 " " $2; rate[r, srv, k] = $4; t[srv, k] += $3 / $4; keys[k] = 1; rounds[r] = 1
+  }
+  END {
+    for (k in keys) {
+      lo = ""; hi = ""
+      for (r in rounds) {
+        if (rate[r, "kube", k] == "" || rate[r, "serve", k] == "") continue
+        x = rate[r, "serve", k] / rate[r, "kube", k]
+        if (lo == "" || x < lo) lo = x
+        if (hi == "" || x > hi) hi = x
+      }
+      split(k, kk, " ")
+      printf "%10s %7s %6.2f–%-5.2f %8.2f×\n", kk[1], kk[2], lo, hi, t["kube", k] / t["serve", k]
+    }
+  }' "$tmp/all.out" | sort -k1,1r -k2,2
