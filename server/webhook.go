@@ -110,8 +110,9 @@ func (s *Server) EnableWebhooks(client kubernetes.Interface, dyn dynamic.Interfa
 	if w.mpolicies, err = newMutatingPolicies(client, dyn, authz, f); err != nil {
 		return nil, err
 	}
-	// The plugins registered these informers with f; asking f again
-	// returns the same ones.
+	// The webhook plugins registered the first two with f already; the
+	// policy plugins ask f for the others when they start. f keeps one
+	// informer per type, so all get the same ones.
 	ar := f.Admissionregistration().V1()
 	w.configs = []cache.Store{
 		ar.MutatingWebhookConfigurations().Informer().GetStore(),

@@ -702,4 +702,24 @@ func TestKubeValidatingAdmissionPolicy(t *testing.T) {
 	if got.Code != want.Code || got.Reason != want.Reason || got.Message != want.Message || !equalDetails(got.Details, want.Details) {
 		t.Errorf("got  %d %s %q %+v\nwant %d %s %q %+v", got.Code, got.Reason, got.Message, got.Details, want.Code, want.Reason, want.Message, want.Details)
 	}
+
+	// With the policy and its binding gone, the server holds no admission
+	// configuration at all (writes then skip the plugins): what the policy
+	// refused is admitted again.
+	cs := kubernetes.NewForConfigOrDie(restConfig(t, s))
+	ctx := context.Background()
+	if err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, "vap-test", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, "vap-test", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "forbidden-probe", Labels: map[string]string{"test": "vap-test"}}}
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().ConfigMaps("vap").Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("writes the deleted policy refused are still refused: %v", err)
+	}
 }
