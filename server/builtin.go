@@ -48,6 +48,10 @@ func kubeResources() []*resource {
 		r.fields = f
 		return r
 	}
+	absent := func(r *resource, a map[string]string) *resource {
+		r.fieldAbsent = a
+		return r
+	}
 	// scaled: the kind has kube's scale subresource, spec.replicas and
 	// status.replicas with the selector at spec.selector (scale.go).
 	scaled := func(r *resource) *resource {
@@ -59,13 +63,15 @@ func kubeResources() []*resource {
 	return []*resource{
 		endpoints,
 		ns("", "limitranges", "limitrange", "LimitRange", false, "limits"),
-		fields(keyed(cluster("", "nodes", "node", "Node", true, "no"), "minions"),
+		absent(fields(keyed(cluster("", "nodes", "node", "Node", true, "no"), "minions"),
 			map[string][]string{"spec.unschedulable": {"spec", "unschedulable"}}),
+			map[string]string{"spec.unschedulable": "false"}),
 		cluster("", "persistentvolumes", "persistentvolume", "PersistentVolume", true, "pv"),
 		ns("", "persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", true, "pvc"),
 		ns("", "podtemplates", "podtemplate", "PodTemplate", false),
-		fields(keyed(scaled(all(ns("", "replicationcontrollers", "replicationcontroller", "ReplicationController", true, "rc"))), "controllers"),
+		absent(fields(keyed(scaled(all(ns("", "replicationcontrollers", "replicationcontroller", "ReplicationController", true, "rc"))), "controllers"),
 			map[string][]string{"status.replicas": {"status", "replicas"}}),
+			map[string]string{"status.replicas": "0"}),
 		ns("", "resourcequotas", "resourcequota", "ResourceQuota", true, "quota"),
 
 		scaled(all(ns(groupApps, "deployments", "deployment", "Deployment", true, "deploy"))),
@@ -74,8 +80,9 @@ func kubeResources() []*resource {
 		all(ns(groupApps, "daemonsets", "daemonset", "DaemonSet", true, "ds")),
 		ns(groupApps, "controllerrevisions", "controllerrevision", "ControllerRevision", false),
 
-		fields(all(ns(groupBatch, "jobs", "job", "Job", true)),
+		absent(fields(all(ns(groupBatch, "jobs", "job", "Job", true)),
 			map[string][]string{"status.successful": {"status", "succeeded"}}),
+			map[string]string{"status.successful": "0"}),
 		all(ns(groupBatch, "cronjobs", "cronjob", "CronJob", true, "cj")),
 
 		ns(groupRBAC, "roles", "role", "Role", false),
@@ -136,7 +143,12 @@ func builtinResources() []*resource {
 				"status.phase":             {"status", "phase"},
 				"status.podIP":             {"status", "podIP"},
 				"status.nominatedNodeName": {"status", "nominatedNodeName"},
+				// kube accepts these two but has no attribute for the
+				// first, and reads the second as spec.nodeName.
+				"status.podIPs": nil,
+				"spec.host":     {"spec", "nodeName"},
 			},
+			fieldAbsent: map[string]string{"spec.hostNetwork": "false"},
 			columns: []column{
 				{name: "Ready", cell: podReady},
 				{name: "Status", cell: podStatus},
@@ -149,6 +161,10 @@ func builtinResources() []*resource {
 			version: "v1", plural: "services", hasStatus: true, singular: "service", kind: "Service", namespaced: true,
 			keyName:    "services/specs", // kube's key: endpoints are under services/endpoints
 			shortNames: []string{"svc"}, categories: []string{"all"},
+			fields: map[string][]string{
+				"spec.clusterIP": {"spec", "clusterIP"},
+				"spec.type":      {"spec", "type"},
+			},
 			columns: []column{
 				{name: "Type", path: []string{"spec", "type"}},
 				{name: "Cluster-IP", path: []string{"spec", "clusterIP"}},

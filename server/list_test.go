@@ -93,9 +93,16 @@ func TestBadListAndWatchInput(t *testing.T) {
 		reason string
 		msg    string
 	}{
-		{"labelSelector=a%20in%20(", 400, "BadRequest", ""},
-		{"fieldSelector=spec.nodeName%3Dx", 400, "BadRequest", "field label not supported: spec.nodeName"},
-		{"fieldSelector=noop", 400, "BadRequest", ""},
+		// The messages are kube-apiserver v1.37.2's for the same requests.
+		{"labelSelector=a%20in%20(", 400, "BadRequest", "unable to parse requirement: found '', expected: ',', ')' or identifier"},
+		{"labelSelector=a%3D%3D%3Db", 400, "BadRequest", "unable to parse requirement: found '=', expected: identifier"},
+		{"labelSelector=a%3D1,", 400, "BadRequest", "found '', expected: identifier after ','"},
+		{"labelSelector=a%3Ex", 400, "BadRequest", `unable to parse requirement: values[0]: Invalid value: "x": for 'Gt', 'Lt' operators, the value must be an integer`},
+		{"labelSelector=a%20exists", 400, "BadRequest", "unable to parse requirement: found 'exists', expected: in, notin, =, ==, !=, gt, lt"},
+		{"fieldSelector=spec.nodeName%3Dx", 400, "BadRequest", `"spec.nodeName" is not a known field selector: only "metadata.name", "metadata.namespace"`},
+		{"fieldSelector=noop", 400, "BadRequest", "invalid selector: 'noop'; can't understand 'noop'"},
+		{"fieldSelector=metadata.name%3D%5Cx", 400, "BadRequest", `invalid field selector: invalid escape sequence: \x`},
+		{"fieldSelector=metadata.name%20%3D%20a", 400, "BadRequest", `"metadata.name " is not a known field selector: only "metadata.name", "metadata.namespace"`},
 		{"limit=abc", 400, "BadRequest", ""},
 		{"resourceVersion=abc", 400, "BadRequest", ""},
 		{"resourceVersionMatch=Exact", 422, "Invalid", `ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided`},
@@ -116,6 +123,10 @@ func TestBadListAndWatchInput(t *testing.T) {
 	// Pod field selectors are supported.
 	e.must(200, "GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1,status.phase%3DRunning", nil)
 	e.must(200, "GET", "/api/v1/namespaces/default/events?fieldSelector=involvedObject.kind%3DPod", nil)
+	// As kube: an empty term is no term; nodes have no namespace to select.
+	e.must(200, "GET", cmPath+"?fieldSelector=metadata.name%3Da,", nil)
+	e.t = t
+	e.expectStatus(400, "BadRequest", "field label not supported: metadata.namespace", "GET", "/api/v1/nodes?fieldSelector=metadata.namespace%3D", nil)
 }
 
 func TestBadWriteInput(t *testing.T) {

@@ -55,11 +55,11 @@ func (sharedReader) Close() {}
 
 // readerSpec is the spec of the reader of resources stored under prefix
 // whose selectable fields (beyond metadata.name and metadata.namespace)
-// are fields.
-func readerSpec(prefix string, fields map[string][]string) ReaderSpec {
+// are fields (their values when missing from an object in absent).
+func readerSpec(prefix string, fields map[string][]string, absent map[string]string) ReaderSpec {
 	spec := ReaderSpec{Prefix: prefix, Resource: strings.Trim(strings.TrimPrefix(prefix, "/registry/"), "/")}
 	if len(fields) > 0 {
-		spec.Attrs = attrFunc(fields)
+		spec.Attrs = attrFunc(fields, absent)
 	}
 	return spec
 }

@@ -55,7 +55,7 @@ type crdServing struct {
 func newRegistry(readers Readers) *registry {
 	reg := &registry{readers: readers, byGVR: map[gvr]*resource{}, crds: map[string]*crdServing{}, crdRevs: map[string]int64{}}
 	for _, r := range builtinResources() {
-		r.reader = readers.Open(readerSpec(r.prefix(""), r.fields))
+		r.reader = readers.Open(readerSpec(r.prefix(""), r.fields, r.fieldAbsent))
 		reg.addLocked(r)
 	}
 	for _, r := range append(identityResources(), coreSpecialResources()...) { // bindings.go
@@ -178,7 +178,7 @@ func crdReaderDef(rs []*resource) (string, ReaderSpec) {
 	slices.Sort(versions)
 	prefix := rs[0].prefix("")
 	def := fmt.Sprintf("%s namespaced=%t versions=%q fields=%q", prefix, rs[0].namespaced, versions, names)
-	return def, readerSpec(prefix, fields)
+	return def, readerSpec(prefix, fields, nil)
 }
 
 // forgetCRDsBefore drops the revisions kept for CRDs not served whose

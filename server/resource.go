@@ -31,6 +31,9 @@ type resource struct {
 	// fields are the selectable fields beyond metadata.name and
 	// metadata.namespace, each with its path in the object.
 	fields map[string][]string
+	// fieldAbsent is, for the fields that have one, the value kube's
+	// attributes give a field missing from an object ("false", "0").
+	fieldAbsent map[string]string
 	// columns are the Table columns after NAME (AGE is appended last).
 	columns []column
 	// crd is the name of the defining CustomResourceDefinition, "" for
