@@ -104,7 +104,7 @@ func storageError(err error, r *resource, name string) error {
 	case errors.As(err, &compacted):
 		return wire.NewResourceExpired(tooOldMessage(compacted))
 	case errors.Is(err, storage.ErrInvalidContinue):
-		return wire.NewBadRequest("invalid continue token: " + strings.TrimPrefix(err.Error(), "storage: "))
+		return wire.NewBadRequest("invalid continue token: " + strings.TrimPrefix(err.Error(), storage.ErrInvalidContinue.Error()+": "))
 	case errors.Is(err, storage.ErrTooLargeResourceVersion), errors.Is(err, storage.ErrFutureRevision):
 		return tooLargeRV(err)
 	case errors.Is(err, storage.ErrValueTooLarge):

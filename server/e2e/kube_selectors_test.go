@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestKubeSelectorsSameAsOurs sends the same label and field selectors to
-// kube-apiserver and to serve, over objects made alike on both: the same
+// TestKubeSelectorsSameAsOurs sends the same label and field selectors,
+// and other list options, to kube-apiserver and to serve, over objects made alike on both: the same
 // code and message for those refused, the same objects for the others
 // (among those the test made: serve's controllers make others).
 func TestKubeSelectorsSameAsOurs(t *testing.T) {
@@ -35,42 +35,51 @@ func TestKubeSelectorsSameAsOurs(t *testing.T) {
 	}
 	pods := "/api/v1/namespaces/" + ns + "/pods"
 	cms := "/api/v1/namespaces/" + ns + "/configmaps"
-	for _, q := range []struct{ path, label, field string }{
-		{cms, "tier=a", ""},
-		{cms, "tier in (a,b),n>3", ""},
-		{cms, "tier notin (b), !x", ""},
-		{cms, "n<3", ""},
-		{cms, "a===b", ""},
-		{cms, "a=b@c", ""},
-		{cms, "a in (x,y", ""},
-		{cms, "!", ""},
-		{cms, "x/y/z=1", ""},
-		{cms, "a=1,", ""},
-		{cms, ",", ""},
-		{cms, "a>x", ""},
-		{cms, "a exists", ""},
-		{cms, "", "metadata.name=cm,"},
-		{cms, "", "metadata.name"},
-		{cms, "", "metadata.name==a=b"},
-		{cms, "", `metadata.name=a\`},
-		{cms, "", `metadata.name=\x`},
-		{cms, "", "metadata.name = cm"},
-		{cms, "", "metadata.name>1"},
-		{cms, "", "data.k=v"},
-		{pods, "", "spec.hostNetwork=false"},
-		{pods, "", "spec.host="},
-		{pods, "", "status.podIPs="},
-		{pods, "", "status.podIPs!="},
-		{pods, "", "spec.restartPolicy=Always,status.phase=Pending"},
-		{pods, "", "spec.unschedulable=false"},
-		{nodes, "tier=a", "spec.unschedulable=false"},
-		{nodes, "", "spec.unschedulable=true"},
-		{nodes, "", "metadata.namespace="},
-		{"/apis/batch/v1/namespaces/" + ns + "/jobs", "", "status.successful=0"},
-		{"/apis/batch/v1/namespaces/" + ns + "/jobs", "", "status.active=0"},
-		{"/api/v1/namespaces/" + ns + "/services", "", "spec.type=ClusterIP"},
-		{"/api/v1/namespaces/" + ns + "/services", "", "spec.clusterIP="},
-		{"/apis/apps/v1/namespaces/" + ns + "/replicasets", "", "status.replicas=0"},
+	for _, q := range []struct{ path, label, field, more string }{
+		{cms, "", "", "limit=-1"},
+		{cms, "", "", "limit=abc"},
+		{cms, "", "", "timeoutSeconds=abc"},
+		{cms, "", "", "allowWatchBookmarks=x"},
+		{cms, "", "", "sendInitialEvents=maybe"},
+		{cms, "", "", "continue=abc"},
+		{cms, "", "", "continue=abc&resourceVersion=5"},
+		{cms, "", "", "resourceVersion=abc&limit=5"},
+		{cms, "", "", "resourceVersion=-1"},
+		{cms, "tier=a", "", ""},
+		{cms, "tier in (a,b),n>3", "", ""},
+		{cms, "tier notin (b), !x", "", ""},
+		{cms, "n<3", "", ""},
+		{cms, "a===b", "", ""},
+		{cms, "a=b@c", "", ""},
+		{cms, "a in (x,y", "", ""},
+		{cms, "!", "", ""},
+		{cms, "x/y/z=1", "", ""},
+		{cms, "a=1,", "", ""},
+		{cms, ",", "", ""},
+		{cms, "a>x", "", ""},
+		{cms, "a exists", "", ""},
+		{cms, "", "metadata.name=cm,", ""},
+		{cms, "", "metadata.name", ""},
+		{cms, "", "metadata.name==a=b", ""},
+		{cms, "", `metadata.name=a\`, ""},
+		{cms, "", `metadata.name=\x`, ""},
+		{cms, "", "metadata.name = cm", ""},
+		{cms, "", "metadata.name>1", ""},
+		{cms, "", "data.k=v", ""},
+		{pods, "", "spec.hostNetwork=false", ""},
+		{pods, "", "spec.host=", ""},
+		{pods, "", "status.podIPs=", ""},
+		{pods, "", "status.podIPs!=", ""},
+		{pods, "", "spec.restartPolicy=Always,status.phase=Pending", ""},
+		{pods, "", "spec.unschedulable=false", ""},
+		{nodes, "tier=a", "spec.unschedulable=false", ""},
+		{nodes, "", "spec.unschedulable=true", ""},
+		{nodes, "", "metadata.namespace=", ""},
+		{"/apis/batch/v1/namespaces/" + ns + "/jobs", "", "status.successful=0", ""},
+		{"/apis/batch/v1/namespaces/" + ns + "/jobs", "", "status.active=0", ""},
+		{"/api/v1/namespaces/" + ns + "/services", "", "spec.type=ClusterIP", ""},
+		{"/api/v1/namespaces/" + ns + "/services", "", "spec.clusterIP=", ""},
+		{"/apis/apps/v1/namespaces/" + ns + "/replicasets", "", "status.replicas=0", ""},
 	} {
 		v := url.Values{}
 		if q.label != "" {
@@ -80,6 +89,9 @@ func TestKubeSelectorsSameAsOurs(t *testing.T) {
 			v.Set("fieldSelector", q.field)
 		}
 		path := q.path + "?" + v.Encode()
+		if q.more != "" {
+			path += "&" + q.more
+		}
 		kc, km := kube.do("GET", path, "", "")
 		oc, om := ours.do("GET", path, "", "")
 		if kc != oc || km["message"] != om["message"] || !slices.Equal(madeNames(km, made), madeNames(om, made)) {

@@ -121,14 +121,14 @@ func methodVerb(method string) string {
 }
 
 // isWatch reads the watch parameter as kube's parameter codec does: any
-// value but false/0 (and the empty string) is a watch.
+// value but "false" (in any case) and "0" is a watch, the empty one too.
 func isWatch(q url.Values) bool {
 	v, ok := q["watch"]
 	if !ok || len(v) == 0 {
 		return false
 	}
 	switch strings.ToLower(v[0]) {
-	case "", "false", "0":
+	case "false", "0":
 		return false
 	}
 	return true

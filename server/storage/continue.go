@@ -42,29 +42,42 @@ func EncodeContinue(prefix, nextKey string, rv int64) (string, error) {
 
 // DecodeContinue validates a token against the request's prefix and
 // returns the first key to read and the revision to read at. Every
-// failure wraps ErrInvalidContinue.
+// failure wraps ErrInvalidContinue; what follows it is kube's message for
+// the same fault.
 func DecodeContinue(token, prefix string) (startKey string, rv int64, err error) {
+	t, err := decodeToken(token)
+	if err != nil {
+		return "", 0, err
+	}
+	if t.Prefix != prefixHash(prefix) {
+		return "", 0, fmt.Errorf("%w: continue key is not valid: issued for another request", ErrInvalidContinue)
+	}
+	return prefix + t.Start, t.RV, nil
+}
+
+// decodeToken decodes a token and checks what does not depend on the
+// request: its encoding, version, revision and start key, failing as
+// kube's decoding does.
+func decodeToken(token string) (continueToken, error) {
+	var t continueToken
 	raw, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
-		return "", 0, fmt.Errorf("%w: not base64: %w", ErrInvalidContinue, err)
+		return t, fmt.Errorf("%w: continue key is not valid: %v", ErrInvalidContinue, err)
 	}
-	var t continueToken
 	if err := json.Unmarshal(raw, &t); err != nil {
-		return "", 0, fmt.Errorf("%w: %w", ErrInvalidContinue, err)
+		return t, fmt.Errorf("%w: continue key is not valid: %v", ErrInvalidContinue, err)
 	}
 	switch {
 	case t.Version != continueVersion:
-		return "", 0, fmt.Errorf("%w: unknown version %q", ErrInvalidContinue, t.Version)
+		return t, fmt.Errorf("%w: continue key is not valid: server does not recognize this encoded version %v", ErrInvalidContinue, t.Version)
 	case t.RV <= 0:
-		return "", 0, fmt.Errorf("%w: bad resourceVersion %d", ErrInvalidContinue, t.RV)
-	case t.Prefix != prefixHash(prefix):
-		return "", 0, fmt.Errorf("%w: issued for another request", ErrInvalidContinue)
+		return t, fmt.Errorf("%w: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)", ErrInvalidContinue)
 	case t.Start == "":
 		// The start key is appended to the prefix, so no token can name a
 		// key outside it; an empty one would restart the list silently.
-		return "", 0, fmt.Errorf("%w: empty start key", ErrInvalidContinue)
+		return t, fmt.Errorf("%w: continue key is not valid: encoded start key empty (version meta.k8s.io/v1)", ErrInvalidContinue)
 	}
-	return prefix + t.Start, t.RV, nil
+	return t, nil
 }
 
 func prefixHash(prefix string) string {

@@ -5,6 +5,11 @@ import (
 	"math"
 	"net/url"
 	"strconv"
+	"strings"
+
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/listwatch/listwatch/wire"
 )
@@ -72,18 +77,35 @@ type ReadSpec struct {
 
 // ParseReadSpec parses and validates the query of a LIST or WATCH as
 // kube-apiserver does. The error is a *wire.Status: a 400 BadRequest for
-// bad syntax (a number, a boolean, a resourceVersion, or a
-// resourceVersion with a continue token), a 422 Invalid about
-// ListOptions.meta.k8s.io for a forbidden combination.
+// bad syntax (a number, a selector, a continue token, a resourceVersion,
+// or a resourceVersion with a continue token), a 422 Invalid about
+// ListOptions.meta.k8s.io for a forbidden combination. The query is
+// decoded by kube's own parameter codec, so that what it accepts (a
+// negative limit is no limit, any boolean but "false" and "0" is true)
+// and the messages of what it refuses are kube's.
 func ParseReadSpec(q url.Values) (ReadSpec, error) {
-	o, err := wire.ParseListOptions(q)
-	if err != nil {
+	var ko metainternalversion.ListOptions
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, &ko); err != nil {
 		return ReadSpec{}, wire.NewBadRequest(err.Error())
 	}
-	// Any value but "", "false" and "0" makes the request a watch, even one
-	// ParseBool reads as false ("f", "FALSE"), as the router does.
-	if v := q.Get("watch"); v != "" && v != "false" && v != "0" {
-		o.Watch = true
+	o := wire.ListOptions{
+		LabelSelector:        q.Get("labelSelector"),
+		FieldSelector:        q.Get("fieldSelector"),
+		Watch:                ko.Watch,
+		AllowWatchBookmarks:  ko.AllowWatchBookmarks,
+		ResourceVersion:      ko.ResourceVersion,
+		ResourceVersionMatch: string(ko.ResourceVersionMatch),
+		TimeoutSeconds:       ko.TimeoutSeconds,
+		Limit:                max(ko.Limit, 0),
+		Continue:             ko.Continue,
+		SendInitialEvents:    ko.SendInitialEvents,
+	}
+	// kube decodes a list's continue token before it reads the
+	// resourceVersion.
+	if o.Continue != "" && !o.Watch {
+		if _, err := decodeToken(o.Continue); err != nil {
+			return ReadSpec{}, wire.NewBadRequest("invalid continue token: " + strings.TrimPrefix(err.Error(), ErrInvalidContinue.Error()+": "))
+		}
 	}
 	return SpecOf(o)
 }
@@ -109,7 +131,11 @@ func SpecOf(o wire.ListOptions) (ReadSpec, error) {
 		// As kube's versioner: an unsigned decimal, not zero. Unlike it,
 		// a value beyond int64 is refused here rather than wrapping.
 		n, err := strconv.ParseUint(o.ResourceVersion, 10, 64)
-		if err != nil || n == 0 || n > math.MaxInt64 {
+		if err != nil {
+			// kube's versioner's message.
+			return ReadSpec{}, wire.NewBadRequest(fmt.Sprintf("invalid resource version: resourceVersion: Invalid value: %q: %v", o.ResourceVersion, err))
+		}
+		if n == 0 || n > math.MaxInt64 {
 			return ReadSpec{}, wire.NewBadRequest("invalid resource version: " + strconv.Quote(o.ResourceVersion))
 		}
 		s.Revision = int64(n)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,12 +17,16 @@ import (
 // against kube-apiserver's rules, written out independently below.
 func TestParseReadSpec(t *testing.T) {
 	bools := []string{"", "true", "false"}
+	tok, err := EncodeContinue("/registry/x/", "/registry/x/a", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
 	n := 0
 	for _, watch := range []string{"", "true"} {
 		for _, rv := range []string{"", "0", "7", "00", "x", "-1", "9223372036854775808"} {
 			for _, match := range []string{"", wire.MatchExact, wire.MatchNotOlderThan, "Bogus"} {
 				for _, limit := range []string{"", "0", "5"} {
-					for _, cont := range []string{"", "tok"} {
+					for _, cont := range []string{"", tok} {
 						for _, sie := range bools {
 							for _, bm := range bools {
 								q := url.Values{}
@@ -116,6 +121,10 @@ func checkSpec(t *testing.T, q url.Values) {
 		switch code {
 		case 400:
 			want := `invalid resource version: "` + rv + `"`
+			if _, err := strconv.ParseUint(rv, 10, 64); err != nil {
+				// kube's versioner's message (kube-apiserver v1.37.2).
+				want = fmt.Sprintf("invalid resource version: resourceVersion: Invalid value: %q: %v", rv, err)
+			}
 			if !badRV {
 				want = "specifying resource version is not allowed when using continue"
 			}
@@ -192,6 +201,10 @@ func roundTrip(t *testing.T, spec ReadSpec) {
 // TestParseReadSpecQuirks: details of the syntax that the table does not
 // vary.
 func TestParseReadSpecQuirks(t *testing.T) {
+	tok, err := EncodeContinue("/registry/x/", "/registry/x/a", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		query string
 		want  ReadSpec
@@ -199,10 +212,15 @@ func TestParseReadSpecQuirks(t *testing.T) {
 		// Leading zeros are a decimal, as with strconv.ParseUint in kube.
 		{"resourceVersion=007", ReadSpec{Mode: ReadNotOlderThan, Revision: 7}},
 		{"resourceVersion=9223372036854775807&limit=1", ReadSpec{Mode: ReadExact, Revision: 9223372036854775807, Limit: 1}},
-		// The router's rule: any watch value but "", "false", "0".
+		// kube's parameter codec: any boolean but "false" (in any case)
+		// and "0" is true; a negative limit is no limit.
 		{"watch=F&resourceVersion=3", ReadSpec{Watch: true, Mode: ReadExact, Revision: 3}},
+		{"watch=yes&allowWatchBookmarks=2", ReadSpec{Watch: true, AllowBookmarks: true}},
+		{"watch=FALSE&resourceVersion=3", ReadSpec{Mode: ReadNotOlderThan, Revision: 3}},
 		{"watch=0&resourceVersion=3", ReadSpec{Mode: ReadNotOlderThan, Revision: 3}},
-		{"continue=abc&resourceVersion=0&limit=2", ReadSpec{Mode: ReadAny, Limit: 2, Continue: "abc"}},
+		{"limit=-1", ReadSpec{}},
+		{"watch=1&timeoutSeconds=-1", ReadSpec{Watch: true, TimeoutSeconds: ptrTo(int64(-1))}},
+		{"continue=" + tok + "&resourceVersion=0&limit=2", ReadSpec{Mode: ReadAny, Limit: 2, Continue: tok}},
 		{"labelSelector=a%3Db&fieldSelector=metadata.name%3Dx&timeoutSeconds=5", ReadSpec{LabelSelector: "a=b", FieldSelector: "metadata.name=x", TimeoutSeconds: ptrTo(int64(5))}},
 	} {
 		q, _ := url.ParseQuery(tc.query)
@@ -211,7 +229,7 @@ func TestParseReadSpecQuirks(t *testing.T) {
 			t.Errorf("%s: %+v %v, want %+v", tc.query, got, err, tc.want)
 		}
 	}
-	for _, bad := range []string{"watch=yes", "limit=-1", "limit=x", "timeoutSeconds=-1", "sendInitialEvents=maybe", "allowWatchBookmarks=2", "resourceVersion=+1", "resourceVersion=%201"} {
+	for _, bad := range []string{"limit=x", "timeoutSeconds=x", "resourceVersion=+1", "resourceVersion=%201", "continue=abc&resourceVersion=1", "labelSelector=a%3D%3D%3Db"} {
 		q, _ := url.ParseQuery(bad)
 		_, err := ParseReadSpec(q)
 		if st, ok := err.(*wire.Status); !ok || st.Code != 400 {
