@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -77,16 +78,24 @@ func (c *call) decodeBody() (*doc, error) {
 	if err := checkDepth(b); err != nil {
 		return nil, err
 	}
+	if fromProto == nil && c.res.typed() != nil && string(bytes.TrimSpace(b)) == "null" {
+		// kube's JSON decoder reads null into an empty object.
+		b = []byte("{}")
+	}
 	d, err := decodeDoc(b)
+	if err == nil && d.repeated { // a key repeated (repeated.go)
+		d, err = decodeRepeated(b, c.res.typed() != nil)
+	}
+	if err == nil {
+		err = c.checkType(d)
+	}
 	if err != nil {
-		return nil, err
-	}
-	if d.repeated { // a key repeated (repeated.go)
-		if d, err = decodeRepeated(b, c.res.typed() != nil); err != nil {
-			return nil, err
+		if t := c.res.typed(); t != nil && fromProto == nil && !c.scale {
+			// The message kube's decoder gives the same body.
+			if kerr := kubeDecodeError(t, b); kerr != nil {
+				return nil, kerr
+			}
 		}
-	}
-	if err := c.checkType(d); err != nil {
 		return nil, err
 	}
 	if c.res.schema != nil && !c.scale {

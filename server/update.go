@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
@@ -28,12 +30,8 @@ func (c *call) update() error {
 	if err != nil {
 		return err
 	}
-	if n := d.metaString("name"); n != c.name {
-		if n == "" {
-			d.setMeta("name", c.name)
-		} else {
-			return wire.NewBadRequest("the name of the object (" + n + ") does not match the name on the URL (" + c.name + ")")
-		}
+	if err := c.checkName(d); err != nil {
+		return err
 	}
 	var expect int64
 	if rv := d.metaString("resourceVersion"); rv != "" {
@@ -46,7 +44,15 @@ func (c *call) update() error {
 			Type: "FieldValueInvalid", Field: "metadata.resourceVersion",
 			Message: "Invalid value: 0x0: must be specified for an update"})
 	}
-	stored, err := c.s.guaranteedUpdate(c.r.Context(), c, expect, func(*doc) (*doc, error) {
+	// As kube's, an update whose object has a uid has it as a
+	// precondition: another object of the name is a 409, not a change.
+	uid := d.metaString("uid")
+	stored, err := c.s.guaranteedUpdate(c.r.Context(), c, expect, func(cur *doc) (*doc, error) {
+		if have := cur.metaString("uid"); uid != "" && uid != have {
+			return nil, wire.NewConflict(c.res.gr(), c.name, fmt.Sprintf(
+				"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %s, UID in object meta: %s",
+				strings.TrimPrefix(c.res.key(c.ns, c.name), "/registry"), uid, have))
+		}
 		return d, nil
 	})
 	if err != nil {

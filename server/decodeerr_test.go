@@ -1,0 +1,34 @@
+package server
+
+import "testing"
+
+// TestBodyErrorsAsKube: bodies of a built-in kind that do not decode, and
+// updates kube refuses before storage, get kube-apiserver v1.37.2's
+// answers (its messages, as it gave them for the same requests).
+func TestBodyErrorsAsKube(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct{ body, msg string }{
+		{"", "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)"},
+		{"{", "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input ({)"},
+		{"[]", `the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string "json:\"apiVersion,omitempty\""; Kind string "json:\"kind,omitempty\"" } (5b5d)`},
+		{"xyz", "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: invalid character 'x' looking for beginning of value (78797a)"},
+		{`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a5"},"data":{"k":"v"},"extra":[1,2,3,4,5,6]`, `the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input ({"apiVersion":"v1","kind":"Con ...)`},
+		{`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}}`, `Pod in version "v1" cannot be handled as a ConfigMap: converting (v1.Pod) to (core.ConfigMap): unknown conversion`},
+		{`{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"a"}}`, `ConfigMap in version "v2" cannot be handled as a ConfigMap: no kind "ConfigMap" is registered for version "v2" in scheme "pkg/runtime/scheme.go:111"`},
+		{`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a5"},"data":{"k":1}}`, `ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string`},
+	} {
+		e.expectStatus(400, "BadRequest", c.msg, "POST", cmPath, c.body)
+	}
+	// null is an empty object to kube's decoder: a ConfigMap without a name.
+	m := e.expectStatus(422, "Invalid", "", "POST", cmPath, "null")
+	if causes := m["details"].(map[string]any)["causes"].([]any); len(causes) != 1 || causes[0].(map[string]any)["field"] != "metadata.name" {
+		t.Fatalf("null: %v", m)
+	}
+	created := e.must(201, "POST", cmPath, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"pt"}}`)
+	uid := created["metadata"].(map[string]any)["uid"].(string)
+	e.expectStatus(400, "BadRequest", "the name of the object (pt based on URL) was undeterminable: name must be provided",
+		"PUT", cmPath+"/pt", `{"apiVersion":"v1","kind":"ConfigMap"}`)
+	e.expectStatus(409, "Conflict", `Operation cannot be fulfilled on configmaps "pt": StorageError: invalid object, Code: 4, Key: /configmaps/default/pt, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: abc, UID in object meta: `+uid,
+		"PUT", cmPath+"/pt", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"pt","uid":"abc"}}`)
+	e.must(200, "PUT", cmPath+"/pt", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"pt","uid":"`+uid+`"},"data":{"k":"v"}}`)
+}

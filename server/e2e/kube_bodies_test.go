@@ -1,0 +1,51 @@
+package e2e
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestKubeBodyErrorsSameAsOurs sends the same malformed or mismatched
+// bodies of a built-in kind to kube-apiserver and to serve, as creates and
+// as updates: the same code and message (up to the object's uid, which
+// differs between the two).
+func TestKubeBodyErrorsSameAsOurs(t *testing.T) {
+	kube, ours, ns := sideBySide(t)
+	cms := "/api/v1/namespaces/" + ns + "/configmaps"
+	uids := map[*rawClient]string{}
+	for _, c := range []*rawClient{kube, ours} {
+		code, m := c.do("POST", cms, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"pt"}}`)
+		if code != http.StatusCreated {
+			t.Fatalf("create: %d %v", code, m)
+		}
+		uids[c], _ = m["metadata"].(map[string]any)["uid"].(string)
+	}
+	for _, step := range []struct{ method, path, body string }{
+		{"POST", cms, ""},
+		{"POST", cms, "{"},
+		{"POST", cms, "[]"},
+		{"POST", cms, "xyz"},
+		{"POST", cms, "null"},
+		{"POST", cms, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v"},"extra":[1,2,3,4,5,6]`},
+		{"POST", cms, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}}`},
+		{"POST", cms, `{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"a"}}`},
+		{"POST", cms, `{"apiVersion":"apps/v1","kind":"ConfigMap","metadata":{"name":"a"}}`},
+		{"POST", cms, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":1}}`},
+		{"PUT", cms + "/pt", `{"apiVersion":"v1","kind":"ConfigMap"}`},
+		{"PUT", cms + "/pt", "null"},
+		{"PUT", cms + "/pt", "{"},
+		{"PUT", cms + "/pt", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other"}}`},
+		{"PUT", cms + "/pt", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"pt","uid":"abc"}}`},
+		{"PUT", cms + "/missing", `{"apiVersion":"v1","kind":"ConfigMap"}`},
+	} {
+		kc, km := kube.do(step.method, step.path+"?dryRun=All", jsonCT, step.body)
+		oc, om := ours.do(step.method, step.path+"?dryRun=All", jsonCT, step.body)
+		kmsg, _ := km["message"].(string)
+		omsg, _ := om["message"].(string)
+		kmsg, omsg = strings.ReplaceAll(kmsg, uids[kube], "UID"), strings.ReplaceAll(omsg, uids[ours], "UID")
+		if kc != oc || kmsg != omsg {
+			t.Errorf("%s %s %s: kube %d %q, serve %d %q", step.method, step.path, step.body, kc, kmsg, oc, omsg)
+		}
+	}
+}
