@@ -31,4 +31,13 @@ func TestBodyErrorsAsKube(t *testing.T) {
 	e.expectStatus(409, "Conflict", `Operation cannot be fulfilled on configmaps "pt": StorageError: invalid object, Code: 4, Key: /configmaps/default/pt, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: abc, UID in object meta: `+uid,
 		"PUT", cmPath+"/pt", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"pt","uid":"abc"}}`)
 	e.must(200, "PUT", cmPath+"/pt", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"pt","uid":"`+uid+`"},"data":{"k":"v"}}`)
+
+	// DeleteOptions come from the body if there is one, else the query,
+	// decoded and validated as kube does.
+	e.expectStatus(400, "BadRequest", `no kind "Pod" is registered for version "meta.k8s.io/v1" in scheme "pkg/runtime/scheme.go:111"`,
+		"DELETE", cmPath+"/pt", `{"kind":"Pod"}`)
+	e.expectStatus(400, "BadRequest", `strconv.ParseInt: parsing "abc": invalid syntax`, "DELETE", cmPath+"/pt?gracePeriodSeconds=abc", nil)
+	e.expectStatus(422, "Invalid", `DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["x"]: supported values: "All"`,
+		"DELETE", cmPath+"/pt?dryRun=x", nil)
+	e.must(200, "GET", cmPath+"/pt", nil)
 }

@@ -2,12 +2,18 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
@@ -33,7 +39,7 @@ func (c *call) delete() error {
 	}
 	if !isNamespace && !c.res.isCRDs() {
 		// Finalizers, graceful deletion and propagation (deleteflow.go).
-		res, err := c.deleteObject(c.r.Context(), c.name, opts, isDryRun(c.r) || len(opts.DryRun) > 0)
+		res, err := c.deleteObject(c.r.Context(), c.name, opts, len(opts.DryRun) > 0)
 		if err != nil {
 			return err
 		}
@@ -58,7 +64,7 @@ func (c *call) delete() error {
 	if err := c.validateDelete(cur, c.name); err != nil {
 		return err
 	}
-	if (isDryRun(c.r) || len(opts.DryRun) > 0) && !isNamespace {
+	if (len(opts.DryRun) > 0) && !isNamespace {
 		return c.writeDeleted(kv.Value, cur)
 	}
 	expect := int64(0)
@@ -78,7 +84,7 @@ func (c *call) delete() error {
 			}
 		}
 		opts.Preconditions = &pre
-		return c.deleteNamespace(cur, kv.Revision, isDryRun(c.r) || len(opts.DryRun) > 0, func(d *doc, rev int64) error { return c.checkPreconditions(opts.DeleteOptions, d, rev) })
+		return c.deleteNamespace(cur, kv.Revision, len(opts.DryRun) > 0, func(d *doc, rev int64) error { return c.checkPreconditions(opts.DeleteOptions, d, rev) })
 	case c.res.isCRDs():
 		check := func(d *doc, rev int64) error { return c.checkPreconditions(opts.DeleteOptions, d, rev) }
 		if err := c.s.deleteCRDContents(ctx, c.res, kv, check); err != nil {
@@ -133,38 +139,47 @@ func (c *call) writeDeletedCode(code int, value []byte, cur *doc) error {
 	return nil
 }
 
-// deleteOptions reads DeleteOptions from the body (if any) and the query.
+// deleteOptions reads a DELETE's options as kube's handlers do: from the
+// body if there is one (decoded by meta's codecs: any version of
+// DeleteOptions they know, JSON, YAML or protobuf), else from the query;
+// then kube's validation of them.
 func (c *call) deleteOptions() (deleteRequest, error) {
 	var o deleteRequest
 	b, err := c.readBody()
 	if err != nil {
 		return o, err
 	}
-	if typ, _ := parseMediaRange(c.r.Header.Get("Content-Type")); typ == contentProtobuf && len(b) > 0 {
-		if b, err = protobufToJSON(b); err != nil {
-			return o, err
-		}
-	}
+	ko := &metav1.DeleteOptions{}
 	if len(b) > 0 {
-		if err := json.Unmarshal(b, &o); err != nil {
-			return o, wire.NewBadRequest("the body of the request was not valid DeleteOptions: " + err.Error())
+		ct := c.r.Header.Get("Content-Type")
+		typ, _ := parseMediaRange(ct)
+		if typ == "" {
+			typ = "application/json"
 		}
+		info, ok := runtime.SerializerInfoForMediaType(metainternalversionscheme.Codecs.SupportedMediaTypes(), typ)
+		if !ok {
+			return o, wire.NewUnsupportedMediaType(ct)
+		}
+		def := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+		obj, _, err := metainternalversionscheme.Codecs.DecoderToVersion(info.Serializer, def.GroupVersion()).Decode(b, &def, ko)
+		if err != nil {
+			return o, wire.NewBadRequest(err.Error())
+		}
+		if obj != ko {
+			return o, wire.NewBadRequest("decoded object cannot be converted to DeleteOptions")
+		}
+	} else if err := metainternalversionscheme.ParameterCodec.DecodeParameters(c.r.URL.Query(), metav1.SchemeGroupVersion, ko); err != nil {
+		return o, wire.NewBadRequest(err.Error())
 	}
-	if v := c.r.URL.Query().Get("propagationPolicy"); v != "" {
-		o.PropagationPolicy = &v
+	if errs := metav1validation.ValidateDeleteOptions(ko); len(errs) > 0 {
+		return o, kubeStatus(apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs))
 	}
-	if err := deleteQuery(c.r.URL.Query(), &o); err != nil {
-		return o, err
+	o.GracePeriodSeconds, o.DryRun, o.OrphanDependents = ko.GracePeriodSeconds, ko.DryRun, ko.OrphanDependents
+	if p := ko.PropagationPolicy; p != nil {
+		o.PropagationPolicy = (*string)(p)
 	}
-	var causes []wire.StatusCause
-	if o.OrphanDependents != nil && o.PropagationPolicy != nil {
-		causes = append(causes, fieldInvalid("propagationPolicy", *o.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set"))
-	}
-	if p := o.PropagationPolicy; p != nil && *p != "Orphan" && *p != "Background" && *p != "Foreground" {
-		causes = append(causes, fieldNotSupported("propagationPolicy", *p, "Foreground", "Background", "Orphan", "nil"))
-	}
-	if len(causes) > 0 {
-		return o, invalid("DeleteOptions.meta.k8s.io", "meta.k8s.io", "DeleteOptions", "", causes...)
+	if p := ko.Preconditions; p != nil {
+		o.Preconditions = &wire.Preconditions{UID: (*string)(p.UID), ResourceVersion: p.ResourceVersion}
 	}
 	return o, nil
 }
@@ -203,14 +218,14 @@ func (c *call) deleteCollection() error {
 	}
 	deleted := make([]storage.KV, 0, len(page.Items))
 	for _, kv := range page.Items {
-		if isDryRun(c.r) && (c.res.isCRDs() || c.res.plural == "namespaces") {
+		if len(opts.DryRun) > 0 && (c.res.isCRDs() || c.res.plural == "namespaces") {
 			deleted = append(deleted, kv)
 			continue
 		}
 		if !c.res.isCRDs() {
 			// Each object's own lifecycle (deleteflow.go), as kube's
 			// DeleteCollection calls Delete for each.
-			res, err := c.deleteObject(c.r.Context(), strings.TrimPrefix(kv.Key, c.res.prefix(c.ns)), opts, isDryRun(c.r) || len(opts.DryRun) > 0)
+			res, err := c.deleteObject(c.r.Context(), strings.TrimPrefix(kv.Key, c.res.prefix(c.ns)), opts, len(opts.DryRun) > 0)
 			if st := (*wire.Status)(nil); errors.As(err, &st) && st.Code == http.StatusNotFound {
 				continue
 			}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -266,30 +265,6 @@ func (c *call) beforeDeletePreconditions(o wire.DeleteOptions, cur *doc, name st
 	if rv := strconv.FormatInt(rev, 10); p.ResourceVersion != nil && *p.ResourceVersion != rv {
 		return wire.NewConflict(gr, name, fmt.Sprintf(
 			"the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, rv))
-	}
-	return nil
-}
-
-// deleteQuery fills from the query the DeleteOptions fields the body left
-// unset: gracePeriodSeconds, orphanDependents and dryRun (kube reads the
-// query only without a body; reading both is a superset).
-func deleteQuery(q url.Values, o *deleteRequest) error {
-	if v := q.Get("gracePeriodSeconds"); v != "" && o.GracePeriodSeconds == nil {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return wire.NewBadRequest(fmt.Sprintf("gracePeriodSeconds: %v", err))
-		}
-		o.GracePeriodSeconds = &n
-	}
-	if v := q.Get("orphanDependents"); v != "" && o.OrphanDependents == nil {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return wire.NewBadRequest(fmt.Sprintf("orphanDependents: %v", err))
-		}
-		o.OrphanDependents = &b
-	}
-	if v := q["dryRun"]; len(v) > 0 && len(o.DryRun) == 0 {
-		o.DryRun = v
 	}
 	return nil
 }

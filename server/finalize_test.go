@@ -215,9 +215,11 @@ func TestDeletePreconditionsAndDryRun(t *testing.T) {
 	e.expectStatus(409, "Conflict", fmt.Sprintf(`Operation cannot be fulfilled on ConfigMap "p": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (%s). The object might have been modified`, rv),
 		"DELETE", cmPath+"/p", map[string]any{"preconditions": map[string]any{"resourceVersion": "1"}})
 
-	// Dry run: the answer shows the marking, nothing is written.
+	// Dry run: the answer shows the marking, nothing is written. (With a
+	// body, kube reads the options from it alone: dryRun in the query
+	// would be ignored.)
 	w := e.watch(cmPath + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + rv)
-	dry := e.must(200, "DELETE", cmPath+"/p?dryRun=All", map[string]any{"propagationPolicy": "Orphan"})
+	dry := e.must(200, "DELETE", cmPath+"/p", map[string]any{"propagationPolicy": "Orphan", "dryRun": []string{"All"}})
 	if path(dry, "metadata", "deletionTimestamp") == nil || fmt.Sprint(path(dry, "metadata", "finalizers")) != "[a/b orphan]" {
 		t.Fatalf("dry run answer: %v", dry)
 	}

@@ -7,8 +7,8 @@ import (
 )
 
 // TestKubeBodyErrorsSameAsOurs sends the same malformed or mismatched
-// bodies of a built-in kind to kube-apiserver and to serve, as creates and
-// as updates: the same code and message (up to the object's uid, which
+// bodies of a built-in kind to kube-apiserver and to serve, as creates,
+// updates and the options of deletes: the same code and message (up to the object's uid, which
 // differs between the two).
 func TestKubeBodyErrorsSameAsOurs(t *testing.T) {
 	kube, ours, ns := sideBySide(t)
@@ -38,9 +38,22 @@ func TestKubeBodyErrorsSameAsOurs(t *testing.T) {
 		{"PUT", cms + "/pt", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other"}}`},
 		{"PUT", cms + "/pt", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"pt","uid":"abc"}}`},
 		{"PUT", cms + "/missing", `{"apiVersion":"v1","kind":"ConfigMap"}`},
+		// DeleteOptions: from the body if there is one, else the query.
+		{"DELETE", cms + "/pt", "{"},
+		{"DELETE", cms + "/pt", `{"kind":"Pod"}`},
+		{"DELETE", cms + "/pt", `{"propagationPolicy":"Bogus"}`},
+		{"DELETE", cms + "/pt", `{"dryRun":["All","x"]}`},
+		{"DELETE", cms + "/pt", `{"orphanDependents":true,"propagationPolicy":"Background"}`},
+		{"DELETE", cms + "/pt?gracePeriodSeconds=abc", ""},
+		{"DELETE", cms + "/pt?propagationPolicy=x", ""},
+		{"DELETE", cms + "/pt?dryRun=x", ""},
 	} {
-		kc, km := kube.do(step.method, step.path+"?dryRun=All", jsonCT, step.body)
-		oc, om := ours.do(step.method, step.path+"?dryRun=All", jsonCT, step.body)
+		path := step.path + "?dryRun=All"
+		if strings.Contains(step.path, "?") {
+			path = step.path + "&dryRun=All"
+		}
+		kc, km := kube.do(step.method, path, jsonCT, step.body)
+		oc, om := ours.do(step.method, path, jsonCT, step.body)
 		kmsg, _ := km["message"].(string)
 		omsg, _ := om["message"].(string)
 		kmsg, omsg = strings.ReplaceAll(kmsg, uids[kube], "UID"), strings.ReplaceAll(omsg, uids[ours], "UID")
