@@ -365,11 +365,11 @@ func (t *typedKind) encodeVersioned(current []byte) ([]byte, error) {
 }
 
 // checkPatchedTyped decodes the result of a JSON or merge patch of a
-// built-in object into its Go type, as kube's jsonPatcher does: a result
+// built-in object into its internal type, as kube's jsonPatcher does: a result
 // that does not decode is 422 Invalid "patch"; unknown and duplicate
 // fields, with the patch's own (bodyErrs) first, follow fieldValidation.
 func (c *call) checkPatchedTyped(t *typedKind, patched []byte, bodyErrs strictErrors) error {
-	into, err := t.scheme.New(t.external)
+	into, err := t.scheme.New(t.internal)
 	if err != nil {
 		return wire.NewInternalError(err)
 	}
@@ -377,7 +377,9 @@ func (c *call) checkPatchedTyped(t *typedKind, patched []byte, bodyErrs strictEr
 	if c.fieldValidation() == fieldValidationIgnore {
 		dec = laxDecoders[t.scheme]
 	}
-	_, _, err = dec.Decode(patched, nil, into)
+	// To the internal version, as kube's patcher decodes: a result of
+	// another kind fails its conversion.
+	_, _, err = codecsOf(t.scheme).DecoderToVersion(dec, t.internal.GroupVersion()).Decode(patched, nil, into)
 	errs := bodyErrs
 	if strictErr, ok := runtime.AsStrictDecodingError(err); ok {
 		for _, e := range strictErr.Errors() {

@@ -66,6 +66,8 @@ func TestKubePatchSameAsOurs(t *testing.T) {
 		{"merge string", "PATCH", cms + "/cm", mergePatch, `"s"`},
 		{"merge null", "PATCH", cms + "/cm", mergePatch, `null`},
 		{"merge wrong type", "PATCH", cms + "/cm", mergePatch, `{"data":{"k":1}}`},
+		{"merge other kind", "PATCH", cms + "/cm", mergePatch, `{"kind":"Pod"}`},
+		{"merge other group", "PATCH", cms + "/cm", mergePatch, `{"apiVersion":"apps/v1"}`},
 		{"merge unknown field warns", "PATCH", cms + "/cm", mergePatch, `{"foo":1,"data":{"w":"1"}}`},
 		{"merge unknown field strict", "PATCH", cms + "/cm?fieldValidation=Strict", mergePatch, `{"foo":1}`},
 		{"merge duplicate key strict", "PATCH", cms + "/cm?fieldValidation=Strict", mergePatch, `{"data":{"d":"1","d":"2"}}`},
