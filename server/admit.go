@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	sigsyaml "sigs.k8s.io/yaml"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -61,12 +62,23 @@ func readAll(r io.Reader, size int) ([]byte, error) {
 func (c *call) decodeBody() (*doc, error) {
 	ct := c.r.Header.Get("Content-Type")
 	typ, _ := parseMediaRange(ct)
-	if !isJSONContent(ct) && typ != contentProtobuf {
-		return nil, wire.NewUnsupportedMediaType(ct)
+	// Built-in kinds are read from protobuf too; custom resources not.
+	builtin := c.res.crd == ""
+	if !isJSONContent(ct) && typ != contentYAML && (typ != contentProtobuf || !builtin) {
+		return nil, unsupportedBody()
 	}
 	b, err := c.readBody()
 	if err != nil {
 		return nil, err
+	}
+	sent := b
+	if typ == contentYAML {
+		// As kube's YAML serializer: the body as JSON, then as a JSON one.
+		j, err := sigsyaml.YAMLToJSON(b)
+		if err != nil {
+			return nil, wire.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", c.res.kind, err, summarizeBody(b)))
+		}
+		b = j
 	}
 	var fromProto runtime.Object // the object a protobuf body decoded to
 	if typ == contentProtobuf {
@@ -86,15 +98,26 @@ func (c *call) decodeBody() (*doc, error) {
 	if err == nil && d.repeated { // a key repeated (repeated.go)
 		d, err = decodeRepeated(b, c.res.typed() != nil)
 	}
+	if err == nil && !builtin && fromProto == nil && (d.kind == "" || d.apiVersion == "") {
+		// kube reads a custom resource's kind and apiVersion from the
+		// body; it fills in only a built-in kind's.
+		err = kubeDecodeErrorCR(c.res, b, sent)
+	}
 	if err == nil {
 		err = c.checkType(d)
 	}
 	if err != nil {
-		if t := c.res.typed(); t != nil && fromProto == nil && !c.scale {
-			// The message kube's decoder gives the same body.
-			if kerr := kubeDecodeError(t, b); kerr != nil {
-				return nil, kerr
-			}
+		// The message kube's decoder gives the same body.
+		var kerr error
+		switch t := c.res.typed(); {
+		case fromProto != nil || c.scale:
+		case t != nil:
+			kerr = kubeDecodeError(t, b, sent)
+		case !builtin:
+			kerr = kubeDecodeErrorCR(c.res, b, sent)
+		}
+		if kerr != nil {
+			return nil, kerr
 		}
 		return nil, err
 	}
@@ -106,6 +129,9 @@ func (c *call) decodeBody() (*doc, error) {
 	if err := c.checkDecoded(d); err != nil {
 		return nil, err
 	}
+	if fromProto == nil && (c.res.typed() != nil || !builtin) {
+		c.body, c.sent = b, sent
+	}
 	if fromProto != nil && !d.repeated {
 		d.rememberBody(c.res.typed(), fromProto, b) // bodyview.go
 	}
@@ -116,7 +142,9 @@ func (c *call) decodeBody() (*doc, error) {
 // its namespace, as kube's decoding and BeforeCreate/BeforeUpdate do.
 func (c *call) checkType(d *doc) error {
 	r := c.res
-	if d.apiVersion == "" {
+	if d.apiVersion == "" && r.crd == "" {
+		// kube's decoder fills in a built-in kind's; a custom
+		// resource's is read from the body.
 		d.apiVersion = r.apiVersion()
 	}
 	if d.kind == "" {
@@ -146,6 +174,12 @@ func (c *call) checkType(d *doc) error {
 func (c *call) validateMeta(d, old *doc) error {
 	m, err := d.objectMeta()
 	if err != nil {
+		if c.body != nil && c.res.crd != "" {
+			// The message kube's decoding of the body gives.
+			if kerr := kubeDecodeErrorCR(c.res, c.body, c.sent); kerr != nil {
+				return kerr
+			}
+		}
 		return err
 	}
 	var causes []wire.StatusCause

@@ -5,8 +5,14 @@ import (
 	"fmt"
 	"sync"
 
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 
 	"github.com/listwatch/listwatch/wire"
 )
@@ -17,8 +23,10 @@ import (
 // internal version) decodes the body with the served kind as default, and
 // the error becomes the message its transformDecodeError writes. It
 // returns nil when kube's decoder takes the body; the caller keeps its own
-// error then.
-func kubeDecodeError(t *typedKind, body []byte) error {
+// error then. sent is the body as sent, which the message shows (a YAML
+// body is decoded as the JSON it converts to, as kube's YAML serializer
+// does).
+func kubeDecodeError(t *typedKind, body, sent []byte) error {
 	dec := codecsOf(t.scheme).DecoderToVersion(laxDecoders[t.scheme], t.internal.GroupVersion())
 	into, err := t.scheme.New(t.internal)
 	if err != nil {
@@ -32,7 +40,36 @@ func kubeDecodeError(t *typedKind, body []byte) error {
 	if gvk != nil && gvk.Kind != "" {
 		return wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, t.internal.Kind, err))
 	}
-	return wire.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", t.internal.Kind, err, summarizeBody(body)))
+	return wire.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", t.internal.Kind, err, summarizeBody(sent)))
+}
+
+// crDecoder reads a custom resource's JSON as kube's handler for custom
+// resources does (its errors are what kubeDecodeErrorCR reports).
+var crDecoder = kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory,
+	unstructuredscheme.NewUnstructuredCreator(), unstructuredscheme.NewUnstructuredObjectTyper(), kjson.SerializerOptions{})
+
+// kubeDecodeErrorCR is kubeDecodeError for a custom resource of r.
+func kubeDecodeErrorCR(r *resource, body, sent []byte) error {
+	def := schema.GroupVersionKind{Group: r.group, Version: r.version, Kind: r.kind}
+	into := &unstructured.Unstructured{}
+	into.SetGroupVersionKind(def)
+	obj, gvk, err := crDecoder.Decode(body, &def, into)
+	if err == nil {
+		// Then its metadata, as kube's schema coercion of a write reads
+		// it (without dropping malformed fields).
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return nil
+		}
+		if _, _, _, err = objectmeta.GetObjectMetaWithOptions(u.Object, objectmeta.ObjectMetaOptions{}); err == nil {
+			return nil
+		}
+	}
+	// A body without kind or apiVersion is one kube could not type.
+	if gvk != nil && gvk.Kind != "" && !runtime.IsMissingKind(err) && !runtime.IsMissingVersion(err) {
+		return wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, r.kind, err))
+	}
+	return wire.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", r.kind, err, summarizeBody(sent)))
 }
 
 // summarizeBody is how kube's message shows a body it could not read:
@@ -62,4 +99,16 @@ func codecsOf(s *runtime.Scheme) serializer.CodecFactory {
 	}
 	cf, _ := codecFactories.LoadOrStore(s, serializer.NewCodecFactory(s))
 	return cf.(serializer.CodecFactory)
+}
+
+// contentYAML is the media type of YAML bodies, which kube reads for
+// creates and updates as it reads JSON.
+const contentYAML = "application/yaml"
+
+// unsupportedBody is kube's 415 for a create or update body in a format
+// it does not read. (Its list names protobuf for custom resources too,
+// whose protobuf bodies serve refuses with it; kube-apiserver v1.37.2
+// drops the connection.)
+func unsupportedBody() error {
+	return kubeStatus(negotiation.NewUnsupportedMediaTypeError([]string{"application/json", contentYAML, contentProtobuf}))
 }

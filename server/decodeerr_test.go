@@ -19,6 +19,14 @@ func TestBodyErrorsAsKube(t *testing.T) {
 	} {
 		e.expectStatus(400, "BadRequest", c.msg, "POST", cmPath, c.body)
 	}
+	// YAML bodies are read as the JSON they convert to; "y" is YAML's true.
+	e.must(201, "POST", cmPath, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: yaml}\ndata: {a: \"1\"}\n", "Content-Type", "application/yaml")
+	e.expectStatus(400, "BadRequest", `ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string`,
+		"POST", cmPath, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: y}\ndata: {a: 1}\n", "Content-Type", "application/yaml")
+	e.expectStatus(400, "BadRequest", "the object provided is unrecognized (must be of type ConfigMap): yaml: did not find expected key (3a203a)",
+		"POST", cmPath, ": :", "Content-Type", "application/yaml")
+	e.expectStatus(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+		"POST", cmPath, "{}", "Content-Type", "text/plain")
 	// null is an empty object to kube's decoder: a ConfigMap without a name.
 	m := e.expectStatus(422, "Invalid", "", "POST", cmPath, "null")
 	if causes := m["details"].(map[string]any)["causes"].([]any); len(causes) != 1 || causes[0].(map[string]any)["field"] != "metadata.name" {
@@ -40,4 +48,17 @@ func TestBodyErrorsAsKube(t *testing.T) {
 	e.expectStatus(422, "Invalid", `DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["x"]: supported values: "All"`,
 		"DELETE", cmPath+"/pt?dryRun=x", nil)
 	e.must(200, "GET", cmPath+"/pt", nil)
+
+	// Custom resources: kube's decoding of unstructured bodies.
+	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
+	wbase := "/apis/example.com/v1/namespaces/default/widgets"
+	for _, c := range []struct{ body, msg string }{
+		{"null", "the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in 'null' (6e756c6c)"},
+		{`{"metadata":{"name":"a"}}`, `the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in '{"metadata":{"name":"a"}}' ({"metadata":{"name":"a"}})`},
+		{`{"kind":"Widget","metadata":{"name":"a"}}`, "the API version in the data () does not match the expected API version (example.com/v1)"},
+		{`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":1}}`, `Widget in version "v1" cannot be handled as a Widget: json: cannot unmarshal number into Go struct field ObjectMeta.name of type string`},
+		{`{"apiVersion":"example.com/v1","kind":"Widget","metadata":"x"}`, `Widget in version "v1" cannot be handled as a Widget: json: cannot unmarshal string into Go value of type v1.ObjectMeta`},
+	} {
+		e.expectStatus(400, "BadRequest", c.msg, "POST", wbase, c.body)
+	}
 }

@@ -158,7 +158,7 @@ func (c *call) deleteOptions() (deleteRequest, error) {
 		}
 		info, ok := runtime.SerializerInfoForMediaType(metainternalversionscheme.Codecs.SupportedMediaTypes(), typ)
 		if !ok {
-			return o, wire.NewUnsupportedMediaType(ct)
+			return o, unsupportedBody()
 		}
 		def := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
 		obj, _, err := metainternalversionscheme.Codecs.DecoderToVersion(info.Serializer, def.GroupVersion()).Decode(b, &def, ko)

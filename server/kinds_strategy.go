@@ -213,6 +213,13 @@ func (c *call) decodeTyped(t *typedKind, d *doc) (runtime.Object, error) {
 		st.Details.Kind = ""
 		return nil, st
 	} else if err != nil {
+		if c.body != nil {
+			// kube decodes the body as sent, whose first fault (in its
+			// order of fields) is the one it reports.
+			if kerr := kubeDecodeError(t, c.body, c.sent); kerr != nil {
+				return nil, kerr
+			}
+		}
 		return nil, wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
 			t.external.Kind, t.external.Version, t.external.Kind, err))
 	}

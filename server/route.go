@@ -245,6 +245,11 @@ type call struct {
 	// allocated finishes a Service's cluster IP and node port
 	// allocation (servicealloc.go); nil if none is pending.
 	allocated genericregistry.FinishFunc
+	// body and sent are a JSON or YAML create or update body of a
+	// built-in kind or a custom resource, as JSON and as sent, for kube's
+	// message when a later decoding of it fails (decodeerr.go); nil
+	// otherwise.
+	body, sent []byte
 }
 
 // writeObject writes one stored value (with its resourceVersion) as the

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"reflect"
+	sigsyaml "sigs.k8s.io/yaml"
 	"strconv"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -146,12 +147,17 @@ func (c *call) updateScale() error {
 	}
 	ct := c.r.Header.Get("Content-Type")
 	typ, _ := parseMediaRange(ct)
-	if !isJSONContent(ct) && typ != contentProtobuf {
-		return wire.NewUnsupportedMediaType(ct)
+	if !isJSONContent(ct) && typ != contentProtobuf && typ != contentYAML {
+		return unsupportedBody()
 	}
 	body, err := c.readBody()
 	if err != nil {
 		return err
+	}
+	if typ == contentYAML {
+		if body, err = sigsyaml.YAMLToJSON(body); err != nil {
+			return wire.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type Scale): %v (%s)", err, summarizeBody(body)))
+		}
 	}
 	if typ == contentProtobuf { // client-go's default for built-in types
 		if body, err = protobufToJSON(body); err != nil {

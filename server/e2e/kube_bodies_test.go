@@ -21,39 +21,50 @@ func TestKubeBodyErrorsSameAsOurs(t *testing.T) {
 		}
 		uids[c], _ = m["metadata"].(map[string]any)["uid"].(string)
 	}
-	for _, step := range []struct{ method, path, body string }{
-		{"POST", cms, ""},
-		{"POST", cms, "{"},
-		{"POST", cms, "[]"},
-		{"POST", cms, "xyz"},
-		{"POST", cms, "null"},
-		{"POST", cms, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v"},"extra":[1,2,3,4,5,6]`},
-		{"POST", cms, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}}`},
-		{"POST", cms, `{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"a"}}`},
-		{"POST", cms, `{"apiVersion":"apps/v1","kind":"ConfigMap","metadata":{"name":"a"}}`},
-		{"POST", cms, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":1}}`},
-		{"PUT", cms + "/pt", `{"apiVersion":"v1","kind":"ConfigMap"}`},
-		{"PUT", cms + "/pt", "null"},
-		{"PUT", cms + "/pt", "{"},
-		{"PUT", cms + "/pt", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other"}}`},
-		{"PUT", cms + "/pt", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"pt","uid":"abc"}}`},
-		{"PUT", cms + "/missing", `{"apiVersion":"v1","kind":"ConfigMap"}`},
+	for _, step := range []struct{ method, path, body, ctype string }{
+		{"POST", cms, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: y}\ndata: {a: \"1\"}\n", "application/yaml"},
+		{"POST", cms, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: y}\ndata: {a: 1}\n", "application/yaml"},
+		{"POST", cms, ": :", "application/yaml"},
+		{"POST", cms, "- a", "application/yaml"},
+		{"PUT", cms + "/pt", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: pt}\n", "application/yaml"},
+		{"POST", cms, "{}", "text/plain"},
+		{"DELETE", cms + "/pt", "x", "text/plain"},
+		{"POST", cms, "", ""},
+		{"POST", cms, "{", ""},
+		{"POST", cms, "[]", ""},
+		{"POST", cms, "xyz", ""},
+		{"POST", cms, "null", ""},
+		{"POST", cms, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v"},"extra":[1,2,3,4,5,6]`, ""},
+		{"POST", cms, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}}`, ""},
+		{"POST", cms, `{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"a"}}`, ""},
+		{"POST", cms, `{"apiVersion":"apps/v1","kind":"ConfigMap","metadata":{"name":"a"}}`, ""},
+		{"POST", cms, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":1}}`, ""},
+		{"PUT", cms + "/pt", `{"apiVersion":"v1","kind":"ConfigMap"}`, ""},
+		{"PUT", cms + "/pt", "null", ""},
+		{"PUT", cms + "/pt", "{", ""},
+		{"PUT", cms + "/pt", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other"}}`, ""},
+		{"PUT", cms + "/pt", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"pt","uid":"abc"}}`, ""},
+		{"PUT", cms + "/missing", `{"apiVersion":"v1","kind":"ConfigMap"}`, ""},
 		// DeleteOptions: from the body if there is one, else the query.
-		{"DELETE", cms + "/pt", "{"},
-		{"DELETE", cms + "/pt", `{"kind":"Pod"}`},
-		{"DELETE", cms + "/pt", `{"propagationPolicy":"Bogus"}`},
-		{"DELETE", cms + "/pt", `{"dryRun":["All","x"]}`},
-		{"DELETE", cms + "/pt", `{"orphanDependents":true,"propagationPolicy":"Background"}`},
-		{"DELETE", cms + "/pt?gracePeriodSeconds=abc", ""},
-		{"DELETE", cms + "/pt?propagationPolicy=x", ""},
-		{"DELETE", cms + "/pt?dryRun=x", ""},
+		{"DELETE", cms + "/pt", "{", ""},
+		{"DELETE", cms + "/pt", `{"kind":"Pod"}`, ""},
+		{"DELETE", cms + "/pt", `{"propagationPolicy":"Bogus"}`, ""},
+		{"DELETE", cms + "/pt", `{"dryRun":["All","x"]}`, ""},
+		{"DELETE", cms + "/pt", `{"orphanDependents":true,"propagationPolicy":"Background"}`, ""},
+		{"DELETE", cms + "/pt?gracePeriodSeconds=abc", "", ""},
+		{"DELETE", cms + "/pt?propagationPolicy=x", "", ""},
+		{"DELETE", cms + "/pt?dryRun=x", "", ""},
 	} {
 		path := step.path + "?dryRun=All"
 		if strings.Contains(step.path, "?") {
 			path = step.path + "&dryRun=All"
 		}
-		kc, km := kube.do(step.method, path, jsonCT, step.body)
-		oc, om := ours.do(step.method, path, jsonCT, step.body)
+		ct := step.ctype
+		if ct == "" {
+			ct = jsonCT
+		}
+		kc, km := kube.do(step.method, path, ct, step.body)
+		oc, om := ours.do(step.method, path, ct, step.body)
 		kmsg, _ := km["message"].(string)
 		omsg, _ := om["message"].(string)
 		kmsg, omsg = strings.ReplaceAll(kmsg, uids[kube], "UID"), strings.ReplaceAll(omsg, uids[ours], "UID")
