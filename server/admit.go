@@ -13,7 +13,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -168,34 +167,19 @@ func (c *call) checkType(d *doc) error {
 	return nil
 }
 
-// validateMeta is the metadata validation of a custom resource's writes
-// (built-in kinds get kube's, see admit): name, labels, annotations. old
-// is the stored object on update, nil on create. It returns a 422 Invalid with one cause per problem.
+// validateMeta checks that a custom resource's metadata decodes as an
+// ObjectMeta, with the message kube's decoding of the body gives when it
+// does not; the rules for its fields are kube's validation's, which
+// admitCustom runs (validateCustomMeta, validateSchema). old is the
+// stored object on update, nil on create.
 func (c *call) validateMeta(d, old *doc) error {
-	m, err := d.objectMeta()
-	if err != nil {
+	if _, err := d.objectMeta(); err != nil {
 		if c.body != nil && c.res.crd != "" {
-			// The message kube's decoding of the body gives.
 			if kerr := kubeDecodeErrorCR(c.res, c.body, c.sent); kerr != nil {
 				return kerr
 			}
 		}
 		return err
-	}
-	var causes []wire.StatusCause
-	if m.Name == "" {
-		causes = append(causes, fieldRequired("metadata.name", "name or generateName is required"))
-	} else if err := c.res.checkName(m.Name); err != nil {
-		causes = append(causes, fieldInvalid("metadata.name", m.Name, err.Error()))
-	}
-	if err := object.ValidateLabels(m.Labels); err != nil {
-		causes = append(causes, fieldInvalid("metadata.labels", "", err.Error()))
-	}
-	if err := object.ValidateAnnotations(m.Annotations); err != nil {
-		causes = append(causes, fieldInvalid("metadata.annotations", "", err.Error()))
-	}
-	if len(causes) > 0 {
-		return invalid(c.res.qualifiedKind(), c.res.group, c.res.kind, m.Name, causes...)
 	}
 	return nil
 }

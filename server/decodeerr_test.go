@@ -61,4 +61,7 @@ func TestBodyErrorsAsKube(t *testing.T) {
 	} {
 		e.expectStatus(400, "BadRequest", c.msg, "POST", wbase, c.body)
 	}
+	// Their metadata rules are kube's validation's.
+	e.expectStatus(422, "Invalid", `Widget.example.com "a" is invalid: metadata.labels: Invalid value: "b c": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
+		"POST", wbase, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","labels":{"a":"b c"}}}`)
 }
