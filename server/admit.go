@@ -75,7 +75,7 @@ func (c *call) decodeBody() (*doc, error) {
 		// As kube's YAML serializer: the body as JSON, then as a JSON one.
 		j, err := sigsyaml.YAMLToJSON(b)
 		if err != nil {
-			return nil, wire.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", c.res.kind, err, summarizeBody(b)))
+			return nil, undecodable(nil, c.res.kind, err, b)
 		}
 		b = j
 	}

@@ -37,10 +37,7 @@ func kubeDecodeError(t *typedKind, body, sent []byte) error {
 	if err == nil {
 		return nil
 	}
-	if gvk != nil && gvk.Kind != "" {
-		return wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, t.internal.Kind, err))
-	}
-	return wire.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", t.internal.Kind, err, summarizeBody(sent)))
+	return undecodable(gvk, t.internal.Kind, err, sent)
 }
 
 // crDecoder reads a custom resource's JSON as kube's handler for custom
@@ -65,11 +62,21 @@ func kubeDecodeErrorCR(r *resource, body, sent []byte) error {
 			return nil
 		}
 	}
-	// A body without kind or apiVersion is one kube could not type.
-	if gvk != nil && gvk.Kind != "" && !runtime.IsMissingKind(err) && !runtime.IsMissingVersion(err) {
-		return wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, r.kind, err))
+	if runtime.IsMissingKind(err) || runtime.IsMissingVersion(err) {
+		gvk = nil // a body kube could not type
 	}
-	return wire.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", r.kind, err, summarizeBody(sent)))
+	return undecodable(gvk, r.kind, err, sent)
+}
+
+// undecodable is kube's 400 for a body its decoder refused with err
+// (transformDecodeError): naming the kind and version the body gave, if
+// any, else showing the start of the body as sent; kind is the kind the
+// resource takes.
+func undecodable(gvk *schema.GroupVersionKind, kind string, err error, sent []byte) error {
+	if gvk != nil && gvk.Kind != "" {
+		return wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, kind, err))
+	}
+	return wire.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", kind, err, summarizeBody(sent)))
 }
 
 // summarizeBody is how kube's message shows a body it could not read:

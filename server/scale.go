@@ -155,9 +155,11 @@ func (c *call) updateScale() error {
 		return err
 	}
 	if typ == contentYAML {
-		if body, err = sigsyaml.YAMLToJSON(body); err != nil {
-			return wire.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type Scale): %v (%s)", err, summarizeBody(body)))
+		j, err := sigsyaml.YAMLToJSON(body)
+		if err != nil {
+			return undecodable(nil, "Scale", err, body)
 		}
+		body = j
 	}
 	if typ == contentProtobuf { // client-go's default for built-in types
 		if body, err = protobufToJSON(body); err != nil {
