@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	sigsyaml "sigs.k8s.io/yaml"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/listwatch/listwatch/wire"
 )

@@ -6,7 +6,6 @@ import (
 	"math"
 	"net/http"
 	"reflect"
-	sigsyaml "sigs.k8s.io/yaml"
 	"strconv"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/wire"
