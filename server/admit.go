@@ -63,6 +63,7 @@ func (c *call) decodeBody() (*doc, error) {
 	typ, _ := parseMediaRange(ct)
 	// Built-in kinds are read from protobuf too; custom resources not.
 	builtin := c.res.crd == ""
+	t := c.res.typed() // nil for custom resources and untyped built-ins
 	if !isJSONContent(ct) && typ != contentYAML && (typ != contentProtobuf || !builtin) {
 		return nil, unsupportedBody()
 	}
@@ -89,13 +90,13 @@ func (c *call) decodeBody() (*doc, error) {
 	if err := checkDepth(b); err != nil {
 		return nil, err
 	}
-	if fromProto == nil && c.res.typed() != nil && string(bytes.TrimSpace(b)) == "null" {
+	if fromProto == nil && t != nil && string(bytes.TrimSpace(b)) == "null" {
 		// kube's JSON decoder reads null into an empty object.
 		b = []byte("{}")
 	}
 	d, err := decodeDoc(b)
 	if err == nil && d.repeated { // a key repeated (repeated.go)
-		d, err = decodeRepeated(b, c.res.typed() != nil)
+		d, err = decodeRepeated(b, t != nil)
 	}
 	if err == nil && !builtin && fromProto == nil && (d.kind == "" || d.apiVersion == "") {
 		// kube reads a custom resource's kind and apiVersion from the
@@ -108,7 +109,7 @@ func (c *call) decodeBody() (*doc, error) {
 	if err != nil {
 		// The message kube's decoder gives the same body.
 		var kerr error
-		switch t := c.res.typed(); {
+		switch {
 		case fromProto != nil || c.scale:
 		case t != nil:
 			kerr = kubeDecodeError(t, b, sent)
@@ -128,11 +129,11 @@ func (c *call) decodeBody() (*doc, error) {
 	if err := c.checkDecoded(d); err != nil {
 		return nil, err
 	}
-	if fromProto == nil && (c.res.typed() != nil || !builtin) {
+	if fromProto == nil && (t != nil || !builtin) {
 		c.body, c.sent = b, sent
 	}
 	if fromProto != nil && !d.repeated {
-		d.rememberBody(c.res.typed(), fromProto, b) // bodyview.go
+		d.rememberBody(t, fromProto, b) // bodyview.go
 	}
 	return d, nil
 }
@@ -170,9 +171,8 @@ func (c *call) checkType(d *doc) error {
 // validateMeta checks that a custom resource's metadata decodes as an
 // ObjectMeta, with the message kube's decoding of the body gives when it
 // does not; the rules for its fields are kube's validation's, which
-// admitCustom runs (validateCustomMeta, validateSchema). old is the
-// stored object on update, nil on create.
-func (c *call) validateMeta(d, old *doc) error {
+// admitCustom runs (validateCustomMeta, validateSchema).
+func (c *call) validateMeta(d *doc) error {
 	if _, err := d.objectMeta(); err != nil {
 		if c.body != nil && c.res.crd != "" {
 			if kerr := kubeDecodeErrorCR(c.res, c.body, c.sent); kerr != nil {

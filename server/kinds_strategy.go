@@ -33,7 +33,7 @@ func (c *call) admit(d, old *doc) error {
 		if err := c.mutateCustom(d, old); err != nil {
 			return err
 		}
-		return c.validateMeta(d, old)
+		return c.validateMeta(d)
 	}
 	if err := c.admitTyped(t, d, old); err != nil {
 		return err

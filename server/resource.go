@@ -3,7 +3,6 @@ package server
 import (
 	"strings"
 
-	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -137,12 +136,6 @@ func (r *resource) verbs() []string {
 		return []string{"create", "delete", "get", "list", "patch", "update", "watch"}
 	}
 	return []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
-}
-
-// checkName checks a custom resource's metadata.name: a DNS-1123
-// subdomain (built-in kinds' names are their strategies' to check).
-func (r *resource) checkName(name string) error {
-	return object.ValidateDNS1123Subdomain(name)
 }
 
 // qualifiedKind is "Kind" for the core group, "Kind.group" otherwise, as
