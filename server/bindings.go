@@ -79,7 +79,7 @@ func (c *call) podBinding() error {
 // (and, with PodTopologyLabelsAdmission, labels) are merged into the
 // pod's; PodScheduled becomes True. The answer is kube's 201 Success.
 func (c *call) bind(urlName string) error {
-	if err := c.checkFieldValidationParam("CreateOptions"); err != nil {
+	if err := c.checkWriteOptions("CreateOptions"); err != nil {
 		return err
 	}
 	d, err := c.decodeBody()

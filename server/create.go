@@ -18,10 +18,7 @@ import (
 // AlreadyExists, 404 if the namespace is missing, 403 if it is
 // terminating, 422 for invalid metadata.
 func (c *call) create() error {
-	if err := c.checkFieldValidationParam("CreateOptions"); err != nil {
-		return err
-	}
-	if err := c.checkFieldManagerParam("CreateOptions"); err != nil {
+	if err := c.checkWriteOptions("CreateOptions"); err != nil {
 		return err
 	}
 	d, err := c.decodeBody()

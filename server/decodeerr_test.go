@@ -49,6 +49,19 @@ func TestBodyErrorsAsKube(t *testing.T) {
 		"DELETE", cmPath+"/pt?dryRun=x", nil)
 	e.must(200, "GET", cmPath+"/pt", nil)
 
+	// A write's options are kube's Create/Update/PatchOptions: one 422
+	// naming every bad one; a dry run other than "All" writes nothing.
+	e.expectStatus(422, "Invalid", `CreateOptions.meta.k8s.io "" is invalid: [fieldManager: Invalid value: "\x01": invalid character U+0001 (at position 0), dryRun: Unsupported value: [""]: supported values: "All", fieldValidation: Unsupported value: "q": supported values: "", "Ignore", "Strict", "Warn"]`,
+		"POST", cmPath+"?dryRun=&fieldManager=%01&fieldValidation=q", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"opts"}}`)
+	e.expectStatus(422, "Invalid", `UpdateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["x"]: supported values: "All"`,
+		"PUT", cmPath+"/pt?dryRun=x", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"pt"},"data":{"k":"changed"}}`)
+	e.expectStatus(422, "Invalid", `PatchOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["x"]: supported values: "All"`,
+		"PATCH", cmPath+"/pt?dryRun=x", `{"data":{"k":"changed"}}`, "Content-Type", "application/merge-patch+json")
+	e.expectStatus(404, "NotFound", "", "GET", cmPath+"/opts", nil)
+	if got := e.must(200, "GET", cmPath+"/pt", nil); got["data"].(map[string]any)["k"] != "v" {
+		t.Fatalf("a refused write changed the object: %v", got)
+	}
+
 	// Custom resources: kube's decoding of unstructured bodies.
 	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
 	wbase := "/apis/example.com/v1/namespaces/default/widgets"

@@ -17,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -87,14 +86,10 @@ var v1Eviction = policyv1.SchemeGroupVersion.WithKind("Eviction")
 // evict answers POST on pods/<name>/eviction: 201 with a Success Status
 // when the pod is deleted (or would be, in a dry run).
 func (c *call) evict() error {
-	if err := c.checkFieldValidationParam("CreateOptions"); err != nil {
+	if err := c.checkWriteOptions("CreateOptions"); err != nil {
 		return err
 	}
 	q := c.r.URL.Query()
-	if errs := metav1validation.ValidateCreateOptions(&metav1.CreateOptions{DryRun: q["dryRun"],
-		FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")}); len(errs) > 0 {
-		return kubeStatus(apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "CreateOptions"}, "", errs))
-	}
 	// kube's EvictionREST accepts policy/v1 and policy/v1beta1 bodies;
 	// another apiVersion is the scheme's "no kind" 400.
 	b, err := c.readBody()

@@ -117,7 +117,7 @@ func (c *call) review() error {
 	if rv == nil {
 		return methodNotAllowed()
 	}
-	if err := c.checkFieldValidationParam("CreateOptions"); err != nil {
+	if err := c.checkWriteOptions("CreateOptions"); err != nil {
 		return err
 	}
 	d, err := c.decodeBody()

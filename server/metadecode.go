@@ -230,15 +230,3 @@ func (c *call) warnStrict(errs strictErrors) {
 		c.warn.add(c.w.Header(), e)
 	}
 }
-
-// checkFieldValidationParam refuses a fieldValidation kube does not know,
-// as its Create/Update/PatchOptions validation does (kind names which).
-func (c *call) checkFieldValidationParam(kind string) error {
-	switch v := c.r.URL.Query().Get("fieldValidation"); v {
-	case "", fieldValidationIgnore, fieldValidationWarn, fieldValidationStrict:
-		return nil
-	default:
-		return invalid(kind+".meta.k8s.io", "meta.k8s.io", kind, "",
-			fieldNotSupported("fieldValidation", v, "", fieldValidationIgnore, fieldValidationStrict, fieldValidationWarn))
-	}
-}

@@ -103,9 +103,6 @@ func (c *call) patch() error {
 	if err != nil {
 		return err
 	}
-	if err := c.checkFieldValidationParam("PatchOptions"); err != nil {
-		return err
-	}
 	body, err := c.readBody()
 	if err != nil {
 		return err

@@ -117,7 +117,7 @@ func (c *call) tokenRequest() error {
 	if c.s.tokens == nil {
 		return notFoundPath()
 	}
-	if err := c.checkFieldValidationParam("CreateOptions"); err != nil {
+	if err := c.checkWriteOptions("CreateOptions"); err != nil {
 		return err
 	}
 	sa := c.res

@@ -142,7 +142,7 @@ func (c *call) writeScale(s *autoscalingv1.Scale) error {
 
 // updateScale answers PUT on /scale.
 func (c *call) updateScale() error {
-	if err := c.checkFieldValidationParam("UpdateOptions"); err != nil {
+	if err := c.checkWriteOptions("UpdateOptions"); err != nil {
 		return err
 	}
 	ct := c.r.Header.Get("Content-Type")
@@ -187,14 +187,14 @@ func (c *call) patchScale() error {
 	if err != nil {
 		return err
 	}
-	if err := c.checkFieldValidationParam("PatchOptions"); err != nil {
-		return err
-	}
 	if ct == contentApplyPatch {
 		return c.res.unsupportedPatch()
 	}
 	body, err := c.readBody()
 	if err != nil {
+		return err
+	}
+	if _, err := c.checkPatchOptions(ct); err != nil {
 		return err
 	}
 	if !json.Valid(body) {

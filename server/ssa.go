@@ -15,6 +15,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	apiextensionsopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -273,26 +274,41 @@ func (c *call) manager() string {
 	return managerOrUserAgent(c.r.URL.Query().Get("fieldManager"), c.r.UserAgent())
 }
 
-// checkFieldManagerParam validates the fieldManager parameter of a create
-// or update (kind CreateOptions or UpdateOptions), as kube does.
-func (c *call) checkFieldManagerParam(kind string) error {
-	errs := metavalidation.ValidateFieldManager(c.r.URL.Query().Get("fieldManager"), field.NewPath("fieldManager"))
-	if len(errs) > 0 {
+// checkWriteOptions reads a create's or update's query as kube's
+// handlers do: decoded into CreateOptions or UpdateOptions (kind) by
+// kube's parameter codec (400 if it does not decode), then validated by
+// kube's ValidateCreateOptions or ValidateUpdateOptions, one 422 naming
+// every bad field (dryRun, fieldManager, fieldValidation).
+func (c *call) checkWriteOptions(kind string) error {
+	var opts runtime.Object
+	var validate func() field.ErrorList
+	switch kind {
+	case "CreateOptions":
+		o := &metav1.CreateOptions{}
+		opts, validate = o, func() field.ErrorList { return metavalidation.ValidateCreateOptions(o) }
+	case "UpdateOptions":
+		o := &metav1.UpdateOptions{}
+		opts, validate = o, func() field.ErrorList { return metavalidation.ValidateUpdateOptions(o) }
+	default:
+		return wire.NewInternalError(fmt.Errorf("no options of kind %q", kind))
+	}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(c.r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return wire.NewBadRequest(err.Error())
+	}
+	if errs := validate(); len(errs) > 0 {
 		return kubeStatus(apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "", errs))
 	}
 	return nil
 }
 
-// checkPatchOptions decodes and validates a PATCH's options as kube does
-// (fieldManager required for apply, force only for apply).
+// checkPatchOptions decodes and validates a PATCH's options as kube does:
+// its parameter codec (400), then ValidatePatchOptions (422: dryRun,
+// fieldManager, fieldValidation, and for apply a fieldManager required,
+// force only for apply).
 func (c *call) checkPatchOptions(ct string) (*metav1.PatchOptions, error) {
-	q := c.r.URL.Query()
-	opts := &metav1.PatchOptions{FieldManager: q.Get("fieldManager"), DryRun: q["dryRun"], FieldValidation: q.Get("fieldValidation")}
-	if v, ok := q["force"]; ok {
-		// kube's query conversion: anything but "0" and "false" is true.
-		if err := runtime.Convert_Slice_string_To_Pointer_bool(&v, &opts.Force, nil); err != nil {
-			return nil, wire.NewBadRequest(err.Error())
-		}
+	opts := &metav1.PatchOptions{}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(c.r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, wire.NewBadRequest(err.Error())
 	}
 	if errs := metavalidation.ValidatePatchOptions(opts, types.PatchType(ct)); len(errs) > 0 {
 		return nil, kubeStatus(apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "", errs))

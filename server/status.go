@@ -174,15 +174,6 @@ func fieldForbidden(field, detail string) wire.StatusCause {
 	return wire.StatusCause{Type: "FieldValueForbidden", Field: field, Message: "Forbidden: " + detail}
 }
 
-func fieldNotSupported(field, value string, supported ...string) wire.StatusCause {
-	q := make([]string, len(supported))
-	for i, s := range supported {
-		q[i] = fmt.Sprintf("%q", s)
-	}
-	return wire.StatusCause{Type: "FieldValueNotSupported", Field: field,
-		Message: fmt.Sprintf("Unsupported value: %q: supported values: %s", value, strings.Join(q, ", "))}
-}
-
 // methodNotAllowed is the router's 405 for a method the path does not
 // serve.
 func methodNotAllowed() *wire.Status {

@@ -20,10 +20,7 @@ func (c *call) update() error {
 	if c.scale {
 		return c.updateScale()
 	}
-	if err := c.checkFieldValidationParam("UpdateOptions"); err != nil {
-		return err
-	}
-	if err := c.checkFieldManagerParam("UpdateOptions"); err != nil {
+	if err := c.checkWriteOptions("UpdateOptions"); err != nil {
 		return err
 	}
 	d, err := c.decodeBody()

@@ -8,7 +8,7 @@ import (
 
 // TestKubeBodyErrorsSameAsOurs sends the same malformed or mismatched
 // bodies of a built-in kind to kube-apiserver and to serve, as creates,
-// updates and the options of deletes: the same code and message (up to the object's uid, which
+// updates and the options of deletes, and bad options of writes: the same code and message (up to the object's uid, which
 // differs between the two).
 func TestKubeBodyErrorsSameAsOurs(t *testing.T) {
 	kube, ours, ns := sideBySide(t)
@@ -54,6 +54,13 @@ func TestKubeBodyErrorsSameAsOurs(t *testing.T) {
 		{"DELETE", cms + "/pt?gracePeriodSeconds=abc", "", ""},
 		{"DELETE", cms + "/pt?propagationPolicy=x", "", ""},
 		{"DELETE", cms + "/pt?dryRun=x", "", ""},
+		// A write's options: one 422 naming each bad one, as kube's
+		// Create/Update/PatchOptions validation.
+		{"POST", cms + "?dryRun=x", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"o"}}`, ""},
+		{"POST", cms + "?dryRun=&fieldManager=%01&fieldValidation=q", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"o"}}`, ""},
+		{"PUT", cms + "/pt?dryRun=x&fieldValidation=q", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"pt"}}`, ""},
+		{"PATCH", cms + "/pt?dryRun=x&fieldValidation=q", `{}`, "application/merge-patch+json"},
+		{"PATCH", cms + "/pt?force=x", `{}`, "application/merge-patch+json"},
 	} {
 		path := step.path + "?dryRun=All"
 		if strings.Contains(step.path, "?") {
