@@ -68,7 +68,14 @@ var _ admission.MutationInterface = (*mutatingPolicies)(nil)
 // the webhooks; the whole chain runs a second time when a reinvocable
 // policy or webhook asked for it, as kube's admission chain does.
 func (w *Webhooks) mutationChain(ctx context.Context, attrs admission.Attributes, o admission.ObjectInterfaces) error {
-	chain := admission.NewChainHandler(w.mpolicies, w.mutating)
+	handlers := make([]admission.Interface, 0, 3)
+	if w.builtin != nil {
+		handlers = append(handlers, w.builtin.before)
+	}
+	if !w.idle() {
+		handlers = append(handlers, w.mpolicies, w.mutating)
+	}
+	chain := admission.NewChainHandler(handlers...)
 	if err := chain.Admit(ctx, attrs, o); err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func (c *call) subContext() context.Context {
 
 // subMutate runs the mutating chain over attrs' object (changed in place).
 func (c *call) subMutate(attrs admission.Attributes, o admission.ObjectInterfaces) error {
-	if !c.webhookOn() {
+	if !c.admissionOn(attrs.GetOperation()) {
 		return nil
 	}
 	if err := c.s.webhooks.mutationChain(c.subContext(), attrs, o); err != nil {
@@ -55,7 +55,7 @@ func (c *call) subMutate(attrs admission.Attributes, o admission.ObjectInterface
 
 // subValidate runs the validating chain (policies, then webhooks).
 func (c *call) subValidate(attrs admission.Attributes, o admission.ObjectInterfaces) error {
-	if !c.webhookOn() {
+	if !c.admissionOn(attrs.GetOperation()) {
 		return nil
 	}
 	return c.s.webhooks.validationChain(c.subContext(), attrs, o)
@@ -66,7 +66,7 @@ func (c *call) subValidate(attrs admission.Attributes, o admission.ObjectInterfa
 // v1 kind (PodExecOptions, …), no dry run, mutating then validating,
 // before anything connects.
 func (c *call) admitConnect(sub string, opts runtime.Object) error {
-	if !c.webhookOn() {
+	if !c.admissionOn(admission.Connect) {
 		return nil
 	}
 	gvk := corev1.SchemeGroupVersion.WithKind(reflect.TypeOf(opts).Elem().Name())

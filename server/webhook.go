@@ -49,6 +49,8 @@ type Webhooks struct {
 	factory    informers.SharedInformerFactory
 	policies   *policies
 	mpolicies  *mutatingPolicies // mapolicy.go
+	builtin    *builtinAdmission // admitbuiltin.go
+	stop       chan struct{}     // closed when Run returns: ResourceQuota's workers stop
 	// configs are the informers' stores of what the plugins act on:
 	// webhook configurations, admission policies and their bindings.
 	configs []cache.Store
@@ -67,8 +69,9 @@ type Webhooks struct {
 //
 // The same informers feed kube's ValidatingAdmissionPolicy plugin
 // (policy.go), which evaluates CEL with dyn (params) and authz (the CEL
-// authorizer); authz may be nil.
-func (s *Server) EnableWebhooks(client kubernetes.Interface, dyn dynamic.Interface, authz auth.Authorizer) (*Webhooks, error) {
+// authorizer; it may be nil), and kube's built-in admission plugins that
+// plugins chooses (admitbuiltin.go).
+func (s *Server) EnableWebhooks(client kubernetes.Interface, dyn dynamic.Interface, authz auth.Authorizer, plugins AdmissionPlugins) (*Webhooks, error) {
 	f := informers.NewSharedInformerFactory(client, 0)
 	mp, err := mutating.NewMutatingWebhook(nil)
 	if err != nil {
@@ -100,9 +103,12 @@ func (s *Server) EnableWebhooks(client kubernetes.Interface, dyn dynamic.Interfa
 			return nil, err
 		}
 	}
-	w := &Webhooks{mutating: mp, validating: vp, factory: f, synced: make(chan struct{})}
+	w := &Webhooks{mutating: mp, validating: vp, factory: f, synced: make(chan struct{}), stop: make(chan struct{})}
 	if authz == nil {
 		authz = auth.NewAuthorizer(nil)
+	}
+	if w.builtin, err = newBuiltinAdmission(client, dyn, f, authz, w.stop, plugins); err != nil {
+		return nil, err
 	}
 	if w.policies, err = newPolicies(client, dyn, authz, w); err != nil {
 		return nil, err
@@ -134,9 +140,7 @@ func (s *Server) EnableWebhooks(client kubernetes.Interface, dyn dynamic.Interfa
 // the same stores, so a configuration this misses (created just now) they
 // would not have applied yet either.
 func (w *Webhooks) idle() bool {
-	select {
-	case <-w.synced:
-	default:
+	if !w.isSynced() {
 		return false
 	}
 	for _, s := range w.configs {
@@ -148,8 +152,9 @@ func (w *Webhooks) idle() bool {
 }
 
 // Run starts the informers, closes Synced once they have listed, and
-// stops them when ctx ends.
+// stops them (and ResourceQuota's workers) when ctx ends.
 func (w *Webhooks) Run(ctx context.Context) error {
+	defer close(w.stop)
 	if err := w.policies.start(ctx); err != nil {
 		return err
 	}
@@ -168,6 +173,16 @@ func (w *Webhooks) Run(ctx context.Context) error {
 	<-ctx.Done()
 	w.factory.Shutdown()
 	return nil
+}
+
+// isSynced reports whether Synced is closed.
+func (w *Webhooks) isSynced() bool {
+	select {
+	case <-w.synced:
+		return true
+	default:
+		return false
+	}
 }
 
 // Synced is closed once the informers hold the configurations.
@@ -220,12 +235,21 @@ func (c *call) webhookAttrs(op admission.Operation, gvk schema.GroupVersionKind,
 	return admission.NewAttributesRecord(obj, old, gvk, c.ns, name, gvr, sub, op, opts, len(dryRun) > 0, u)
 }
 
-// webhookOn reports whether c's writes go through the webhooks: not the
-// server's own (no response writer), not the scale subresource (whose
-// admission sees the Scale, scale_admission.go), not while there is no
-// webhook or policy to call.
-func (c *call) webhookOn() bool {
-	return c.s.webhooks != nil && c.w != nil && !c.scale && !c.s.webhooks.idle()
+// admissionOn reports whether c's write (operation op) goes through
+// admission: not the server's own (no response writer), not the scale
+// subresource (whose admission sees the Scale, scale_admission.go), and
+// only while there is a plugin to call: a webhook or policy, or one of
+// kube's built-in plugins that acts on such a write (admitbuiltin.go).
+func (c *call) admissionOn(op admission.Operation) bool {
+	w := c.s.webhooks
+	if w == nil || c.w == nil || c.scale {
+		return false
+	}
+	if !w.idle() {
+		return true
+	}
+	gr := schema.GroupResource{Group: c.res.group, Resource: c.res.plural}
+	return w.builtin != nil && w.builtin.acts(op, gr, c.res.crd != "", c.ns, w.isSynced())
 }
 
 // webhookContext is the context the plugins run in: the request's, with
@@ -236,6 +260,15 @@ func (c *call) webhookContext(create bool) context.Context {
 		ctx = genericapirequest.WithUser(ctx, auth.UserToKube(ru))
 	}
 	return ctx
+}
+
+// createOrUpdate is the admission operation of a write over old (nil on
+// create).
+func createOrUpdate(old *doc) admission.Operation {
+	if old == nil {
+		return admission.Create
+	}
+	return admission.Update
 }
 
 // operation is kube's admission operation of c's write.
@@ -253,7 +286,7 @@ func (c *call) operation(old runtime.Object) admission.Operation {
 // chain runs a second time for the policies and webhooks that ask for it
 // when a later one changed the object.
 func (c *call) mutateTyped(t *typedKind, obj, old runtime.Object) error {
-	if !c.webhookOn() {
+	if !c.admissionOn(c.operation(old)) {
 		return nil
 	}
 	return c.mutate(t.external, admission.NewObjectInterfacesFromScheme(t.scheme), obj, old)
@@ -276,7 +309,7 @@ func (c *call) mutate(gvk schema.GroupVersionKind, o admission.ObjectInterfaces,
 // validateTyped runs the validating webhooks over a built-in kind's
 // internal object, after the strategy validated it.
 func (c *call) validateTyped(t *typedKind, obj, old runtime.Object) error {
-	if !c.webhookOn() {
+	if !c.admissionOn(c.operation(old)) {
 		return nil
 	}
 	return c.validate(t.external, admission.NewObjectInterfacesFromScheme(t.scheme), obj, old, c.operation(old))
@@ -295,11 +328,23 @@ func (c *call) validate(gvk schema.GroupVersionKind, o admission.ObjectInterface
 // validationChain is kube's validating admission chain:
 // ValidatingAdmissionPolicy, then the webhooks.
 func (w *Webhooks) validationChain(ctx context.Context, attrs admission.Attributes, o admission.ObjectInterfaces) error {
-	if err := w.policies.validate(ctx, attrs, o); err != nil {
-		return admissionError(err)
+	if w.builtin != nil {
+		if err := w.builtin.before.Validate(ctx, attrs, o); err != nil {
+			return admissionError(err)
+		}
 	}
-	if err := w.validating.Validate(ctx, attrs, o); err != nil {
-		return admissionError(err)
+	if !w.idle() {
+		if err := w.policies.validate(ctx, attrs, o); err != nil {
+			return admissionError(err)
+		}
+		if err := w.validating.Validate(ctx, attrs, o); err != nil {
+			return admissionError(err)
+		}
+	}
+	if w.builtin != nil {
+		if err := w.builtin.validateQuota(ctx, attrs, o, w.isSynced()); err != nil {
+			return admissionError(err)
+		}
 	}
 	return nil
 }
@@ -338,7 +383,7 @@ func customObjects(d, old *doc) (*unstructured.Unstructured, runtime.Object, err
 // mutateCustom runs the mutating webhooks over a custom resource's write
 // d (old: the stored object, nil on create); their patches land in d.
 func (c *call) mutateCustom(d, old *doc) error {
-	if !c.webhookOn() || c.res.typed() != nil {
+	if c.res.typed() != nil || !c.admissionOn(createOrUpdate(old)) {
 		return nil
 	}
 	obj, oldObj, err := customObjects(d, old)
@@ -371,7 +416,7 @@ func (c *call) webhookValidateCustom(d, old *doc) error {
 	if c.scale {
 		return c.validateScale(d, old) // scale_admission.go
 	}
-	if !c.webhookOn() || c.res.typed() != nil {
+	if c.res.typed() != nil || !c.admissionOn(createOrUpdate(old)) {
 		return nil
 	}
 	obj, oldObj, err := customObjects(d, old)
@@ -385,7 +430,7 @@ func (c *call) webhookValidateCustom(d, old *doc) error {
 // kube's stores do before deleting (operation DELETE, oldObject the
 // stored object).
 func (c *call) validateDelete(cur *doc, name string) error {
-	if !c.webhookOn() {
+	if !c.admissionOn(admission.Delete) {
 		return nil
 	}
 	var old runtime.Object

@@ -75,6 +75,11 @@ type Options struct {
 	// DisableAdmission runs no admission webhooks or policies, and so none
 	// of the informers (watches over loopback) that feed them.
 	DisableAdmission bool
+	// EnableAdmissionPlugins and DisableAdmissionPlugins add kube's
+	// built-in admission plugins to the defaults (kube-apiserver's, but
+	// ServiceAccount) or take them away, as kube-apiserver's
+	// --enable-admission-plugins and --disable-admission-plugins.
+	EnableAdmissionPlugins, DisableAdmissionPlugins []string
 
 	// In-flight limits (429 beyond), kube's defaults 400 and 200; watches
 	// count against MaxWatches (default 10000) instead. system:masters is

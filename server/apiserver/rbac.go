@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/component-helpers/auth/rbac/reconciliation"
+	schedulingapiv1 "k8s.io/kubernetes/pkg/apis/scheduling/v1"
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac/bootstrappolicy"
 
 	"github.com/listwatch/listwatch/server/auth"
@@ -100,8 +101,9 @@ const (
 // (k8s.io/component-helpers/auth/rbac/reconciliation): missing rules and
 // subjects are added to objects annotated
 // rbac.authorization.kubernetes.io/autoupdate=true (the default), and
-// objects annotated "false" are left alone. It retries as kube's hook
-// does, and fails if the policy is still incomplete after 30s.
+// objects annotated "false" are left alone; and the system PriorityClasses.
+// It retries as kube's hooks do, and fails if the policy is still
+// incomplete after 30s.
 func ensureBootstrapPolicy(ctx context.Context, client kubernetes.Interface, log *slog.Logger) error {
 	deadline := time.Now().Add(bootstrapTimeout)
 	for {
@@ -221,6 +223,18 @@ func reconcileBootstrapPolicy(ctx context.Context, client kubernetes.Interface, 
 				return err
 			})
 		}
+	}
+	// kube's scheduling/bootstrap-system-priority-classes hook: the system
+	// PriorityClasses (which the Priority admission plugin resolves) are
+	// created when missing and otherwise left alone.
+	for _, pc := range schedulingapiv1.SystemPriorityClasses() {
+		try("priorityclass "+pc.Name, func() error {
+			_, err := client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				return nil
+			}
+			return err
+		})
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {

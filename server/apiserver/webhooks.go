@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/server/internal/pki"
 )
@@ -35,6 +36,6 @@ func (p *parts) buildWebhooks(o Options, creds *pki.Credentials, authz auth.Auth
 	if err != nil {
 		return fmt.Errorf("apiserver: admission client: %w", err)
 	}
-	p.webhooks, err = p.api.EnableWebhooks(cs, dyn, authz)
+	p.webhooks, err = p.api.EnableWebhooks(cs, dyn, authz, server.AdmissionPlugins{Enable: o.EnableAdmissionPlugins, Disable: o.DisableAdmissionPlugins})
 	return err
 }

@@ -69,6 +69,8 @@ an admin kubeconfig to <data-dir>/kubeconfig for kubectl and client-go.`,
 	f.StringVar(&o.ServiceAccountJWKSURI, "service-account-jwks-uri", "", "jwks_uri of the OIDC discovery document (default https://<server address>/openid/v1/jwks)")
 	f.StringSliceVar(&o.APIAudiences, "api-audiences", nil, "audiences of tokens meant for this server (default: the service-account issuers)")
 	f.StringSliceVar(&o.AuthorizationModes, "authorization-mode", nil, "ordered authorizers after system:masters (always allowed), comma separated: RBAC, ABAC, AlwaysAllow, AlwaysDeny (default RBAC, or RBAC,ABAC with --authorization-policy-file)")
+	f.StringSliceVar(&o.EnableAdmissionPlugins, "enable-admission-plugins", nil, "kube's admission plugins to run besides the defaults (kube-apiserver's, but ServiceAccount, as envtest), comma separated")
+	f.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", nil, "kube's default admission plugins not to run, comma separated")
 	f.StringVar(&o.AuthorizationPolicyFile, "authorization-policy-file", "", "ABAC policy file (JSON lines), for --authorization-mode ABAC")
 	f.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", 400, "maximum concurrent non-mutating requests (429 beyond)")
 	f.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", 200, "maximum concurrent mutating requests (429 beyond)")
