@@ -75,7 +75,9 @@ func (s *Server) createFlowControlObject(ctx context.Context, o runtime.Object) 
 		return err
 	}
 	name := d.metaString("name")
-	c := &call{s: s, res: r, name: name, r: internalRequest(ctx, http.MethodPost)}
+	req := internalRequest(ctx, http.MethodPost)
+	req.URL.RawQuery = "fieldManager=api-priority-and-fairness-config-producer-v1" // kube's ensurer's
+	c := &call{s: s, res: r, name: name, r: req}
 	c.prepareCreate(d)
 	if err := c.admit(d, nil); err != nil {
 		return fmt.Errorf("server: creating %s %s: %w", plural, name, err)

@@ -26,7 +26,9 @@ func (s *Server) namespaces() *resource {
 func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 	r := s.namespaces()
 	for _, ns := range defaultNamespaces {
-		c := &call{s: s, res: r, name: ns, r: internalRequest(ctx, http.MethodPost)}
+		req := internalRequest(ctx, http.MethodPost)
+		req.Header.Set("User-Agent", "kube-apiserver/"+GitVersion) // the managedFields' manager, as kube's loopback client
+		c := &call{s: s, res: r, name: ns, r: req}
 		d := &doc{apiVersion: "v1", kind: "Namespace", meta: map[string]json.RawMessage{}, rest: map[string]json.RawMessage{}}
 		d.setMeta("name", ns)
 		c.prepareCreate(d)

@@ -21,6 +21,7 @@ import (
 	schedulingapiv1 "k8s.io/kubernetes/pkg/apis/scheduling/v1"
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac/bootstrappolicy"
 
+	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/server/internal/pki"
 )
@@ -46,7 +47,8 @@ func newRBAC(url string, creds *pki.Credentials) (*rbacParts, error) {
 		// No client-side rate limit: the bootstrap policy is a few
 		// hundred requests, which 50 QPS would spread over seconds.
 		QPS:       -1,
-		UserAgent: "listwatch-rbac",
+		// kube-apiserver's loopback client's: the managedFields' manager.
+		UserAgent: "kube-apiserver/" + server.GitVersion + " (listwatch rbac bootstrap)",
 		Timeout:   time.Minute,
 	}
 	// Our own HTTP client (not client-go's shared transport cache), so

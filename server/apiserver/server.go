@@ -271,7 +271,8 @@ func (p *parts) buildControllers(o Options, creds *pki.Credentials) error {
 		KeyData:   creds.AdminKeyPEM,
 		QPS:       50, // kube's loopback client's
 		Burst:     100,
-		UserAgent: "listwatch-controllers",
+		// kube-controller-manager's: the managedFields' manager.
+		UserAgent: "kube-controller-manager/" + server.GitVersion + " (listwatch controllers)",
 		Logger:    o.Logger,
 	})
 	if err != nil {

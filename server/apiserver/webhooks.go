@@ -26,7 +26,9 @@ func (p *parts) buildWebhooks(o Options, creds *pki.Credentials, authz auth.Auth
 			CAData: creds.CAPEM, CertData: creds.AdminCertPEM, KeyData: creds.AdminKeyPEM,
 		},
 		QPS: 50, Burst: 100,
-		UserAgent: "listwatch-admission",
+		// kube-apiserver's loopback client's: the managedFields' manager
+		// of ResourceQuota's status updates.
+		UserAgent: "kube-apiserver/" + server.GitVersion + " (listwatch admission)",
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/listwatch/listwatch/server/apiserver"
@@ -94,5 +95,32 @@ func TestAdmissionPluginsDisabled(t *testing.T) {
 	code, m := c.do("POST", "/api/v1/namespaces/default/pods", jsonCT, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"priorityClassName":"nope","containers":[{"name":"c","image":"x"}]}}`)
 	if code != http.StatusCreated || jsonAt(m, "spec.tolerations") != "-" || jsonAt(m, "spec.priority") != "-" {
 		t.Errorf("%d: tolerations %s, priority %s", code, jsonAt(m, "spec.tolerations"), jsonAt(m, "spec.priority"))
+	}
+}
+
+// TestBootstrapObjectsManagers: the objects the server makes at start
+// name kube-apiserver's managers in their managedFields (checked against
+// kube-apiserver v1.37.2), so that a server-side apply conflict over one
+// names the manager it would name on kube; the controllers' writes name
+// kube-controller-manager's.
+func TestBootstrapObjectsManagers(t *testing.T) {
+	s := startServer(t, "")
+	c := newRawClient(t, restConfig(t, s))
+	for path, want := range map[string]string{
+		"/api/v1/namespaces/kube-system":                                                   "kube-apiserver",
+		"/api/v1/namespaces/default/services/kubernetes":                                   "kube-apiserver",
+		"/apis/rbac.authorization.k8s.io/v1/clusterroles/cluster-admin":                    "kube-apiserver",
+		"/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical":                  "kube-apiserver",
+		"/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/exempt":                         "api-priority-and-fairness-config-producer-v1",
+		"/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations/global-default": "api-priority-and-fairness-config-producer-v1",
+	} {
+		code, m := c.do("GET", path, "", "")
+		if code != http.StatusOK {
+			t.Errorf("%s: %d %v", path, code, m["message"])
+			continue
+		}
+		if got := jsonAt(m, "metadata.managedFields"); !strings.Contains(got, `"manager":"`+want+`"`) {
+			t.Errorf("%s: managedFields %s, want manager %s", path, got, want)
+		}
 	}
 }
