@@ -38,6 +38,9 @@ func (c *call) list() error {
 		}
 		return storageError(err, c.res, "")
 	}
+	if err := c.asPartial(out, true); err != nil {
+		return err
+	}
 	meta := wire.ListMeta{
 		ResourceVersion:    strconv.FormatInt(page.Revision, 10),
 		Continue:           page.Continue,

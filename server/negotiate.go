@@ -1,6 +1,8 @@
 package server
 
 import (
+	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +17,10 @@ type output struct {
 	tableVersion string
 	// proto: the body is protobuf (built-in kinds), else JSON.
 	proto bool
+	// partialList: partial metadata was asked for as a list
+	// (PartialObjectMetadataList), which one object cannot be, nor a list
+	// PartialObjectMetadata (asPartial).
+	partialList bool
 }
 
 type formKind int
@@ -107,12 +113,22 @@ func acceptBefore(a, b acceptClause) bool {
 // a q of 0 is no refusal (kube ignores it). An empty header is JSON;
 // nothing acceptable is a 406.
 func negotiate(accept string, r *resource) (output, error) {
+	out, _, err := negotiateMedia(accept, r, false)
+	return out, err
+}
+
+// negotiateMedia is negotiate; withYAML counts YAML among the served
+// types, in kube's place (after JSON), and says whether it was picked.
+func negotiateMedia(accept string, r *resource, withYAML bool) (output, bool, error) {
 	if accept == "" {
-		return output{}, nil
+		return output{}, false, nil
 	}
 	_, proto := protoGVK(r)
 	for _, c := range parseAccept(accept) {
-		for _, mt := range [...]string{mediaJSON, mediaProto} {
+		for _, mt := range [...]string{mediaJSON, contentYAML, mediaProto} {
+			if mt == contentYAML && !withYAML {
+				continue
+			}
 			// Partial metadata is protobuf for custom resources too.
 			if mt == mediaProto && !proto && !strings.HasPrefix(c.params["as"], "PartialObjectMetadata") {
 				continue
@@ -122,16 +138,74 @@ func negotiate(accept string, r *resource) (output, error) {
 				continue
 			}
 			if out, ok := acceptParams(c.params, mt, true); ok {
-				return out, nil
+				return out, mt == contentYAML, nil
 			}
 		}
 	}
-	return output{}, wire.NewNotAcceptable(accept)
+	return output{}, false, notAcceptable()
+}
+
+// notAcceptable is kube's 406 when no clause of Accept is served: the same
+// media types for built-in kinds and custom resources (whose Status, not
+// themselves, can be protobuf).
+func notAcceptable() error {
+	return notAcceptableMsg("only the following media types are accepted: " + builtinMediaTypes)
+}
+
+// negotiateWatch is negotiate for a watch, as kube's list handler does
+// it: first as any response (YAML included), then for a stream, which
+// YAML cannot be: a YAML watch is a 406 naming the stream media types.
+func negotiateWatch(accept string, r *resource) (output, error) {
+	out, yaml, err := negotiateMedia(accept, r, true)
+	switch {
+	case err != nil:
+		return out, err
+	case yaml:
+		return out, notAcceptableMsg("only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch")
+	}
+	return out, nil
+}
+
+func notAcceptableMsg(msg string) error {
+	return &wire.Status{TypeMeta: wire.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: wire.StatusFailure,
+		Code: http.StatusNotAcceptable, Reason: wire.ReasonNotAcceptable, Message: msg}
+}
+
+// asPartial checks the partial metadata out asks for against what the
+// response is (list: a list), as kube's response transformation does:
+// PartialObjectMetadataList of one object is kube's 406, or for a custom
+// resource its 500 (its unstructured object passes for a list until its
+// items are looked for); PartialObjectMetadata of a list is a 406. The
+// messages name kube's internal Go types.
+func (c *call) asPartial(out output, list bool) error {
+	if out.form != formPartial || out.partialList == list {
+		return nil
+	}
+	typeName := "*unstructured.Unstructured"
+	if t := c.res.typed(); t != nil {
+		kind := t.internal
+		if list {
+			kind.Kind += "List"
+		}
+		if obj, err := t.scheme.New(kind); err == nil {
+			typeName = fmt.Sprintf("%T", obj)
+		}
+	} else if list {
+		typeName += "List"
+	}
+	if list {
+		return notAcceptableMsg("you requested PartialObjectMetadata, but the requested object is a list (" + typeName + ")")
+	}
+	if c.res.typed() == nil {
+		return &wire.Status{TypeMeta: wire.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: wire.StatusFailure,
+			Code: http.StatusInternalServerError, Message: "content is not a list"}
+	}
+	return notAcceptableMsg("you requested PartialObjectMetadataList, but the requested object is not a list (" + typeName + ")")
 }
 
 // acceptParams checks a clause's parameters against media type mt:
 // stream only "watch", no server-version pinning, and a conversion (as,
-// g, v) only when transform allows it and to a Table (JSON only) or
+// g, v) only when transform allows it and to a Table (not protobuf) or
 // partial metadata.
 func acceptParams(params map[string]string, mt string, transform bool) (output, bool) {
 	out := output{proto: mt == mediaProto}
@@ -153,7 +227,7 @@ func acceptParams(params map[string]string, mt string, transform bool) (output, 
 	}
 	switch as {
 	case "Table":
-		if mt != mediaJSON {
+		if mt == mediaProto {
 			return out, false
 		}
 		out.form, out.tableVersion = formTable, v
@@ -161,27 +235,25 @@ func acceptParams(params map[string]string, mt string, transform bool) (output, 
 		if v != "v1" {
 			return out, false
 		}
-		out.form = formPartial
+		out.form, out.partialList = formPartial, as == "PartialObjectMetadataList"
 	default:
 		return out, false
 	}
 	return out, true
 }
 
-// negotiateError says whether a Status answering a request of r is
-// protobuf: kube negotiates errors with the endpoint's media types and no
-// conversion, so "protobuf, json" gets a protobuf Status for a built-in
-// kind; anything unacceptable falls back to JSON.
-func negotiateError(accept string, r *resource) bool {
+// negotiateError says whether a Status answering a request is protobuf:
+// kube negotiates errors with the endpoint's media types and no
+// conversion, so "protobuf, json" gets a protobuf Status, for built-in
+// kinds and custom resources alike (a custom resource's serializer
+// encodes a Status, not the resource, in protobuf); anything unacceptable
+// falls back to JSON.
+func negotiateError(accept string) bool {
 	if accept == "" {
 		return false
 	}
-	_, proto := protoGVK(r)
 	for _, c := range parseAccept(accept) {
 		for _, mt := range [...]string{mediaJSON, mediaProto} {
-			if mt == mediaProto && !proto {
-				continue
-			}
 			typ, sub, _ := strings.Cut(mt, "/")
 			if c.typ != typ && c.typ != "*" || c.sub != sub && c.sub != "*" {
 				continue
@@ -210,4 +282,53 @@ func parseMediaRange(s string) (string, map[string]string) {
 func isJSONContent(ct string) bool {
 	typ, _ := parseMediaRange(ct)
 	return typ == "" || typ == "application/json"
+}
+
+// builtinMediaTypes are the media types kube-apiserver serves built-in
+// kinds in, in its order (its routes' Produces).
+const builtinMediaTypes = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+
+// routeAccepts is the check kube-apiserver's router (go-restful) makes
+// before a built-in kind's handler runs: one of the Accept header's media
+// types, parameters cut off, is "*/*" or exactly one the route produces
+// (JSON, YAML, protobuf), else the router's own 406. So "application/*",
+// which kube's negotiation would match, is refused for built-in kinds;
+// custom resources, whose handler is not behind that router, are not
+// checked. (The router checks a patch's Content-Type first:
+// routeRefusesContentType.) A collection's GET (stream: a list or watch)
+// also produces the watch stream types, which its 406 lists.
+func routeAccepts(accept string, stream bool) error {
+	if accept == "" {
+		return nil
+	}
+	for mt := range strings.SplitSeq(accept, ",") {
+		mt, _, _ = strings.Cut(mt, ";")
+		switch strings.TrimSpace(mt) {
+		case "*/*", mediaJSON, contentYAML, mediaProto:
+			return nil
+		}
+	}
+	produces := builtinMediaTypes
+	if stream {
+		produces += ", application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+	}
+	return &wire.Status{TypeMeta: wire.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: wire.StatusFailure,
+		Code: http.StatusNotAcceptable, Reason: wire.ReasonNotAcceptable, Details: &wire.StatusDetails{},
+		Message: "406: Not Acceptable\n\nAvailable representations: " + produces}
+}
+
+// routeRefusesContentType reports whether kube's router would refuse r's
+// body for its Content-Type (415) before looking at Accept: only a
+// patch's route says what it consumes (the patch types), and the router
+// checks bodies of a declared length only.
+func routeRefusesContentType(r *http.Request) bool {
+	if r.Method != http.MethodPatch || r.ContentLength <= 0 {
+		return false
+	}
+	ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	switch strings.TrimSpace(ct) {
+	case contentJSONPatch, contentMergePatch, contentStrategicPatch, contentApplyPatch:
+		return false
+	}
+	return true
 }

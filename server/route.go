@@ -164,6 +164,31 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 	if res.deprecated != "" {
 		req.warnStrict(strictErrors{res.deprecated})
 	}
+	if !isConnect(res, info) {
+		// kube's router, for built-in kinds, then the handler: every
+		// verb's handler negotiates the response's media type first, so
+		// an unacceptable Accept is a 406 before anything is read or
+		// written.
+		err := error(nil)
+		switch {
+		case res.crd != "":
+		case routeRefusesContentType(r):
+			err = res.unsupportedPatch()
+		default:
+			err = routeAccepts(r.Header.Get("Accept"), info.Verb == "list" || info.Verb == "watch")
+		}
+		switch {
+		case err != nil:
+		case info.Verb == "watch":
+			_, err = negotiateWatch(r.Header.Get("Accept"), res)
+		default:
+			_, err = negotiate(r.Header.Get("Accept"), res)
+		}
+		if err != nil {
+			writeResourceError(w, r, err)
+			return
+		}
+	}
 	switch {
 	case res.handler != nil:
 		err = res.handler(req, info)
@@ -204,7 +229,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 		err = methodNotAllowed()
 	}
 	if err != nil {
-		writeResourceError(w, r, res, err)
+		writeResourceError(w, r, err)
 	}
 }
 
@@ -257,6 +282,9 @@ type call struct {
 func (c *call) writeObject(code int, value []byte) error {
 	out, err := negotiate(c.r.Header.Get("Accept"), c.res)
 	if err != nil {
+		return err
+	}
+	if err := c.asPartial(out, false); err != nil {
 		return err
 	}
 	if out.proto {

@@ -45,10 +45,10 @@ func writeError(w http.ResponseWriter, err error) {
 	writeRaw(w, int(st.Code), mustStatusJSON(st))
 }
 
-// writeResourceError is writeError for a request on res: the Status is
-// protobuf when the client accepts protobuf for res, as kube answers it.
-func writeResourceError(w http.ResponseWriter, r *http.Request, res *resource, err error) {
-	if !negotiateError(r.Header.Get("Accept"), res) {
+// writeResourceError is writeError for a request on a resource: the
+// Status is protobuf when the client accepts protobuf, as kube answers it.
+func writeResourceError(w http.ResponseWriter, r *http.Request, err error) {
+	if !negotiateError(r.Header.Get("Accept")) {
 		writeError(w, err)
 		return
 	}

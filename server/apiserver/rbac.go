@@ -46,7 +46,7 @@ func newRBAC(url string, creds *pki.Credentials) (*rbacParts, error) {
 		},
 		// No client-side rate limit: the bootstrap policy is a few
 		// hundred requests, which 50 QPS would spread over seconds.
-		QPS:       -1,
+		QPS: -1,
 		// kube-apiserver's loopback client's: the managedFields' manager.
 		UserAgent: "kube-apiserver/" + server.GitVersion + " (listwatch rbac bootstrap)",
 		Timeout:   time.Minute,

@@ -265,12 +265,12 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (_ *parts, e
 // server's own URL as its admin.
 func (p *parts) buildControllers(o Options, creds *pki.Credentials) error {
 	c, err := client.New(&client.Config{
-		Host:      p.url,
-		CAData:    creds.CAPEM,
-		CertData:  creds.AdminCertPEM,
-		KeyData:   creds.AdminKeyPEM,
-		QPS:       50, // kube's loopback client's
-		Burst:     100,
+		Host:     p.url,
+		CAData:   creds.CAPEM,
+		CertData: creds.AdminCertPEM,
+		KeyData:  creds.AdminKeyPEM,
+		QPS:      50, // kube's loopback client's
+		Burst:    100,
 		// kube-controller-manager's: the managedFields' manager.
 		UserAgent: "kube-controller-manager/" + server.GitVersion + " (listwatch controllers)",
 		Logger:    o.Logger,

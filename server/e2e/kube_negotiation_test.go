@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestKubeNegotiationSameAsOurs sends the same requests with the same
+// Accept headers to kube-apiserver and to serve, on a built-in kind and a
+// custom resource: the same code, content type and, for a Status, reason
+// and message. Among them: the 406s of kube's router (built-in kinds) and
+// of its negotiation, partial metadata asked of one object or of a list,
+// and writes with an unacceptable Accept, which kube refuses before
+// writing anything (the objects made on each are compared at the end),
+// and watches. (YAML, which kube-apiserver answers and serve does not, is
+// left out.)
+func TestKubeNegotiationSameAsOurs(t *testing.T) {
+	kube, ours, ns := sideBySide(t)
+	cms := "/api/v1/namespaces/" + ns + "/configmaps"
+	group := ns + ".example.com"
+	ws := "/apis/" + group + "/v1/namespaces/" + ns + "/widgets"
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.` + group + `"},` +
+		`"spec":{"group":"` + group + `","scope":"Namespaced","names":{"plural":"widgets","singular":"widget","kind":"Widget"},` +
+		`"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+	widget := func(name string) string {
+		return `{"apiVersion":"` + group + `/v1","kind":"Widget","metadata":{"name":"` + name + `"}}`
+	}
+	for _, c := range []*rawClient{kube, ours} {
+		if code, m := c.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", jsonCT, crd); code != http.StatusCreated {
+			t.Fatalf("crd: %d %v", code, m)
+		}
+		t.Cleanup(func() {
+			c.do("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets."+group, "", "")
+		})
+		c.await(ws+"?dryRun=All", widget("w1"), func(code int, _ map[string]any) bool { return code == http.StatusCreated })
+		for path, body := range map[string]string{cms: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}`, ws: widget("w1")} {
+			if code, m := c.do("POST", path, jsonCT, body); code != http.StatusCreated {
+				t.Fatalf("%s: %d %v", path, code, m)
+			}
+		}
+	}
+	accepts := []string{
+		"text/html", "application/*", "*/*", "application/json, text/html", "text/html, application/*",
+		"application/json;as=Bogus;g=meta.k8s.io;v=v1", "application/json;as=Table;v=v1",
+		"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+		"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+		"application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf, application/json",
+	}
+	for i, accept := range accepts {
+		name := fmt.Sprintf("n%d", i)
+		for _, r := range []struct{ method, path, ctype, body string }{
+			{"GET", cms + "/b", "", ""},
+			{"GET", cms, "", ""},
+			{"GET", cms + "/nope", "", ""},
+			{"GET", ws + "/w1", "", ""},
+			{"GET", ws, "", ""},
+			{"GET", ws + "/nope", "", ""},
+			{"POST", cms, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `"}}`},
+			{"POST", cms, "text/plain", "x"},
+			{"PATCH", cms + "/b", "text/plain", "x"},
+			{"PATCH", cms + "/b", "application/merge-patch+json", `{}`},
+			{"DELETE", cms + "/nope", "", ""},
+			{"POST", ws, jsonCT, widget(name)},
+			{"GET", cms + "?watch=1&timeoutSeconds=1", "", ""},
+			{"GET", ws + "?watch=1&timeoutSeconds=1", "", ""},
+		} {
+			k, o := kube.accepting(r.method, r.path, accept, r.ctype, r.body), ours.accepting(r.method, r.path, accept, r.ctype, r.body)
+			if k != o {
+				t.Errorf("%s %s %s [%s]:\n kube:  %s\n serve: %s", r.method, r.path, r.ctype, accept, k, o)
+			}
+		}
+	}
+	names := func(c *rawClient, path string) []string {
+		_, m := c.do("GET", path, "", "")
+		var out []string
+		items, _ := m["items"].([]any)
+		for _, it := range items {
+			if n := jsonAt(it.(map[string]any), "metadata.name"); n != `"kube-root-ca.crt"` {
+				out = append(out, n)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, path := range []string{cms, ws} {
+		if k, o := names(kube, path), names(ours, path); !slices.Equal(k, o) {
+			t.Errorf("%s: kube holds %v, serve %v", path, k, o)
+		}
+	}
+}
+
+// accepting sends a request with an Accept header and describes the
+// answer: code, content type and, for a JSON Status, its reason and
+// message.
+func (c *rawClient) accepting(method, path, accept, ctype, body string) string {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.host+path, rd)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Accept", accept)
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	out := fmt.Sprintf("%d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	var m map[string]any
+	if json.Unmarshal(b, &m) == nil && m["kind"] == "Status" {
+		out += fmt.Sprintf(" %v %q", m["reason"], m["message"])
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+package server
+
+import "testing"
+
+// TestNegotiationAsKube: kube-apiserver's answers (v1.37.2, compared by
+// e2e.TestKubeNegotiationSameAsOurs) to Accept headers it refuses.
+func TestNegotiationAsKube(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", cmPath, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}`)
+	router := "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+	// kube's router wants a media type it produces, or */*, exactly.
+	for _, accept := range []string{"text/html", "application/*", "text/html, application/*;q=0.5"} {
+		m := e.expectStatus(406, "NotAcceptable", router, "GET", cmPath+"/b", nil, "Accept", accept)
+		if d, ok := m["details"].(map[string]any); !ok || len(d) != 0 {
+			t.Errorf("%s: details %v, want {}", accept, m["details"])
+		}
+	}
+	e.expectStatus(406, "NotAcceptable", router+", application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
+		"GET", cmPath, nil, "Accept", "text/html")
+	e.must(200, "GET", cmPath+"/b", nil, "Accept", "text/html, application/json")
+	// Then its negotiation, before anything is read or written: the
+	// create is refused, and a missing object is a 406, not a 404.
+	negotiation := "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+	bogus := "application/json;as=Bogus;g=meta.k8s.io;v=v1"
+	e.expectStatus(406, "NotAcceptable", negotiation, "POST", cmPath, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"refused"}}`, "Accept", bogus)
+	e.expectStatus(404, "NotFound", "", "GET", cmPath+"/refused", nil)
+	e.expectStatus(406, "NotAcceptable", negotiation, "DELETE", cmPath+"/nope", nil, "Accept", bogus)
+	// A patch's Content-Type is the router's first check.
+	e.expectStatus(415, "UnsupportedMediaType", "415: Unsupported Media Type", "PATCH", cmPath+"/b", "x", "Accept", "text/html", "Content-Type", "text/plain")
+	// Partial metadata of the wrong shape, checked once the answer is
+	// there: kube names its internal types.
+	e.expectStatus(406, "NotAcceptable", "you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)",
+		"GET", cmPath+"/b", nil, "Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+	e.expectStatus(406, "NotAcceptable", "you requested PartialObjectMetadata, but the requested object is a list (*core.ConfigMapList)",
+		"GET", cmPath, nil, "Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
+	e.expectStatus(404, "NotFound", "", "GET", cmPath+"/nope", nil, "Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+	// A watch is negotiated as any answer, then as a stream, which YAML
+	// (served by kube, not by serve) cannot be.
+	e.expectStatus(406, "NotAcceptable", negotiation, "GET", cmPath+"?watch=1", nil, "Accept", bogus)
+	for _, accept := range []string{"application/yaml", "application/yaml, application/json", "application/yaml;as=Table;g=meta.k8s.io;v=v1"} {
+		e.expectStatus(406, "NotAcceptable", "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
+			"GET", cmPath+"?watch=1", nil, "Accept", accept)
+	}
+	// Not a watch, YAML is passed over for the next clause.
+	e.must(200, "GET", cmPath+"/b", nil, "Accept", "application/yaml, application/json")
+
+	// Custom resources are not behind the router: application/* is JSON;
+	// their 406s name the same types, and their Status can be protobuf.
+	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
+	wbase := "/apis/example.com/v1/namespaces/default/widgets"
+	e.must(201, "POST", wbase, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}}`)
+	e.must(200, "GET", wbase+"/w", nil, "Accept", "application/*")
+	e.expectStatus(406, "NotAcceptable", negotiation, "GET", wbase+"/w", nil, "Accept", "text/html")
+	if r := e.do("GET", wbase+"/nope", nil, "Accept", "application/vnd.kubernetes.protobuf, application/json"); r.code != 404 || r.hdr.Get("Content-Type") != mediaProto {
+		t.Errorf("custom resource's 404 for protobuf: %d %s", r.code, r.hdr.Get("Content-Type"))
+	}
+	m := e.must(500, "GET", wbase+"/w", nil, "Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+	if m["message"] != "content is not a list" || m["reason"] != nil {
+		t.Errorf("custom resource as a partial list: %v", m)
+	}
+	e.expectStatus(406, "NotAcceptable", "you requested PartialObjectMetadata, but the requested object is a list (*unstructured.UnstructuredList)",
+		"GET", wbase, nil, "Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
+}
