@@ -20,7 +20,11 @@ import (
 //     ADDED events, then the changes. With SendInitialEvents=false: only
 //     the changes from now on.
 //   - RV=N: the changes after N. If the history no longer reaches back to
-//     N, the first Next returns a *storage.CompactedError.
+//     N, the first Next returns a *storage.CompactedError. If the cache
+//     has not reached N, the watch starts all the same and sends the
+//     changes after N when they come, as kube's cacher does (only a
+//     watch with initial events, ReadNotOlderThan, waits for N or fails
+//     with ErrTooLargeResourceVersion).
 //
 // The stream has no goroutine of its own: the caller's Next reads the
 // cache's shared history, so an event is stored and encoded once however
@@ -55,12 +59,28 @@ func (c *Cache) WatchList(ctx context.Context, prefix string, opts storage.Watch
 		rev = 0
 	case storage.ReadAny:
 		rev = 0
-	case storage.ReadNotOlderThan, storage.ReadExact:
+	case storage.ReadExact:
 		if rev <= 0 {
 			return nil, fmt.Errorf("cache: %v watch without a revision", opts.Mode)
 		}
-		// A prefix nobody writes to learns of newer revisions only from
-		// progress notifications: ask for one, as a fresh read does.
+		// The changes after rev. As kube's cacher, a watch from a
+		// revision the cache has not reached is not refused (only one
+		// asking for initial events waits for freshness): it starts now
+		// and sends the changes after that revision once they come. A
+		// prefix nobody writes to learns of newer revisions only from
+		// progress notifications: ask for one, so that the cache soon
+		// reaches the revision.
+		c.mu.RLock()
+		behind := c.rev < rev
+		c.mu.RUnlock()
+		if behind {
+			c.requestProgress(ctx)
+		}
+	case storage.ReadNotOlderThan:
+		if rev <= 0 {
+			return nil, fmt.Errorf("cache: %v watch without a revision", opts.Mode)
+		}
+		// Initial events from a state not older than rev: wait for it.
 		if !c.waitFor(ctx, rev, c.cfg.FreshnessTimeout, func() { c.requestProgress(ctx) }) {
 			return nil, c.tooLarge(ctx, rev)
 		}
@@ -83,6 +103,9 @@ func (c *Cache) WatchList(ctx context.Context, prefix string, opts storage.Watch
 		w.lastRev, w.cursor = c.rev, c.ring.nextSeq()
 	case rev < c.ring.startRev:
 		w.err = &storage.CompactedError{Requested: rev, Compacted: c.ring.startRev}
+	case rev > c.rev:
+		// Ahead of the cache: the changes after rev, when they come.
+		w.lastRev, w.cursor, w.after = rev, c.ring.nextSeq(), rev
 	default:
 		w.lastRev, w.cursor = rev, c.ring.seqAfter(rev)
 	}
@@ -118,8 +141,12 @@ type watcher struct {
 	ring    *ring
 	cursor  uint64
 	lastRev int64
-	epoch   uint64
-	slowAt  uint64
+	// after, when not 0, is a revision the watch began ahead of the
+	// cache at: events at or before it are not sent, nor bookmarks until
+	// the cache has passed it.
+	after  int64
+	epoch  uint64
+	slowAt uint64
 	// err, once set, is returned by every Next.
 	err error
 
@@ -230,7 +257,7 @@ func (w *watcher) nextFromHistory() (ev storage.WatchEvent, ok bool, wait <-chan
 			break
 		}
 		w.cursor++
-		if !strings.HasPrefix(e.key, w.prefix) {
+		if !strings.HasPrefix(e.key, w.prefix) || e.rev <= w.after {
 			continue
 		}
 		old := e.prev != nil && e.prev.matches(w.pred)
@@ -252,7 +279,7 @@ func (w *watcher) nextFromHistory() (ev storage.WatchEvent, ok bool, wait <-chan
 		w.err = ErrStopped
 		return ev, false, nil
 	}
-	if w.bookmarks && w.epoch != c.epoch {
+	if w.bookmarks && w.epoch != c.epoch && c.rev > w.after {
 		w.epoch = c.epoch
 		w.lastRev = max(w.lastRev, c.rev)
 		return storage.WatchEvent{Type: wire.Bookmark, Revision: w.lastRev}, true, nil

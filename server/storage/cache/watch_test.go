@@ -128,8 +128,8 @@ func TestWatchCompacted(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Requested != old {
 		t.Fatalf("Next: %v, want *CompactedError for %d", err, old)
 	}
-	if _, err := c.WatchList(context.Background(), testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: 1000000}); !errors.Is(err, storage.ErrTooLargeResourceVersion) {
-		t.Fatalf("future watch: %v", err)
+	if _, err := c.WatchList(context.Background(), testPrefix, storage.WatchOptions{Mode: storage.ReadNotOlderThan, Revision: 1000000, SendInitialEvents: ptr(true)}); !errors.Is(err, storage.ErrTooLargeResourceVersion) {
+		t.Fatalf("future watch with initial events: %v", err)
 	}
 }
 
@@ -271,4 +271,25 @@ func TestWatchFromRevisionOfAnotherPrefix(t *testing.T) {
 		t.Fatalf("watch at %d: %v", rev, err)
 	}
 	w.Close()
+}
+
+// TestWatchFromFutureRevision: as kube's cacher, a watch from a revision
+// the cache has not reached (etcd neither) starts at once and sends only
+// the changes after that revision, when they come, with no bookmark
+// before the cache has passed it.
+func TestWatchFromFutureRevision(t *testing.T) {
+	e := etcdtest.Start(t)
+	c := startCache(t, e.Store, Config{FreshnessTimeout: 100 * time.Millisecond})
+	mustCreate(t, e.Store, "ns", "a", nil)
+	future := waitRev(t, c.Cache, e.Store) + 2
+	w := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: future, AllowBookmarks: true})
+	mustCreate(t, e.Store, "ns", "b", nil) // future-1: not sent
+	if rev := mustCreate(t, e.Store, "ns", "c", nil); rev != future {
+		t.Fatalf("c created at %d, want %d", rev, future)
+	}
+	d := mustCreate(t, e.Store, "ns", "d", nil)
+	got := describe(t, nextN(t, w, 1))
+	if want := fmt.Sprintf("ADDED %sns/d@%d[]", testPrefix, d); got[0] != want {
+		t.Fatalf("first event %q, want %q", got[0], want)
+	}
 }
