@@ -172,8 +172,8 @@ func builtinResources() []*resource {
 		},
 		{
 			version: "v1", plural: "serviceaccounts", singular: "serviceaccount", kind: "ServiceAccount", namespaced: true,
+			// kube 1.37 prints a ServiceAccount's name and age only.
 			shortNames: []string{"sa"},
-			columns:    []column{{name: "Secrets", typ: "integer", count: [][]string{{"secrets"}}}},
 		},
 		{
 			version: "v1", plural: "events", singular: "event", kind: "Event", namespaced: true,

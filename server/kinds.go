@@ -142,7 +142,7 @@ var typedKinds = func() map[string]*typedKind {
 		"/pods":                   printed(core("Pod", pod.Strategy, pod.StatusStrategy)),
 		"/services":               printed(core("Service", service.Strategy, service.StatusStrategy)),
 		"/serviceaccounts":        core("ServiceAccount", serviceaccount.Strategy, nil),
-		"/events":                 core("Event", eventregistry.Strategy, nil),
+		"/events":                 printed(core("Event", eventregistry.Strategy, nil)),
 		"/endpoints":              legacy("", "Endpoints", endpoint.Strategy, nil),
 		"/limitranges":            legacy("", "LimitRange", limitrange.Strategy, nil),
 		"/nodes":                  legacy("", "Node", node.Strategy, node.StatusStrategy),

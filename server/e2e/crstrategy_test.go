@@ -61,6 +61,16 @@ func newRawClient(t *testing.T, cfg *rest.Config) *rawClient {
 
 func (c *rawClient) do(method, path, ctype, body string) (int, map[string]any) {
 	c.t.Helper()
+	code, _, b := c.send(method, path, ctype, "application/json", body)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return code, m
+}
+
+// send sends one request (ctype and accept, when not empty, its
+// Content-Type and Accept) and reads the whole answer.
+func (c *rawClient) send(method, path, ctype, accept, body string) (int, http.Header, []byte) {
+	c.t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -75,7 +85,9 @@ func (c *rawClient) do(method, path, ctype, body string) (int, map[string]any) {
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
-	req.Header.Set("Accept", "application/json")
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		c.t.Fatal(err)
@@ -85,9 +97,7 @@ func (c *rawClient) do(method, path, ctype, body string) (int, map[string]any) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return resp.StatusCode, m
+	return resp.StatusCode, resp.Header, b
 }
 
 // step sends a request and records its code and, for a Status, its

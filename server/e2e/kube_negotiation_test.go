@@ -1,15 +1,13 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestKubeNegotiationSameAsOurs sends the same requests with the same
@@ -77,6 +75,27 @@ func TestKubeNegotiationSameAsOurs(t *testing.T) {
 			}
 		}
 	}
+	// Tables of kinds whose cells serve makes itself: kube's column
+	// definitions (types, descriptions, which columns).
+	for _, r := range []string{"configmaps", "secrets", "serviceaccounts", "events"} {
+		path := "/api/v1/namespaces/" + ns + "/" + r
+		k, o := kube.columns(path), ours.columns(path)
+		if k != o {
+			t.Errorf("%s Table columns:\n kube:  %s\n serve: %s", r, k, o)
+		}
+	}
+	// A watch from a resourceVersion not reached yet starts (200) and
+	// waits for what comes after it, as kube's cacher lets it.
+	for _, c := range []*rawClient{kube, ours} {
+		_, m := c.do("GET", cms, "", "")
+		rv, err := strconv.ParseInt(strings.Trim(jsonAt(m, "metadata.resourceVersion"), `"`), 10, 64)
+		if err != nil {
+			t.Fatalf("list resourceVersion: %v", m["metadata"])
+		}
+		if got := c.accepting("GET", fmt.Sprintf("%s?watch=1&timeoutSeconds=1&resourceVersion=%d", cms, rv+1000), "application/json", "", ""); got != "200 application/json" {
+			t.Errorf("%s: watch from a future resourceVersion: %s", c.host, got)
+		}
+	}
 	names := func(c *rawClient, path string) []string {
 		_, m := c.do("GET", path, "", "")
 		var out []string
@@ -101,33 +120,24 @@ func TestKubeNegotiationSameAsOurs(t *testing.T) {
 // message.
 func (c *rawClient) accepting(method, path, accept, ctype, body string) string {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.host+path, rd)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	req.Header.Set("Accept", accept)
-	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	out := fmt.Sprintf("%d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	code, hdr, b := c.send(method, path, ctype, accept, body)
+	out := fmt.Sprintf("%d %s", code, hdr.Get("Content-Type"))
 	var m map[string]any
 	if json.Unmarshal(b, &m) == nil && m["kind"] == "Status" {
 		out += fmt.Sprintf(" %v %q", m["reason"], m["message"])
 	}
 	return out
+}
+
+// columns is the JSON of the column definitions of path's Table.
+func (c *rawClient) columns(path string) string {
+	c.t.Helper()
+	_, _, b := c.send("GET", path, "", "application/json;as=Table;g=meta.k8s.io;v=v1", "")
+	var tbl struct {
+		ColumnDefinitions json.RawMessage `json:"columnDefinitions"`
+	}
+	if err := json.Unmarshal(b, &tbl); err != nil {
+		c.t.Fatalf("%s: %v", path, err)
+	}
+	return string(tbl.ColumnDefinitions)
 }

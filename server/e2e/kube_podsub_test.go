@@ -1,16 +1,13 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -42,29 +39,8 @@ type rawAnswer struct {
 
 func (c *rawClient) raw(method, path, ctype, body string) rawAnswer {
 	c.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, c.host+path, rd)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	a := rawAnswer{code: resp.StatusCode, body: b}
+	code, _, b := c.send(method, path, ctype, "", body)
+	a := rawAnswer{code: code, body: b}
 	_ = json.Unmarshal(b, &a.m)
 	return a
 }
