@@ -23,6 +23,7 @@ import (
 	kubeoptions "k8s.io/kubernetes/pkg/kubeapiserver/options"
 	quotainstall "k8s.io/kubernetes/pkg/quota/v1/install"
 	"k8s.io/kubernetes/plugin/pkg/admission/podtopologylabels"
+	podpriority "k8s.io/kubernetes/plugin/pkg/admission/priority"
 	"k8s.io/kubernetes/plugin/pkg/admission/serviceaccount"
 
 	"github.com/listwatch/listwatch/server/auth"
@@ -116,21 +117,18 @@ func newBuiltinAdmission(client kubernetes.Interface, dyn dynamic.Interface, f i
 	if err != nil {
 		return nil, err
 	}
-	before, err := builtinPlugins(client, dyn, f, authz, stop, beforeNames)
+	plugins, err := builtinPlugins(client, dyn, f, authz, stop, slices.Concat(beforeNames, afterNames))
 	if err != nil {
 		return nil, err
 	}
-	after, err := builtinPlugins(client, dyn, f, authz, stop, afterNames)
-	if err != nil {
-		return nil, err
-	}
+	before := plugins[:len(beforeNames)]
 	b := &builtinAdmission{
 		before: admission.NewChainHandler(before...),
-		quota:  admission.NewChainHandler(after...),
+		quota:  admission.NewChainHandler(plugins[len(beforeNames):]...),
 		quotas: f.Core().V1().ResourceQuotas().Lister(),
 	}
 	for i, p := range before {
-		if beforeNames[i] != "Priority" && (p.Handles(admission.Delete) || p.Handles(admission.Connect)) {
+		if beforeNames[i] != podpriority.PluginName && (p.Handles(admission.Delete) || p.Handles(admission.Connect)) {
 			b.onDeleteOrConnect = true
 		}
 	}

@@ -245,7 +245,7 @@ func (c *call) componentStatuses(info *request.Info) error {
 	if gvk.Kind == "ComponentStatus" {
 		return c.writeObject(http.StatusOK, b)
 	}
-	if o, err := negotiate(c.r.Header.Get("Accept"), c.res); err == nil && o.form == formTable {
+	if o, err := c.output(); err == nil && o.form == formTable {
 		list := external.(*corev1.ComponentStatusList)
 		values := make([][]byte, 0, len(list.Items))
 		for i := range list.Items {

@@ -258,7 +258,7 @@ func (c *call) deleteCollection() error {
 		deleted = append(deleted, last)
 	}
 	c.tr.Step("Objects deleted from database", slog.Int("count", len(deleted)))
-	if out, err := negotiate(c.r.Header.Get("Accept"), c.res); err == nil && out.proto && out.form == formJSON {
+	if out, err := c.output(); err == nil && out.proto && out.form == formJSON {
 		return c.protoList(out, wire.ListMeta{}, storage.ListPage{Items: deleted})
 	}
 	return c.streamList(wire.ListMeta{}, c.res.listKind, c.res.apiVersion(), storage.ListPage{Items: deleted}, "", func(b []byte) ([]byte, error) {

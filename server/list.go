@@ -17,7 +17,7 @@ import (
 // list answers a LIST: options validated as kube does, one page read from
 // the Reader, and the response streamed item by item.
 func (c *call) list() error {
-	out, err := negotiate(c.r.Header.Get("Accept"), c.res)
+	out, err := c.output()
 	if err != nil {
 		return err
 	}

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -166,9 +168,47 @@ func negotiateWatch(accept string, r *resource) (output, error) {
 	return out, nil
 }
 
-func notAcceptableMsg(msg string) error {
+func notAcceptableMsg(msg string) *wire.Status {
 	return &wire.Status{TypeMeta: wire.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: wire.StatusFailure,
 		Code: http.StatusNotAcceptable, Reason: wire.ReasonNotAcceptable, Message: msg}
+}
+
+// acceptable is what kube does with a request's Accept before its
+// handler reads or writes anything: for built-in kinds its router's
+// checks (a patch's Content-Type, then Accept: routeAccepts), then the
+// handler's negotiation of the response's form, kept for the response
+// (output). So an unacceptable Accept is a 406 before a write happens or
+// a missing object is a 404.
+func (c *call) acceptable(info *request.Info) error {
+	if c.res.crd == "" {
+		if routeRefusesContentType(c.r) {
+			return c.res.unsupportedPatch()
+		}
+		if err := routeAccepts(c.r.Header.Get("Accept"), info.Verb == "list" || info.Verb == "watch"); err != nil {
+			return err
+		}
+	}
+	if info.Verb == "watch" {
+		_, err := c.watchOutput()
+		return err
+	}
+	_, err := c.output()
+	return err
+}
+
+// output is the form of c's response, negotiated from Accept once per
+// request.
+func (c *call) output() (output, error) { return c.negotiateOnce(negotiate) }
+
+// watchOutput is output for a watch (negotiateWatch).
+func (c *call) watchOutput() (output, error) { return c.negotiateOnce(negotiateWatch) }
+
+func (c *call) negotiateOnce(negotiate func(string, *resource) (output, error)) (output, error) {
+	if !c.negotiated {
+		c.out, c.outErr = negotiate(c.r.Header.Get("Accept"), c.res)
+		c.negotiated = true
+	}
+	return c.out, c.outErr
 }
 
 // asPartial checks the partial metadata out asks for against what the
@@ -197,8 +237,7 @@ func (c *call) asPartial(out output, list bool) error {
 		return notAcceptableMsg("you requested PartialObjectMetadata, but the requested object is a list (" + typeName + ")")
 	}
 	if c.res.typed() == nil {
-		return &wire.Status{TypeMeta: wire.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: wire.StatusFailure,
-			Code: http.StatusInternalServerError, Message: "content is not a list"}
+		return plainError(errors.New("content is not a list"))
 	}
 	return notAcceptableMsg("you requested PartialObjectMetadataList, but the requested object is not a list (" + typeName + ")")
 }
@@ -312,9 +351,9 @@ func routeAccepts(accept string, stream bool) error {
 	if stream {
 		produces += ", application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
 	}
-	return &wire.Status{TypeMeta: wire.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: wire.StatusFailure,
-		Code: http.StatusNotAcceptable, Reason: wire.ReasonNotAcceptable, Details: &wire.StatusDetails{},
-		Message: "406: Not Acceptable\n\nAvailable representations: " + produces}
+	st := notAcceptableMsg("406: Not Acceptable\n\nAvailable representations: " + produces)
+	st.Details = &wire.StatusDetails{}
+	return st
 }
 
 // routeRefusesContentType reports whether kube's router would refuse r's

@@ -165,26 +165,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 		req.warnStrict(strictErrors{res.deprecated})
 	}
 	if !isConnect(res, info) {
-		// kube's router, for built-in kinds, then the handler: every
-		// verb's handler negotiates the response's media type first, so
-		// an unacceptable Accept is a 406 before anything is read or
-		// written.
-		err := error(nil)
-		switch {
-		case res.crd != "":
-		case routeRefusesContentType(r):
-			err = res.unsupportedPatch()
-		default:
-			err = routeAccepts(r.Header.Get("Accept"), info.Verb == "list" || info.Verb == "watch")
-		}
-		switch {
-		case err != nil:
-		case info.Verb == "watch":
-			_, err = negotiateWatch(r.Header.Get("Accept"), res)
-		default:
-			_, err = negotiate(r.Header.Get("Accept"), res)
-		}
-		if err != nil {
+		if err := req.acceptable(info); err != nil {
 			writeResourceError(w, r, err)
 			return
 		}
@@ -270,6 +251,11 @@ type call struct {
 	// allocated finishes a Service's cluster IP and node port
 	// allocation (servicealloc.go); nil if none is pending.
 	allocated genericregistry.FinishFunc
+	// negotiated says out and outErr hold the negotiation of the
+	// response's form (output), done once per request.
+	negotiated bool
+	out        output
+	outErr     error
 	// body and sent are a JSON or YAML create or update body of a
 	// built-in kind or a custom resource, as JSON and as sent, for kube's
 	// message when a later decoding of it fails (decodeerr.go); nil
@@ -280,7 +266,7 @@ type call struct {
 // writeObject writes one stored value (with its resourceVersion) as the
 // response, in the form the client accepts.
 func (c *call) writeObject(code int, value []byte) error {
-	out, err := negotiate(c.r.Header.Get("Accept"), c.res)
+	out, err := c.output()
 	if err != nil {
 		return err
 	}

@@ -129,7 +129,7 @@ func (c *call) getScale() error {
 }
 
 func (c *call) writeScale(s *autoscalingv1.Scale) error {
-	if _, err := negotiate(c.r.Header.Get("Accept"), c.res); err != nil {
+	if _, err := c.output(); err != nil {
 		return err
 	}
 	b, err := json.Marshal(s)

@@ -33,7 +33,7 @@ const DefaultWatchWriteTimeout = 60 * time.Second
 // comes first, instead of holding a goroutine, a watch slot and its
 // buffered events for ever.
 func (c *call) watch() error {
-	out, err := negotiateWatch(c.r.Header.Get("Accept"), c.res)
+	out, err := c.watchOutput()
 	if err != nil {
 		return err
 	}

@@ -262,18 +262,10 @@ func (c *call) webhookContext(create bool) context.Context {
 	return ctx
 }
 
-// createOrUpdate is the admission operation of a write over old (nil on
-// create).
-func createOrUpdate(old *doc) admission.Operation {
-	if old == nil {
-		return admission.Create
-	}
-	return admission.Update
-}
-
-// operation is kube's admission operation of c's write.
-func (c *call) operation(old runtime.Object) admission.Operation {
-	if old == nil {
+// writeOperation is kube's admission operation of a write: CREATE, or
+// UPDATE of a stored object.
+func writeOperation(create bool) admission.Operation {
+	if create {
 		return admission.Create
 	}
 	return admission.Update
@@ -286,7 +278,7 @@ func (c *call) operation(old runtime.Object) admission.Operation {
 // chain runs a second time for the policies and webhooks that ask for it
 // when a later one changed the object.
 func (c *call) mutateTyped(t *typedKind, obj, old runtime.Object) error {
-	if !c.admissionOn(c.operation(old)) {
+	if !c.admissionOn(writeOperation(old == nil)) {
 		return nil
 	}
 	return c.mutate(t.external, admission.NewObjectInterfacesFromScheme(t.scheme), obj, old)
@@ -297,7 +289,7 @@ func (c *call) mutate(gvk schema.GroupVersionKind, o admission.ObjectInterfaces,
 	if m, err := metaName(obj); err == nil {
 		name = m
 	}
-	attrs := c.webhookAttrs(c.operation(old), gvk, name, obj, old)
+	attrs := c.webhookAttrs(writeOperation(old == nil), gvk, name, obj, old)
 	ctx := c.webhookContext(old == nil)
 	// kube's order: MutatingAdmissionPolicy, then the webhooks (mapolicy.go).
 	if err := c.s.webhooks.mutationChain(ctx, attrs, o); err != nil {
@@ -309,10 +301,10 @@ func (c *call) mutate(gvk schema.GroupVersionKind, o admission.ObjectInterfaces,
 // validateTyped runs the validating webhooks over a built-in kind's
 // internal object, after the strategy validated it.
 func (c *call) validateTyped(t *typedKind, obj, old runtime.Object) error {
-	if !c.admissionOn(c.operation(old)) {
+	if !c.admissionOn(writeOperation(old == nil)) {
 		return nil
 	}
-	return c.validate(t.external, admission.NewObjectInterfacesFromScheme(t.scheme), obj, old, c.operation(old))
+	return c.validate(t.external, admission.NewObjectInterfacesFromScheme(t.scheme), obj, old, writeOperation(old == nil))
 }
 
 func (c *call) validate(gvk schema.GroupVersionKind, o admission.ObjectInterfaces, obj, old runtime.Object, op admission.Operation) error {
@@ -383,7 +375,7 @@ func customObjects(d, old *doc) (*unstructured.Unstructured, runtime.Object, err
 // mutateCustom runs the mutating webhooks over a custom resource's write
 // d (old: the stored object, nil on create); their patches land in d.
 func (c *call) mutateCustom(d, old *doc) error {
-	if c.res.typed() != nil || !c.admissionOn(createOrUpdate(old)) {
+	if c.res.typed() != nil || !c.admissionOn(writeOperation(old == nil)) {
 		return nil
 	}
 	obj, oldObj, err := customObjects(d, old)
@@ -416,14 +408,14 @@ func (c *call) webhookValidateCustom(d, old *doc) error {
 	if c.scale {
 		return c.validateScale(d, old) // scale_admission.go
 	}
-	if c.res.typed() != nil || !c.admissionOn(createOrUpdate(old)) {
+	if c.res.typed() != nil || !c.admissionOn(writeOperation(old == nil)) {
 		return nil
 	}
 	obj, oldObj, err := customObjects(d, old)
 	if err != nil {
 		return err
 	}
-	return c.validate(c.customGVK(), admission.NewObjectInterfacesFromScheme(legacyscheme.Scheme), obj, oldObj, c.operation(oldObj))
+	return c.validate(c.customGVK(), admission.NewObjectInterfacesFromScheme(legacyscheme.Scheme), obj, oldObj, writeOperation(oldObj == nil))
 }
 
 // validateDelete runs the validating webhooks over the deletion of cur, as
