@@ -5,10 +5,15 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
 )
+
+// preDeadlineBookmark is how long before a watch's deadline a watcher
+// that allows bookmarks gets one (kube's cacher: 2 s).
+const preDeadlineBookmark = 2 * time.Second
 
 // WatchList opens a watch under prefix (the cache's prefix or a narrower
 // one). Where it starts:
@@ -25,6 +30,10 @@ import (
 //     changes after N when they come, as kube's cacher does (only a
 //     watch with initial events, ReadNotOlderThan, waits for N or fails
 //     with ErrTooLargeResourceVersion).
+//
+// With AllowBookmarks, bookmarks come every BookmarkInterval and, when
+// ctx has a deadline, once more 2 s before it, as kube's cacher sends
+// them.
 //
 // The stream has no goroutine of its own: the caller's Next reads the
 // cache's shared history, so an event is stored and encoded once however
@@ -89,6 +98,13 @@ func (c *Cache) WatchList(ctx context.Context, prefix string, opts storage.Watch
 	}
 
 	w := &watcher{c: c, prefix: prefix, pred: opts.Predicate, bookmarks: opts.AllowBookmarks, closed: make(chan struct{})}
+	if d, ok := ctx.Deadline(); ok && w.bookmarks {
+		// As kube's cacher: a bookmark shortly before the watch's deadline,
+		// so the client restarts its watch from a recent revision.
+		if at := time.Until(d) - preDeadlineBookmark; at > 0 {
+			w.pre = time.NewTimer(at)
+		}
+	}
 	sendInitial, initialEnd := opts.InitialEvents()
 
 	c.mu.Lock()
@@ -147,6 +163,11 @@ type watcher struct {
 	after  int64
 	epoch  uint64
 	slowAt uint64
+	// pre fires preDeadlineBookmark before the watch's deadline (nil
+	// without bookmarks or a deadline); preDue is set when it has fired
+	// and the bookmark it asks for is not sent yet.
+	pre    *time.Timer
+	preDue bool
 	// err, once set, is returned by every Next.
 	err error
 
@@ -169,6 +190,10 @@ func (w *watcher) Next(ctx context.Context) (storage.WatchEvent, error) {
 			return ev, nil
 		}
 	}
+	var pre <-chan time.Time
+	if w.pre != nil {
+		pre = w.pre.C
+	}
 	for {
 		ev, ok, wait := w.nextFromHistory()
 		if w.err != nil {
@@ -178,6 +203,8 @@ func (w *watcher) Next(ctx context.Context) (storage.WatchEvent, error) {
 			return ev, nil
 		}
 		select {
+		case <-pre:
+			w.preDue, pre = true, nil
 		case <-wait:
 		case <-ctx.Done():
 			return storage.WatchEvent{}, ctx.Err()
@@ -279,8 +306,8 @@ func (w *watcher) nextFromHistory() (ev storage.WatchEvent, ok bool, wait <-chan
 		w.err = ErrStopped
 		return ev, false, nil
 	}
-	if w.bookmarks && w.epoch != c.epoch && c.rev > w.after {
-		w.epoch = c.epoch
+	if w.bookmarks && (w.epoch != c.epoch || w.preDue) && c.rev > w.after {
+		w.epoch, w.preDue = c.epoch, false
 		w.lastRev = max(w.lastRev, c.rev)
 		return storage.WatchEvent{Type: wire.Bookmark, Revision: w.lastRev}, true, nil
 	}
@@ -297,6 +324,9 @@ func (w *watcher) tooSlowLocked() {
 func (w *watcher) Close() {
 	w.closeOnce.Do(func() {
 		close(w.closed)
+		if w.pre != nil {
+			w.pre.Stop()
+		}
 		w.c.m.watchers.Dec()
 	})
 }

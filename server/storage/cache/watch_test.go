@@ -293,3 +293,33 @@ func TestWatchFromFutureRevision(t *testing.T) {
 		t.Fatalf("first event %q, want %q", got[0], want)
 	}
 }
+
+// TestWatchBookmarkBeforeDeadline: a watch that allows bookmarks gets one
+// 2 s before its context's deadline, as kube's cacher sends it, even when
+// the periodic bookmark is an hour away; a watch without bookmarks gets
+// none.
+func TestWatchBookmarkBeforeDeadline(t *testing.T) {
+	e := etcdtest.Start(t)
+	mustCreate(t, e.Store, "ns", "a", nil)
+	c := startCache(t, e.Store, Config{BookmarkInterval: time.Hour})
+	cur := waitRev(t, c.Cache, e.Store)
+	deadline := time.Now().Add(3 * time.Second)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	for _, bookmarks := range []bool{true, false} {
+		w, err := c.WatchList(ctx, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: cur, AllowBookmarks: bookmarks})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		ev, err := w.Next(ctx)
+		switch {
+		case bookmarks && (err != nil || ev.Type != wire.Bookmark || ev.Revision < cur):
+			t.Fatalf("with bookmarks: %+v, %v; want a bookmark at >= %d before the deadline", ev, err, cur)
+		case bookmarks && time.Until(deadline) > preDeadlineBookmark+500*time.Millisecond:
+			t.Fatalf("bookmark %s before the deadline, want about %s", time.Until(deadline), preDeadlineBookmark)
+		case !bookmarks && !errors.Is(err, context.DeadlineExceeded):
+			t.Fatalf("without bookmarks: %+v, %v; want the deadline", ev, err)
+		}
+	}
+}
