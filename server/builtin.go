@@ -206,7 +206,6 @@ func builtinResources() []*resource {
 			group: groupCRD, version: "v1", plural: "customresourcedefinitions", hasStatus: true, singular: "customresourcedefinition",
 			kind: "CustomResourceDefinition", keyGroup: groupCRD,
 			shortNames: []string{"crd", "crds"}, categories: []string{"api-extensions"},
-			columns: []column{{name: "Created At", path: []string{"metadata", "creationTimestamp"}, typ: "date"}},
 		},
 	}, append(kubeResources(), groupsResources()...)...)
 }

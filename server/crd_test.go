@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -298,4 +299,30 @@ func TestCRDStaleEventsIgnored(t *testing.T) {
 // object keeping any field.
 func anySchema() map[string]any {
 	return map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}
+}
+
+// TestCRDTable: the CRD list's Table is kube's CRD convertor's (Name,
+// Scope, Versions, Created At, and wide Group, Kind, ShortNames,
+// Established), as `kubectl get crd` shows against kube.
+func TestCRDTable(t *testing.T) {
+	e := newEnv(t)
+	created := e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1", "v1beta1"))
+	tbl := e.must(200, "GET", crdPath, nil, "Accept", tableAccept)
+	var names []string
+	for _, c := range tbl["columnDefinitions"].([]any) {
+		names = append(names, c.(map[string]any)["name"].(string))
+	}
+	if want := []string{"Name", "Scope", "Versions", "Created At", "Group", "Kind", "ShortNames", "Established"}; !slices.Equal(names, want) {
+		t.Fatalf("columns %v, want %v", names, want)
+	}
+	rows := tbl["rows"].([]any)
+	if len(rows) != 1 {
+		t.Fatalf("rows %v", rows)
+	}
+	got := rows[0].(map[string]any)["cells"].([]any)
+	want := []any{"widgets.example.com", "Namespaced", "v1(storage),v1beta1",
+		path(created, "metadata", "creationTimestamp"), "example.com", "Widget", "wd", true}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("cells %v, want %v", got, want)
+	}
 }

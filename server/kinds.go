@@ -5,6 +5,7 @@ import (
 
 	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
+	crdtable "k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition/tableconvertor"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -192,6 +193,9 @@ var typedKinds = func() map[string]*typedKind {
 			internal: schema.GroupVersionKind{Group: groupCRD, Version: runtime.APIVersionInternal, Kind: "CustomResourceDefinition"},
 			strategy: crd,
 			status:   customresourcedefinition.NewStatusStrategy(crdScheme),
+			// kube's CRD storage has its own Table: Name, Scope, Versions,
+			// Created At, then Group, Kind, ShortNames, Established.
+			printed: true, table: crdtable.New(),
 		},
 	}
 	maps.Copy(kinds, groupsTypedKinds()) // kinds_groups.go
