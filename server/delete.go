@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -216,23 +217,22 @@ func (c *call) deleteCollection() error {
 	if err != nil {
 		return storageError(err, c.res, "")
 	}
-	deleted := make([]storage.KV, 0, len(page.Items))
+	deleted := 0
 	for _, kv := range page.Items {
 		if len(opts.DryRun) > 0 && (c.res.isCRDs() || c.res.plural == "namespaces") {
-			deleted = append(deleted, kv)
 			continue
 		}
 		if !c.res.isCRDs() {
 			// Each object's own lifecycle (deleteflow.go), as kube's
 			// DeleteCollection calls Delete for each.
-			res, err := c.deleteObject(c.r.Context(), strings.TrimPrefix(kv.Key, c.res.prefix(c.ns)), opts, len(opts.DryRun) > 0)
+			_, err := c.deleteObject(c.r.Context(), strings.TrimPrefix(kv.Key, c.res.prefix(c.ns)), opts, len(opts.DryRun) > 0)
 			if st := (*wire.Status)(nil); errors.As(err, &st) && st.Code == http.StatusNotFound {
 				continue
 			}
 			if err != nil {
 				return err
 			}
-			deleted = append(deleted, storage.KV{Key: kv.Key, Value: res.value})
+			deleted++
 			continue
 		}
 		if c.res.isCRDs() {
@@ -255,15 +255,18 @@ func (c *call) deleteCollection() error {
 		if c.res.isCRDs() {
 			_ = c.s.reg.setCRD(strings.TrimPrefix(kv.Key, c.res.prefix("")), last.Revision, nil)
 		}
-		deleted = append(deleted, last)
+		deleted++
 	}
-	c.tr.Step("Objects deleted from database", slog.Int("count", len(deleted)))
+	c.tr.Step("Objects deleted from database", slog.Int("count", deleted))
+	// As kube's DeleteCollection: the answer is the list the objects were
+	// deleted from, each item as listed (a missing one too), with the
+	// list's resourceVersion.
+	meta := wire.ListMeta{ResourceVersion: strconv.FormatInt(page.Revision, 10)}
+	listed := storage.ListPage{Items: page.Items}
 	if out, err := c.output(); err == nil && out.proto && out.form == formJSON {
-		return c.protoList(out, wire.ListMeta{}, storage.ListPage{Items: deleted})
+		return c.protoList(out, meta, listed)
 	}
-	return c.streamList(wire.ListMeta{}, c.res.listKind, c.res.apiVersion(), storage.ListPage{Items: deleted}, "", func(b []byte) ([]byte, error) {
-		return c.res.relabel(b), nil
-	})
+	return c.streamObjects(meta, listed, "")
 }
 
 // deletePrefix deletes every key under prefix, page by page, as the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -88,6 +89,9 @@ func FuzzNegotiate(f *testing.F) {
 				if out.proto && r.crd != "" && out.form != formPartial {
 					t.Fatalf("protobuf for a custom resource: %q", accept)
 				}
+				if out.yaml && (out.proto || !strings.Contains(accept, "yaml") && !strings.Contains(accept, "*")) {
+					t.Fatalf("YAML for %q: %+v", accept, out)
+				}
 			}
 			if _, err := negotiate(accept+",application/json", r); err != nil {
 				t.Fatalf("json fallback refused for %q: %v", accept, err)
@@ -117,4 +121,47 @@ func BenchmarkDecodeDoc(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzTypeMetaEnd: where typeMetaEnd cuts an object's JSON, "{" and the
+// rest are the same object without apiVersion and kind, both strings
+// before the cut.
+func FuzzTypeMetaEnd(f *testing.F) {
+	f.Add([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v"}}`))
+	f.Add([]byte(`{"apiVersion":"apps/v1","kind":"Deployment"}`))
+	f.Add([]byte(`{"apiVersion":"v\"1","kind":"X","a":1}`))
+	f.Add([]byte(`{"kind":"X","apiVersion":"v1","a":1}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n := typeMetaEnd(b)
+		var whole map[string]any
+		valid := json.Unmarshal(b, &whole) == nil
+		if n == 0 {
+			return
+		}
+		cut := append([]byte{'{'}, b[n:]...)
+		if !valid {
+			return
+		}
+		var rest map[string]any
+		if err := json.Unmarshal(cut, &rest); err != nil {
+			t.Fatalf("cut %q of %q: %v", cut, b, err)
+		}
+		if _, ok := whole["apiVersion"].(string); !ok {
+			t.Fatalf("cut %q without a string apiVersion", b)
+		}
+		if _, ok := whole["kind"].(string); !ok {
+			t.Fatalf("cut %q without a string kind", b)
+		}
+		if _, dup := rest["apiVersion"]; dup {
+			return // a duplicate key: the last one won in whole
+		}
+		if _, dup := rest["kind"]; dup {
+			return
+		}
+		delete(whole, "apiVersion")
+		delete(whole, "kind")
+		if !reflect.DeepEqual(whole, rest) {
+			t.Fatalf("cut %q of %q: %v, want %v", cut, b, rest, whole)
+		}
+	})
 }

@@ -60,11 +60,10 @@ func (c *call) list() error {
 		}
 		writeJSON(c.w, http.StatusOK, t)
 	case out.form == formPartial:
-		return c.streamList(meta, "PartialObjectMetadataList", "meta.k8s.io/v1", page, "json partial", partialObject)
+		return c.streamList(listHead{kind: "PartialObjectMetadataList", apiVersion: "meta.k8s.io/v1", meta: meta}, page,
+			itemForm{key: "json partial", item: partialListItem})
 	default:
-		return c.streamList(meta, c.res.listKind, c.res.apiVersion(), page, c.res.runKey("json"), func(b []byte) ([]byte, error) {
-			return c.res.relabel(b), nil
-		})
+		return c.streamObjects(meta, page, c.res.runKey("json"))
 	}
 	c.tr.Step("Writing http response done")
 	return nil
@@ -125,24 +124,61 @@ func (o listOut) release() {
 	}
 }
 
-// streamList writes the list envelope and then each item's bytes, so the
-// response is never built whole in memory. Once the header is written an
-// error can only cut the stream short, which the client sees as a
-// truncated body. Runs of items (page.Runs) are spliced in compressed
-// when the response is gzipped (listgzip.go), under the run memo key
-// runKey ("" for none).
-func (c *call) streamList(meta wire.ListMeta, kind, apiVersion string, page storage.ListPage, runKey string, conv func([]byte) ([]byte, error)) error {
-	items := page.Items
+func partialListItem(kv storage.KV) ([]byte, error) { return partialObject(kv.Value) }
+
+// streamObjects streams page as a list of r's kind in JSON. As kube's, a
+// built-in kind's list items carry no apiVersion and kind (its typed List
+// encodes none); a custom resource's do, and its list's metadata always
+// has continue (its list is unstructured, whose continue kube's storage
+// sets, "" at the end).
+func (c *call) streamObjects(meta wire.ListMeta, page storage.ListPage, runKey string) error {
+	cr := c.res.crd != ""
+	return c.streamList(listHead{kind: c.res.listKind, apiVersion: c.res.apiVersion(), meta: meta, continueAlways: cr}, page,
+		itemForm{key: runKey, typeless: !cr, item: func(kv storage.KV) ([]byte, error) { return c.res.relabel(kv.Value), nil }})
+}
+
+// listHead is what a JSON list says before its items.
+type listHead struct {
+	kind, apiVersion string
+	meta             wire.ListMeta
+	// continueAlways: metadata.continue even when it is "".
+	continueAlways bool
+}
+
+// marshal is the list's JSON up to and including `"items":[`.
+func (h listHead) marshal() ([]byte, error) {
+	var meta any = h.meta
+	if h.continueAlways {
+		meta = struct {
+			ResourceVersion    string `json:"resourceVersion,omitempty"`
+			Continue           string `json:"continue"`
+			RemainingItemCount *int64 `json:"remainingItemCount,omitempty"`
+		}{h.meta.ResourceVersion, h.meta.Continue, h.meta.RemainingItemCount}
+	}
 	head, err := json.Marshal(struct {
 		wire.TypeMeta
-		Metadata wire.ListMeta `json:"metadata"`
-	}{wire.TypeMeta{Kind: kind, APIVersion: apiVersion}, meta})
+		Metadata any `json:"metadata"`
+	}{wire.TypeMeta{Kind: h.kind, APIVersion: h.apiVersion}, meta})
+	if err != nil {
+		return nil, err
+	}
+	return append(head[:len(head)-1], `,"items":[`...), nil
+}
+
+// streamList writes the list envelope and then each item's bytes (f's
+// item, key and typeless; its separator is JSON's comma), so the response
+// is never built whole in memory. Once the header is written an error can
+// only cut the stream short, which the client sees as a truncated body.
+// Runs of items (page.Runs) are spliced in compressed when the response
+// is gzipped (listgzip.go), under the run memo key f.key ("" for none).
+func (c *call) streamList(h listHead, page storage.ListPage, f itemForm) error {
+	f.sep = commaBytes
+	items := page.Items
+	head, err := h.marshal()
 	if err != nil {
 		return err
 	}
-	head = append(head[:len(head)-1], `,"items":[`...)
-	sp, err := c.spliceItems(page, itemForm{key: runKey, sep: commaBytes, item: func(kv storage.KV) ([]byte, error) { return conv(kv.Value) }},
-		int64(len(head)+len(listTail)))
+	sp, err := c.spliceItems(page, f, int64(len(head)+len(listTail)))
 	if err != nil {
 		return err
 	}
@@ -155,15 +191,12 @@ func (c *call) streamList(meta wire.ListMeta, kind, apiVersion string, page stor
 	defer bw.release()
 	bw.Write(head)
 	for i, kv := range items {
-		b, err := conv(kv.Value)
+		b, err := f.item(kv)
 		if err != nil {
 			c.s.log.Error("list: bad stored value", slog.String("key", kv.Key), slog.Any("err", err))
 			return nil
 		}
-		if i > 0 {
-			bw.comma()
-		}
-		if _, err := bw.Write(b); err != nil {
+		if err := f.write(bw, i, b); err != nil {
 			return nil // the client went away
 		}
 	}

@@ -148,3 +148,36 @@ func TestBadWriteInput(t *testing.T) {
 	e.must(200, "GET", cmPath, nil, "Accept", "application/cbor, application/json")
 	e.expectStatus(422, "Invalid", "", "POST", "/api/v1/namespaces/default/services", map[string]any{"metadata": map[string]any{"name": "1svc"}})
 }
+
+// TestTypedListItemsTypeless: as kube's, a built-in kind's JSON list items
+// carry no apiVersion or kind (its typed List encodes none; gzipped lists:
+// TestSpliceItems), nor the items of a deletecollection's answer; GET
+// keeps them.
+func TestTypedListItemsTypeless(t *testing.T) {
+	e := newEnv(t)
+	for i := range 3 {
+		e.must(201, "POST", cmPath, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": fmt.Sprintf("c%d", i), "labels": map[string]any{"x": "y"}}})
+	}
+	check := func(what string, l map[string]any, n int) {
+		t.Helper()
+		items := l["items"].([]any)
+		if len(items) < n {
+			t.Fatalf("%s: %d items, want %d", what, len(items), n)
+		}
+		for _, it := range items {
+			m := it.(map[string]any)
+			if _, ok := m["apiVersion"]; ok {
+				t.Fatalf("%s: item with apiVersion: %v", what, m)
+			}
+			if _, ok := m["kind"]; ok || path(m, "metadata", "name") == nil {
+				t.Fatalf("%s: item %v", what, m)
+			}
+		}
+	}
+	check("list", e.must(200, "GET", cmPath, nil), 3)
+	if got := e.must(200, "GET", cmPath+"/c0", nil); got["kind"] != "ConfigMap" || got["apiVersion"] != "v1" {
+		t.Fatalf("get: %v", got)
+	}
+	check("deletecollection", e.must(200, "DELETE", cmPath+"?labelSelector=x%3Dy", nil), 3)
+}

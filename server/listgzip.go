@@ -23,13 +23,15 @@ import (
 
 // itemForm is how a list writes its items: the bytes of one item, the
 // separator between two (JSON's comma), whether each goes in a protobuf
-// field (a List's items), and the key of the run memo holding runs of
-// items in this form.
+// field (a List's items) or is written without its apiVersion and kind
+// (typeless: a typed JSON List's items), and the key of the run memo
+// holding runs of items in this form.
 type itemForm struct {
-	key    string
-	sep    []byte
-	framed bool
-	item   func(kv storage.KV) ([]byte, error)
+	key      string
+	sep      []byte
+	framed   bool
+	typeless bool
+	item     func(kv storage.KV) ([]byte, error)
 	// runItem, if set, replaces item when a run is compressed: it need
 	// not keep what it encodes (an object's protobuf bytes in the cache's
 	// entry, say), as the run's memo keeps it compressed.
@@ -38,23 +40,85 @@ type itemForm struct {
 
 // size is how many bytes the item b takes in a list.
 func (f itemForm) size(b []byte) int64 {
-	if f.framed {
+	switch {
+	case f.framed:
 		return int64(fieldLen(len(b)))
+	case f.typeless:
+		if n := typeMetaEnd(b); n > 0 {
+			return int64(1 + len(b) - n)
+		}
 	}
 	return int64(len(b))
 }
 
 // write writes item b, the i'th of the list, with the separator or field
-// header before it.
-func (f itemForm) write(w io.Writer, i int, b []byte) {
+// header before it; the error is the first of w's.
+func (f itemForm) write(w io.Writer, i int, b []byte) error {
 	if i > 0 && f.sep != nil {
-		w.Write(f.sep)
+		if _, err := w.Write(f.sep); err != nil {
+			return err
+		}
 	}
 	if f.framed {
 		var hdr [1 + binary.MaxVarintLen64]byte
-		w.Write(appendVarint(append(hdr[:0], 2<<3|2), uint64(len(b))))
+		if _, err := w.Write(appendVarint(append(hdr[:0], 2<<3|2), uint64(len(b)))); err != nil {
+			return err
+		}
 	}
-	w.Write(b)
+	if f.typeless {
+		if n := typeMetaEnd(b); n > 0 {
+			if _, err := w.Write(openBrace); err != nil {
+				return err
+			}
+			b = b[n:]
+		}
+	}
+	_, err := w.Write(b)
+	return err
+}
+
+var openBrace = []byte{'{'}
+
+// typeMetaEnd is where an object's JSON as serve stores it (apiVersion
+// and kind first, encode) goes on after them: "{" and b[n:] are the
+// object without apiVersion and kind. 0 if b does not start so.
+func typeMetaEnd(b []byte) int {
+	if len(b) == 0 || b[0] != '{' {
+		return 0
+	}
+	n, ok := skipStringField(b, 1, `"apiVersion":"`)
+	if !ok || n >= len(b) || b[n] != ',' {
+		return 0
+	}
+	if n, ok = skipStringField(b, n+1, `"kind":"`); !ok || n >= len(b) {
+		return 0
+	}
+	switch b[n] {
+	case ',':
+		return n + 1
+	case '}':
+		return n
+	}
+	return 0
+}
+
+// skipStringField returns the offset after the field at b[i:] that
+// starts with head (a name and the value's opening quote) and has a
+// string value without escapes.
+func skipStringField(b []byte, i int, head string) (int, bool) {
+	if i > len(b) || len(b)-i < len(head) || string(b[i:i+len(head)]) != head {
+		return 0, false
+	}
+	i += len(head)
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			return i + 1, true
+		case '\\':
+			return 0, false
+		}
+	}
+	return 0, false
 }
 
 // splicedItems are a page's items ready to be spliced: each run as its

@@ -25,7 +25,7 @@ func (w gzipSelfRecorder) SendGzipped(code int) bool { w.WriteHeader(code); retu
 func splicePage(rng *rand.Rand, n int) storage.ListPage {
 	page := storage.ListPage{}
 	for i := range n {
-		v := fmt.Sprintf(`{"i":%d,"pad":"%s"}`, i, bytes.Repeat([]byte("x"), rng.IntN(300)))
+		v := fmt.Sprintf(`{"apiVersion":"v1","kind":"K","i":%d,"pad":"%s"}`, i, bytes.Repeat([]byte("x"), rng.IntN(300)))
 		page.Items = append(page.Items, storage.KV{Key: fmt.Sprint("/k/", i), Value: []byte(v)})
 	}
 	for at := rng.IntN(5); at < n; {
@@ -46,15 +46,19 @@ func splicePage(rng *rand.Rand, n int) storage.ListPage {
 // items as a plain list writes them, whether the runs were compressed
 // before or not; the threshold is kube's (a response of exactly 128 KiB
 // is sent as is) and a response under it compresses no run; and the
-// spliced stream gunzips to the plain list.
+// spliced stream gunzips to the plain list; items written typeless (a
+// typed List's) have no apiVersion or kind in either.
 func TestSpliceItems(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	form := itemForm{key: "json test", sep: commaBytes, item: func(kv storage.KV) ([]byte, error) { return kv.Value, nil }}
 	for round := range 40 {
+		form := itemForm{key: "json test", sep: commaBytes, typeless: round%2 == 1, item: func(kv storage.KV) ([]byte, error) { return kv.Value, nil }}
 		page := splicePage(rng, 1+rng.IntN(200))
 		var plain bytes.Buffer
 		for i, kv := range page.Items {
 			form.write(&plain, i, kv.Value)
+		}
+		if typed := bytes.Contains(plain.Bytes(), []byte(`"kind":"K"`)); typed == form.typeless {
+			t.Fatalf("round %d: typeless %v, items %.100s", round, form.typeless, plain.Bytes())
 		}
 		exact := int64(plain.Len())
 		c := &call{w: gzipSelfRecorder{httptest.NewRecorder()}}

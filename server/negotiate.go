@@ -23,6 +23,9 @@ type output struct {
 	// (PartialObjectMetadataList), which one object cannot be, nor a list
 	// PartialObjectMetadata (asPartial).
 	partialList bool
+	// yaml: the response is YAML, converted from its JSON (yamlresp.go);
+	// never for a watch.
+	yaml bool
 }
 
 type formKind int
@@ -110,27 +113,17 @@ func acceptBefore(a, b acceptClause) bool {
 // negotiate picks the response form for r from an Accept header as
 // kube-apiserver does: the first clause (in parseAccept's order) that a
 // served media type matches, exactly or by wildcard, whose parameters the
-// endpoint allows. JSON comes first among served types, so wildcards get
-// JSON; protobuf is served for built-in kinds only; a Table only as JSON;
-// a q of 0 is no refusal (kube ignores it). An empty header is JSON;
-// nothing acceptable is a 406.
+// endpoint allows. JSON comes first among served types, then YAML, so
+// wildcards get JSON; protobuf is served for built-in kinds only; a Table
+// as JSON or YAML; a q of 0 is no refusal (kube ignores it). An empty
+// header is JSON; nothing acceptable is a 406.
 func negotiate(accept string, r *resource) (output, error) {
-	out, _, err := negotiateMedia(accept, r, false)
-	return out, err
-}
-
-// negotiateMedia is negotiate; withYAML counts YAML among the served
-// types, in kube's place (after JSON), and says whether it was picked.
-func negotiateMedia(accept string, r *resource, withYAML bool) (output, bool, error) {
 	if accept == "" {
-		return output{}, false, nil
+		return output{}, nil
 	}
 	_, proto := protoGVK(r)
 	for _, c := range parseAccept(accept) {
 		for _, mt := range [...]string{mediaJSON, contentYAML, mediaProto} {
-			if mt == contentYAML && !withYAML {
-				continue
-			}
 			// Partial metadata is protobuf for custom resources too.
 			if mt == mediaProto && !proto && !strings.HasPrefix(c.params["as"], "PartialObjectMetadata") {
 				continue
@@ -140,11 +133,12 @@ func negotiateMedia(accept string, r *resource, withYAML bool) (output, bool, er
 				continue
 			}
 			if out, ok := acceptParams(c.params, mt, true); ok {
-				return out, mt == contentYAML, nil
+				out.yaml = mt == contentYAML
+				return out, nil
 			}
 		}
 	}
-	return output{}, false, notAcceptable()
+	return output{}, notAcceptable()
 }
 
 // notAcceptable is kube's 406 when no clause of Accept is served: the same
@@ -158,11 +152,11 @@ func notAcceptable() error {
 // it: first as any response (YAML included), then for a stream, which
 // YAML cannot be: a YAML watch is a 406 naming the stream media types.
 func negotiateWatch(accept string, r *resource) (output, error) {
-	out, yaml, err := negotiateMedia(accept, r, true)
+	out, err := negotiate(accept, r)
 	switch {
 	case err != nil:
 		return out, err
-	case yaml:
+	case out.yaml:
 		return out, notAcceptableMsg("only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch")
 	}
 	return out, nil
@@ -286,13 +280,14 @@ func acceptParams(params map[string]string, mt string, transform bool) (output, 
 // conversion, so "protobuf, json" gets a protobuf Status, for built-in
 // kinds and custom resources alike (a custom resource's serializer
 // encodes a Status, not the resource, in protobuf); anything unacceptable
-// falls back to JSON.
+// falls back to JSON. YAML (JSON here, which a YAML response converts)
+// counts in its place.
 func negotiateError(accept string) bool {
 	if accept == "" {
 		return false
 	}
 	for _, c := range parseAccept(accept) {
-		for _, mt := range [...]string{mediaJSON, mediaProto} {
+		for _, mt := range [...]string{mediaJSON, contentYAML, mediaProto} {
 			typ, sub, _ := strings.Cut(mt, "/")
 			if c.typ != typ && c.typ != "*" || c.sub != sub && c.sub != "*" {
 				continue

@@ -35,14 +35,16 @@ func TestNegotiationAsKube(t *testing.T) {
 		"GET", cmPath, nil, "Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
 	e.expectStatus(404, "NotFound", "", "GET", cmPath+"/nope", nil, "Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
 	// A watch is negotiated as any answer, then as a stream, which YAML
-	// (served by kube, not by serve) cannot be.
+	// cannot be.
 	e.expectStatus(406, "NotAcceptable", negotiation, "GET", cmPath+"?watch=1", nil, "Accept", bogus)
 	for _, accept := range []string{"application/yaml", "application/yaml, application/json", "application/yaml;as=Table;g=meta.k8s.io;v=v1"} {
 		e.expectStatus(406, "NotAcceptable", "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
 			"GET", cmPath+"?watch=1", nil, "Accept", accept)
 	}
-	// Not a watch, YAML is passed over for the next clause.
-	e.must(200, "GET", cmPath+"/b", nil, "Accept", "application/yaml, application/json")
+	// Not a watch, YAML is served (TestYAMLResponses).
+	if r := e.do("GET", cmPath+"/b", nil, "Accept", "application/yaml, application/json"); r.code != 200 || r.hdr.Get("Content-Type") != contentYAML {
+		t.Errorf("YAML: %d %s", r.code, r.hdr.Get("Content-Type"))
+	}
 
 	// Custom resources are not behind the router: application/* is JSON;
 	// their 406s name the same types, and their Status can be protobuf.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"log/slog"
 	"net/http"
@@ -169,6 +170,11 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 			writeResourceError(w, r, err)
 			return
 		}
+		if info.Verb != "watch" && req.out.yaml {
+			yw := &yamlWriter{ResponseWriter: w}
+			defer yw.finish()
+			w, req.w = yw, yw
+		}
 	}
 	switch {
 	case res.handler != nil:
@@ -279,7 +285,14 @@ func (c *call) writeObject(code int, value []byte) error {
 	value = c.res.relabel(value)
 	switch out.form {
 	case formTable:
-		t, err := c.table(out, [][]byte{value}, wire.ListMeta{})
+		// A Table of one object has its resourceVersion, as kube's.
+		var v struct {
+			Metadata struct {
+				ResourceVersion string `json:"resourceVersion"`
+			} `json:"metadata"`
+		}
+		_ = json.Unmarshal(value, &v)
+		t, err := c.table(out, [][]byte{value}, wire.ListMeta{ResourceVersion: v.Metadata.ResourceVersion})
 		if err != nil {
 			return err
 		}
