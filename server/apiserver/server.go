@@ -149,6 +149,8 @@ type parts struct {
 	webhooks *server.Webhooks
 	// services allocates Services' cluster IPs and node ports.
 	services *serviceAllocation
+	// controlPlane keeps kube-apiserver's own objects in kube-system.
+	controlPlane *controlPlane
 }
 
 // build constructs the server on an etcd client and credentials; it
@@ -193,6 +195,9 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (_ *parts, e
 		return nil, err
 	}
 	if p.rbac, err = newRBAC(p.url, creds); err != nil {
+		return nil, err
+	}
+	if p.controlPlane, err = newControlPlane(p.rbac.client, creds.CAPEM, strings.TrimPrefix(p.url, "https://")); err != nil {
 		return nil, err
 	}
 	authz, err := authorizer(o, p.rbac.authz)
@@ -338,6 +343,13 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 		case <-ctx.Done():
 			return nil
 		}
+		// kube-apiserver's own loops start once it is ready too (its
+		// post-start hooks), and its identity Lease is deleted before
+		// requests stop.
+		if err := p.controlPlane.start(ctx); err != nil {
+			return err
+		}
+		defer p.controlPlane.stop()
 		return p.controllers.Run(ctx)
 	})
 	g.Go("service allocation", func(ctx context.Context) error {
