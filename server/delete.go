@@ -128,7 +128,7 @@ func (c *call) writeDeletedCode(code int, value []byte, cur *doc) error {
 	}
 	st := wire.NewSuccess()
 	st.Details = &wire.StatusDetails{Name: c.name, Group: c.res.group, Kind: c.res.plural, UID: cur.metaString("uid")}
-	if negotiateError(c.r.Header.Get("Accept")) {
+	if errorMedia(c.r.Header.Get("Accept")) == mediaProto {
 		b, err := protoStatus(st)
 		if err != nil {
 			return err

@@ -96,8 +96,8 @@ func FuzzNegotiate(f *testing.F) {
 			if _, err := negotiate(accept+",application/json", r); err != nil {
 				t.Fatalf("json fallback refused for %q: %v", accept, err)
 			}
-			if negotiateError(accept) && !strings.Contains(accept, mediaProto) && !strings.Contains(accept, "*") {
-				t.Fatalf("protobuf Status for %q", accept)
+			if mt := errorMedia(accept); mt != mediaJSON && !strings.Contains(accept, mt) && !strings.Contains(accept, "*") {
+				t.Fatalf("%s Status for %q", mt, accept)
 			}
 		}
 	})

@@ -275,16 +275,16 @@ func acceptParams(params map[string]string, mt string, transform bool) (output, 
 	return out, true
 }
 
-// negotiateError says whether a Status answering a request is protobuf:
-// kube negotiates errors with the endpoint's media types and no
-// conversion, so "protobuf, json" gets a protobuf Status, for built-in
-// kinds and custom resources alike (a custom resource's serializer
-// encodes a Status, not the resource, in protobuf); anything unacceptable
-// falls back to JSON. YAML (JSON here, which a YAML response converts)
-// counts in its place.
-func negotiateError(accept string) bool {
+// errorMedia is the media type of a Status answering a request: kube
+// negotiates errors with the endpoint's media types (JSON, YAML,
+// protobuf) and no conversion, so "protobuf, json" gets a protobuf
+// Status, for built-in kinds and custom resources alike (a custom
+// resource's serializer encodes a Status, not the resource, in protobuf),
+// and a YAML clause asking for a Table or partial metadata is passed
+// over; anything unacceptable falls back to JSON.
+func errorMedia(accept string) string {
 	if accept == "" {
-		return false
+		return mediaJSON
 	}
 	for _, c := range parseAccept(accept) {
 		for _, mt := range [...]string{mediaJSON, contentYAML, mediaProto} {
@@ -292,12 +292,12 @@ func negotiateError(accept string) bool {
 			if c.typ != typ && c.typ != "*" || c.sub != sub && c.sub != "*" {
 				continue
 			}
-			if out, ok := acceptParams(c.params, mt, false); ok {
-				return out.proto
+			if _, ok := acceptParams(c.params, mt, false); ok {
+				return mt
 			}
 		}
 	}
-	return false
+	return mediaJSON
 }
 
 func parseMediaRange(s string) (string, map[string]string) {

@@ -75,8 +75,15 @@ func TestNegotiateAsKube(t *testing.T) {
 		}
 	}
 	// A custom resource's Status is protobuf too (kube-apiserver v1.37).
-	if !negotiateError(pb+","+js) || negotiateError(pb+";as=Table;v=v1;g=meta.k8s.io,"+js) || !negotiateError(pb) || negotiateError(js+","+pb) {
-		t.Error("error negotiation")
+	for accept, want := range map[string]string{
+		pb + "," + js: pb, pb + ";as=Table;v=v1;g=meta.k8s.io," + js: js, pb: pb, js + "," + pb: js,
+		// YAML as kube: in its place, never with a conversion.
+		"application/yaml": contentYAML, "application/yaml;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1": js,
+		"application/yaml;as=Table;g=meta.k8s.io;v=v1, " + pb: pb, "text/html": js,
+	} {
+		if got := errorMedia(accept); got != want {
+			t.Errorf("errorMedia(%q) = %s, want %s", accept, got, want)
+		}
 	}
 }
 

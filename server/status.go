@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	sigsyaml "sigs.k8s.io/yaml"
+
 	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -46,22 +48,30 @@ func writeError(w http.ResponseWriter, err error) {
 }
 
 // writeResourceError is writeError for a request on a resource: the
-// Status is protobuf when the client accepts protobuf, as kube answers it.
+// Status is in the media type kube negotiates for it (errorMedia):
+// protobuf or YAML when the client asks for them. What a YAML answer's
+// handler buffered (yamlWriter) is dropped.
 func writeResourceError(w http.ResponseWriter, r *http.Request, err error) {
-	if !negotiateError(r.Header.Get("Accept")) {
-		writeError(w, err)
-		return
+	if y, ok := w.(*yamlWriter); ok {
+		w = y.bypass()
 	}
+	var body []byte
 	st := asStatus(err)
-	b, perr := protoStatus(st)
-	if perr != nil {
-		writeError(w, err)
+	mt := errorMedia(r.Header.Get("Accept"))
+	switch mt {
+	case mediaProto:
+		body, err = protoStatus(st)
+	case contentYAML:
+		body, err = sigsyaml.JSONToYAML(mustStatusJSON(st))
+	}
+	if mt == mediaJSON || err != nil {
+		writeError(w, st)
 		return
 	}
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
 	}
-	writeBody(w, int(st.Code), mediaProto, b)
+	writeBody(w, int(st.Code), mt, body)
 }
 
 // writeBody writes body with its content type and code.

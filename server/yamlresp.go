@@ -20,6 +20,8 @@ type yamlWriter struct {
 	http.ResponseWriter
 	code int
 	buf  bytes.Buffer
+	// bypassed: an error went to the writer below (bypass).
+	bypassed bool
 }
 
 func (y *yamlWriter) WriteHeader(code int) {
@@ -38,10 +40,19 @@ func (y *yamlWriter) Write(p []byte) (int, error) {
 // Flush does nothing: the body goes out whole, as YAML, at finish.
 func (y *yamlWriter) Flush() {}
 
+// bypass drops what was buffered and returns the writer below, for an
+// error answered in its own media type; finish then sends nothing.
+func (y *yamlWriter) bypass() http.ResponseWriter {
+	y.code = 0
+	y.buf.Reset()
+	y.bypassed = true
+	return y.ResponseWriter
+}
+
 // finish sends the buffered response: as YAML when it is JSON, else (a
 // handler that wrote another type) as it is.
 func (y *yamlWriter) finish() {
-	if y.code == 0 {
+	if y.code == 0 || y.bypassed {
 		return
 	}
 	body := y.buf.Bytes()

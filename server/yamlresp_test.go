@@ -68,6 +68,28 @@ func TestYAMLResponses(t *testing.T) {
 			t.Fatalf("%s: YAML\n%s\nwant\n%s", r.path, y.body, want)
 		}
 	}
-	e.expectStatus(406, "NotAcceptable", "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
-		"GET", cmPath+"?watch=1", nil, "Accept", contentYAML)
+	expectYAMLStatus(e, 406, "NotAcceptable", "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
+		"GET", cmPath+"?watch=1", contentYAML)
+	// Errors are negotiated without conversions: YAML asking for partial
+	// metadata gets a JSON Status, as from kube.
+	e.expectStatus(406, "NotAcceptable", "you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)",
+		"GET", cmPath+"/b", nil, "Accept", "application/yaml;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+	// A refused patch type, before the handler: YAML too.
+	expectYAMLStatus(e, 415, "UnsupportedMediaType", "415: Unsupported Media Type", "PATCH", cmPath+"/b", contentYAML, "Content-Type", "text/plain")
+}
+
+// expectYAMLStatus sends a request without a body whose answer must be a
+// YAML Status with code, reason and message.
+func expectYAMLStatus(e *env, code int, reason, msg, method, path, accept string, hdr ...string) {
+	e.t.Helper()
+	r := e.do(method, path, nil, append([]string{"Accept", accept}, hdr...)...)
+	var st map[string]any
+	j, err := sigsyaml.YAMLToJSON(r.body)
+	if err == nil {
+		err = json.Unmarshal(j, &st)
+	}
+	if r.code != code || r.hdr.Get("Content-Type") != contentYAML || err != nil ||
+		st["kind"] != "Status" || st["reason"] != reason || st["message"] != msg {
+		e.t.Fatalf("%s %s: %d %s %s, want a YAML Status %d %s %q", method, path, r.code, r.hdr.Get("Content-Type"), r.body, code, reason, msg)
+	}
 }

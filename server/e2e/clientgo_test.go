@@ -180,7 +180,9 @@ func TestClientGoDynamicInformer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+	// Of its namespace only: the server writes kube-system's ConfigMaps
+	// of its own (extension-apiserver-authentication, …) as it starts.
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, "default", nil)
 	inf := factory.ForResource(gvr).Informer()
 	events := make(chan string, 100)
 	inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
