@@ -21,22 +21,8 @@ import (
 func TestKubeNegotiationSameAsOurs(t *testing.T) {
 	kube, ours, ns := sideBySide(t)
 	cms := "/api/v1/namespaces/" + ns + "/configmaps"
-	group := ns + ".example.com"
-	ws := "/apis/" + group + "/v1/namespaces/" + ns + "/widgets"
-	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.` + group + `"},` +
-		`"spec":{"group":"` + group + `","scope":"Namespaced","names":{"plural":"widgets","singular":"widget","kind":"Widget"},` +
-		`"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
-	widget := func(name string) string {
-		return `{"apiVersion":"` + group + `/v1","kind":"Widget","metadata":{"name":"` + name + `"}}`
-	}
+	ws, widget := widgetsSideBySide(t, ns, `{}`, kube, ours)
 	for _, c := range []*rawClient{kube, ours} {
-		if code, m := c.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", jsonCT, crd); code != http.StatusCreated {
-			t.Fatalf("crd: %d %v", code, m)
-		}
-		t.Cleanup(func() {
-			c.do("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets."+group, "", "")
-		})
-		c.await(ws+"?dryRun=All", widget("w1"), func(code int, _ map[string]any) bool { return code == http.StatusCreated })
 		for path, body := range map[string]string{cms: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}`, ws: widget("w1")} {
 			if code, m := c.do("POST", path, jsonCT, body); code != http.StatusCreated {
 				t.Fatalf("%s: %d %v", path, code, m)
@@ -113,6 +99,36 @@ func TestKubeNegotiationSameAsOurs(t *testing.T) {
 			t.Errorf("%s: kube holds %v, serve %v", path, k, o)
 		}
 	}
+}
+
+// widgetsSideBySide serves Widgets (a CRD of group <ns>.example.com,
+// namespaced, any fields kept) on each client's server, deleted when the
+// test ends, and returns their collection in ns and a Widget's JSON by
+// name, with the extra fields of fields (a JSON object).
+func widgetsSideBySide(t *testing.T, ns, fields string, clients ...*rawClient) (string, func(name string) string) {
+	t.Helper()
+	group := ns + ".example.com"
+	ws := "/apis/" + group + "/v1/namespaces/" + ns + "/widgets"
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.` + group + `"},` +
+		`"spec":{"group":"` + group + `","scope":"Namespaced","names":{"plural":"widgets","singular":"widget","kind":"Widget"},` +
+		`"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+	widget := func(name string) string {
+		head := `{"apiVersion":"` + group + `/v1","kind":"Widget","metadata":{"name":"` + name + `"}`
+		if fields == "{}" {
+			return head + "}"
+		}
+		return head + "," + fields[1:]
+	}
+	for _, c := range clients {
+		if code, m := c.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", jsonCT, crd); code != http.StatusCreated {
+			t.Fatalf("crd: %d %v", code, m)
+		}
+		t.Cleanup(func() {
+			c.do("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets."+group, "", "")
+		})
+		c.await(ws+"?dryRun=All", widget("w1"), func(code int, _ map[string]any) bool { return code == http.StatusCreated })
+	}
+	return ws, widget
 }
 
 // accepting sends a request with an Accept header and describes the
