@@ -213,10 +213,22 @@ func TestRegistryOwnsReaders(t *testing.T) {
 	readers := &countingReaders{shared: direct.New(et.Store), opened: map[string]int{}, closed: map[string]int{}, specs: map[string]ReaderSpec{}}
 	e := startEnv(t, et.Store, et, func(c *Config) { c.Readers = readers })
 	const prefix = "/registry/example.com/widgets/"
+	// The CRD's watch may apply a change before the write's own apply
+	// does; it then closes the reader it replaced after the registry's
+	// lock is released, which may be after the write has answered: the
+	// counts are awaited (10 s is a deadline, not a synchronisation).
 	want := func(step string, opened, closed int) {
 		t.Helper()
-		if o, c := readers.counts(prefix); o != opened || c != closed {
-			t.Fatalf("%s: opened %d closed %d, want %d and %d", step, o, c, opened, closed)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			o, c := readers.counts(prefix)
+			if o == opened && c == closed {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: opened %d closed %d, want %d and %d", step, o, c, opened, closed)
+			}
+			time.Sleep(time.Millisecond)
 		}
 	}
 	if o, _ := readers.counts("/registry/pods/"); o != 1 {
