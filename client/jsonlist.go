@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
@@ -51,6 +52,7 @@ func readJSONList[T object.Object](r io.Reader, each func(T) error) (wire.ListMe
 		return lm, fmt.Errorf("%w: a list is a JSON object, not %v", errJSONList, tok)
 	}
 	seenItems := false
+	var listType wire.TypeMeta // as far as read before the items
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -62,7 +64,7 @@ func readJSONList[T object.Object](r io.Reader, each func(T) error) (wire.ListMe
 				return wire.ListMeta{}, errRepeatedItems
 			}
 			seenItems = true
-			if err := readJSONItems(dec, each); err != nil {
+			if err := readJSONItems(dec, listType, each); err != nil {
 				return wire.ListMeta{}, err
 			}
 		case "metadata":
@@ -81,6 +83,11 @@ func readJSONList[T object.Object](r io.Reader, each func(T) error) (wire.ListMe
 			if err := dec.Decode(&v); err != nil {
 				return wire.ListMeta{}, err
 			}
+			if key == "kind" {
+				listType.Kind = v
+			} else {
+				listType.APIVersion = v
+			}
 		default:
 			var skip json.RawMessage
 			if err := dec.Decode(&skip); err != nil {
@@ -94,8 +101,9 @@ func readJSONList[T object.Object](r io.Reader, each func(T) error) (wire.ListMe
 	return lm, nil
 }
 
-// readJSONItems reads the items array, or null, that dec is at.
-func readJSONItems[T object.Object](dec *json.Decoder, each func(T) error) error {
+// readJSONItems reads the items array, or null, that dec is at, of a list
+// of type list (inheritListType).
+func readJSONItems[T object.Object](dec *json.Decoder, list wire.TypeMeta, each func(T) error) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return err
@@ -119,10 +127,25 @@ func readJSONItems[T object.Object](dec *json.Decoder, each func(T) error) error
 		if err := decodeObject[T](raw, &item); err != nil {
 			return err
 		}
+		inheritListType(item, list)
 		if err := each(item); err != nil {
 			return err
 		}
 	}
 	_, err = dec.Token() // the closing bracket
 	return err
+}
+
+// inheritListType gives an Unstructured list item without apiVersion and
+// kind those of its list (kind without "List"), as client-go's
+// UnstructuredList decoding does: a typed List's items carry none on the
+// wire (kube-apiserver's built-in kinds), and a dynamic client's objects
+// are known by them. Typed items are left as they are, as client-go's.
+func inheritListType[T object.Object](item T, list wire.TypeMeta) {
+	u, ok := any(item).(*object.Unstructured)
+	if !ok || u == nil || u.GetKind() != "" || u.GetAPIVersion() != "" || list.Kind == "" && list.APIVersion == "" {
+		return
+	}
+	u.SetKind(strings.TrimSuffix(list.Kind, "List"))
+	u.SetAPIVersion(list.APIVersion)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"testing/iotest"
 
@@ -99,4 +100,33 @@ func FuzzReadJSONList(f *testing.F) {
 			t.Fatalf("unstructured: at once %v %q, a byte at a time %v %q", errA, a, errB, b)
 		}
 	})
+}
+
+// TestUnstructuredListItemsInheritType: an Unstructured item without
+// apiVersion and kind (a typed List's, from kube-apiserver) gets its
+// list's, kind without "List", as client-go's UnstructuredList gives
+// them; an item with its own keeps them, and typed items are left alone.
+func TestUnstructuredListItemsInheritType(t *testing.T) {
+	data := []byte(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"a"}},{"apiVersion":"x/v1","kind":"Other","metadata":{"name":"b"}}]}`)
+	want := []string{`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}`, `{"apiVersion":"x/v1","kind":"Other","metadata":{"name":"b"}}`}
+	for _, oneByte := range []bool{false, true} {
+		_, got, err := readJSONListAll[*object.Unstructured](data, oneByte)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("read (one byte %v): %q %v, want %q", oneByte, got, err, want)
+		}
+	}
+	var list wire.List[*object.Unstructured]
+	if err := decodeList[*object.Unstructured](data, &list); err != nil {
+		t.Fatal(err)
+	}
+	for i, item := range list.Items {
+		inheritListType(item, list.TypeMeta)
+		if b, _ := json.Marshal(item); string(b) != want[i] {
+			t.Fatalf("item %d: %s, want %s", i, b, want[i])
+		}
+	}
+	_, typed, err := readJSONListAll[*testPod](data, false)
+	if err != nil || strings.Contains(typed[0], "ConfigMap") {
+		t.Fatalf("typed item given its list's kind: %q %v", typed, err)
+	}
 }

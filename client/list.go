@@ -32,6 +32,9 @@ func (r *Resource[T]) List(ctx context.Context, opts wire.ListOptions) (*wire.Li
 	if err != nil {
 		return nil, fmt.Errorf("client: decoding list of %s: %w", r.gvr, err)
 	}
+	for _, item := range list.Items {
+		inheritListType(item, list.TypeMeta)
+	}
 	return &list, nil
 }
 
