@@ -117,14 +117,18 @@ func TestPageRuns(t *testing.T) {
 		if n < 3000 {
 			continue
 		}
-		// An unpaged list is (nearly) all runs, and after one more write
-		// the next list reuses most of their memos.
+		// An unpaged list is mostly runs, and after one more write the
+		// next list reuses most of their memos. How much the runs cover
+		// depends on the tree's shape, which is random per process (node
+		// priorities hash keys with a per-process seed): over 200 shapes,
+		// runs covered 85-98% of 3,000 random keys' list and 91-98% of
+		// 6,000's.
 		before := check(cur, model, "", 0, storage.Predicate{})
 		covered := 0
 		for _, r := range before.Runs {
 			covered += r.End - r.Start
 		}
-		if covered < len(before.Items)*9/10 {
+		if covered < len(before.Items)*8/10 {
 			t.Errorf("seed %d: runs cover %d of %d items", seed, covered, len(before.Items))
 		}
 		put(fmt.Sprintf("/p/%06d", rng.IntN(4*n)), int64(n+1000))
