@@ -106,6 +106,9 @@ func (c *call) decodeBody() (*doc, error) {
 	if err == nil {
 		err = c.checkType(d)
 	}
+	if err == nil && fromProto == nil && c.fieldValidation() != fieldValidationIgnore {
+		err = c.strictBody(d, t, typ == contentYAML, b, sent)
+	}
 	if err != nil {
 		// The message kube's decoder gives the same body.
 		var kerr error
@@ -122,7 +125,7 @@ func (c *call) decodeBody() (*doc, error) {
 		return nil, err
 	}
 	if c.res.schema != nil && !c.scale {
-		if err := c.schemaUnknownFields(d); err != nil { // crschema.go
+		if err := c.schemaUnknownFields(d, b); err != nil { // crschema.go
 			return nil, err
 		}
 	}
@@ -136,6 +139,43 @@ func (c *call) decodeBody() (*doc, error) {
 		d.rememberBody(t, fromProto, b) // bodyview.go
 	}
 	return d, nil
+}
+
+// strictBody completes d.strict, the fields decoding a body dropped, as
+// kube's strict decoder lists them. A YAML body's repeated keys come
+// first: the JSON it converts to keeps the last of each, and kube converts
+// the YAML again, strictly, to find them. A built-in kind's are then one
+// list in the order kube's decoder meets them, metadata's and the rest's
+// alike (those of d's metadata alone are known so far; the rest are found
+// when d is decoded into its type, decodeTyped): when there are any, the
+// body, b as JSON, is decoded strictly into its type here.
+func (c *call) strictBody(d *doc, t *typedKind, yaml bool, b, sent []byte) error {
+	var first strictErrors
+	if yaml {
+		if _, err := sigsyaml.YAMLToJSONStrict(sent); err != nil {
+			first = strictErrors{err.Error()}
+		}
+	}
+	if len(first) == 0 && len(d.strict) == 0 {
+		return nil
+	}
+	if t != nil && !c.scale {
+		into, err := t.scheme.New(t.external)
+		if err != nil {
+			return wire.NewInternalError(err)
+		}
+		_, err = decodeJSONInto(t, d, b, into, true)
+		if strictErr, ok := runtime.AsStrictDecodingError(err); ok {
+			d.strict = d.strict[:0]
+			for _, e := range strictErr.Errors() {
+				d.strict = append(d.strict, e.Error())
+			}
+		} else if err == nil {
+			d.strict = d.strict[:0]
+		}
+	}
+	d.strict = append(first, d.strict...)
+	return nil
 }
 
 // checkType enforces that d is of the URL's kind and apiVersion, and in

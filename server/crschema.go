@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"hash/maphash"
 	"net/http"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
@@ -27,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/registry/rest"
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/listwatch/listwatch/wire"
 )
@@ -339,21 +342,48 @@ func (c *call) schemaCoerce(d *doc) error {
 // (duplicates, unknown metadata fields), as kube's decoder of a custom
 // resource reports them: checkDecoded then applies the request's
 // fieldValidation to all of them at once.
-func (c *call) schemaUnknownFields(d *doc) error {
-	u, err := toUnstructured(d)
+func (c *call) schemaUnknownFields(d *doc, body []byte) error {
+	// Decoded strictly, to find duplicates decoding d left inside its
+	// members (at any depth under the top level, "spec.a" say).
+	obj := map[string]any{}
+	nested, err := sigsjson.UnmarshalStrict(d.encode(), &obj)
 	if err != nil {
-		return err
+		return wire.NewInternalError(err)
 	}
+	u := &unstructured.Unstructured{Object: obj}
 	unknown, err := c.res.schema.coerce(u.Object)
 	if err != nil {
 		return wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
 			c.res.kind, c.res.version, c.res.kind, err))
+	}
+	if len(nested) > 0 || slices.ContainsFunc(d.strict, isDuplicateError) {
+		// kube's decoder lists every duplicate first, in the order it
+		// meets them in the body, then the unknown fields.
+		dups, err := sigsjson.UnmarshalStrict(body, &map[string]any{})
+		if err != nil {
+			return wire.NewInternalError(err)
+		}
+		var first, rest strictErrors
+		for _, e := range d.strict {
+			switch {
+			case strings.HasPrefix(e, "yaml: "):
+				first = append(first, e)
+			case !isDuplicateError(e):
+				rest = append(rest, e)
+			}
+		}
+		for _, e := range dups {
+			first = append(first, e.Error())
+		}
+		d.strict = append(first, rest...)
 	}
 	for _, p := range unknown {
 		d.strict = append(d.strict, fmt.Sprintf("unknown field %q", p))
 	}
 	return nil
 }
+
+func isDuplicateError(e string) bool { return strings.HasPrefix(e, "duplicate field ") }
 
 // defaultStored makes u, a stored object about to be written over, what
 // kube reads from storage: pruned and defaulted by the version's schema.

@@ -227,6 +227,26 @@ func (c *call) warnStrict(errs strictErrors) {
 		c.warn = &responseWarnings{}
 	}
 	for _, e := range errs {
-		c.warn.add(c.w.Header(), e)
+		for _, w := range yamlWarnings(e) {
+			c.warn.add(c.w.Header(), w)
+		}
 	}
+}
+
+// yamlWarnings is the warnings kube makes of one strict decoding error:
+// a YAML decoder's list of errors ("yaml: unmarshal errors:" and a line
+// each) is one warning per line, without the heading; any other error is
+// one warning.
+func yamlWarnings(e string) []string {
+	rest, ok := strings.CutPrefix(e, "yaml: unmarshal errors:\n")
+	if !ok {
+		if rest, ok = strings.CutPrefix(e, "error converting YAML to JSON: yaml: unmarshal errors:\n"); !ok {
+			return []string{e}
+		}
+	}
+	lines := strings.Split(rest, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSpace(l)
+	}
+	return lines
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"runtime"
 	"strings"
@@ -20,7 +21,9 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) bool {
 	p := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
 	case p == "/version":
-		writeJSON(w, http.StatusOK, versionInfo())
+		// Indented whatever the client, as kube's.
+		b, _ := json.MarshalIndent(versionInfo(), "", "  ")
+		writeBody(w, http.StatusOK, mediaJSON, b)
 	case p == "/healthz" || p == "/livez" || strings.HasPrefix(p, "/healthz/") || strings.HasPrefix(p, "/livez/"):
 		writeText(w, http.StatusOK, "ok")
 	case p == "/readyz" || strings.HasPrefix(p, "/readyz/"):
@@ -58,7 +61,9 @@ func writeText(w http.ResponseWriter, code int, s string) {
 
 func versionInfo() wire.Version {
 	return wire.Version{
-		Major: "1", Minor: "37", GitVersion: GitVersion, GitCommit: "listwatch",
+		Major: "1", Minor: "37", EmulationMajor: "1", EmulationMinor: "37",
+		MinCompatibilityMajor: "1", MinCompatibilityMinor: "36",
+		GitVersion: GitVersion, GitCommit: "listwatch",
 		GitTreeState: "clean", BuildDate: "1970-01-01T00:00:00Z",
 		GoVersion: runtime.Version(), Compiler: runtime.Compiler,
 		Platform: runtime.GOOS + "/" + runtime.GOARCH,

@@ -132,3 +132,51 @@ func objectMembers(raw []byte) (ms []member, ok bool) {
 	}
 	return ms, true
 }
+
+// TestStrictErrorsInKubeOrder: a body's strict decoding errors are one
+// list in kube's order (as kube-apiserver v1.37.2 gave them, compared in
+// e2e.TestKubeStrictDecodingSameAsOurs): a YAML body's repeated keys
+// first, as the YAML decoder reports them (one warning per line), then,
+// for a built-in kind, metadata's and the rest's fields in the order of
+// the JSON (a YAML body's, converted, has its keys sorted); for a custom
+// resource, every duplicate in the order met, at any depth, then the
+// unknown fields.
+func TestStrictErrorsInKubeOrder(t *testing.T) {
+	e := newEnv(t)
+	const yamlCT = "application/yaml"
+	dupYAML := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: NAME, Name: x}\nextra: 1\ndata:\n  a: \"1\"\n  a: \"2\"\n"
+	named := func(n string) string { return strings.ReplaceAll(dupYAML, "NAME", n) }
+	e.expectStatus(400, "BadRequest", `ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: yaml: unmarshal errors:`+"\n"+`  line 7: key "a" already set in map, unknown field "extra", unknown field "metadata.Name"`,
+		"POST", cmPath+"?fieldValidation=Strict", named("s"), "Content-Type", yamlCT)
+	r := e.do("POST", cmPath, named("w"), "Content-Type", yamlCT)
+	want := []string{`299 - "line 7: key \"a\" already set in map"`, `299 - "unknown field \"extra\""`, `299 - "unknown field \"metadata.Name\""`}
+	if got := r.hdr.Values("Warning"); r.code != 201 || !slices.Equal(got, want) {
+		t.Fatalf("warn: %d %q, want %q", r.code, got, want)
+	}
+	if got := e.must(200, "GET", cmPath+"/w", nil); path(got, "data", "a") != "2" {
+		t.Fatalf("stored %v", got)
+	}
+	// JSON: in the body's order, metadata's among the rest.
+	e.expectStatus(400, "BadRequest", `ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "extra", duplicate field "metadata.labels.a", unknown field "metadata.Name", duplicate field "data"`,
+		"POST", cmPath+"?fieldValidation=Strict", `{"apiVersion":"v1","kind":"ConfigMap","extra":1,"metadata":{"name":"j","labels":{"a":"1","a":"2"},"Name":"x"},"data":{"a":"1"},"data":{"b":"1"}}`)
+	// An apply patch's YAML errors are a warning per line too.
+	r = e.do("PATCH", cmPath+"/ap?fieldManager=m", strings.NewReplacer(", Name: x", "", "extra: 1\n", "").Replace(named("ap")), "Content-Type", "application/apply-patch+yaml")
+	if got := r.hdr.Values("Warning"); r.code != 201 || !slices.Equal(got, []string{`299 - "line 6: key \"a\" already set in map"`}) {
+		t.Fatalf("apply: %d %q %s", r.code, got, r.body)
+	}
+
+	crd := crdDef("strictwidgets", "StrictWidget", "Namespaced")
+	crd["spec"].(map[string]any)["versions"].([]any)[0].(map[string]any)["schema"] = map[string]any{"openAPIV3Schema": map[string]any{
+		"type": "object", "properties": map[string]any{"spec": map[string]any{"type": "object", "properties": map[string]any{
+			"a": map[string]any{"type": "integer"}, "b": map[string]any{"type": "string"}}}}}}
+	e.must(201, "POST", crdPath, crd)
+	wpath := "/apis/example.com/v1/namespaces/default/strictwidgets"
+	e.expectStatus(400, "BadRequest", `StrictWidget in version "v1" cannot be handled as a StrictWidget: strict decoding error: duplicate field "metadata.labels.a", duplicate field "spec.a", duplicate field "spec", unknown field "metadata.Name", unknown field "spec.y"`,
+		"POST", wpath+"?fieldValidation=Strict", `{"apiVersion":"example.com/v1","kind":"StrictWidget","metadata":{"name":"c","Name":"x","labels":{"a":"1","a":"2"}},"spec":{"z":1,"a":1,"a":2},"spec":{"b":"x","y":2}}`)
+	e.expectStatus(400, "BadRequest", `StrictWidget in version "v1" cannot be handled as a StrictWidget: strict decoding error: yaml: unmarshal errors:`+"\n"+`  line 6: key "a" already set in map, unknown field "metadata.Name", unknown field "spec.z"`,
+		"POST", wpath+"?fieldValidation=Strict", "apiVersion: example.com/v1\nkind: StrictWidget\nmetadata: {name: c, Name: x}\nspec:\n  a: 1\n  a: 2\n  z: 3\n", "Content-Type", yamlCT)
+	r = e.do("POST", wpath, `{"apiVersion":"example.com/v1","kind":"StrictWidget","metadata":{"name":"w"},"spec":{"z":1,"a":1,"a":2}}`)
+	if got := r.hdr.Values("Warning"); r.code != 201 || !slices.Equal(got, []string{`299 - "duplicate field \"spec.a\""`, `299 - "unknown field \"spec.z\""`}) {
+		t.Fatalf("custom resource: %d %q %s", r.code, got, r.body)
+	}
+}

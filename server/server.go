@@ -238,7 +238,7 @@ func (s *Server) Ready() <-chan struct{} { return s.booted }
 // A panic in it is recovered (filters.Recovery): it becomes a 500
 // Status if nothing was written yet, else the connection is aborted.
 func (s *Server) Handler() http.Handler {
-	return filters.Recovery(s.log)(http.HandlerFunc(s.serveHTTP))
+	return filters.Recovery(s.log)(prettyJSON(http.HandlerFunc(s.serveHTTP)))
 }
 
 // Serves reports whether the server now serves resource in group and

@@ -24,9 +24,14 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	writeRaw(w, code, b)
 }
 
+// writeRaw writes body, a JSON document, as the response with code. Like
+// kube's JSON encoder, it ends the document with a newline.
 func writeRaw(w http.ResponseWriter, code int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
+	if len(body) > 0 && body[len(body)-1] != '\n' {
+		body = append(body[:len(body):len(body)], '\n')
+	}
 	_, _ = w.Write(body)
 }
 

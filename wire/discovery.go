@@ -56,13 +56,19 @@ type APIResource struct {
 
 // Version is the document at /version.
 type Version struct {
-	Major        string `json:"major"`
-	Minor        string `json:"minor"`
-	GitVersion   string `json:"gitVersion"`
-	GitCommit    string `json:"gitCommit"`
-	GitTreeState string `json:"gitTreeState"`
-	BuildDate    string `json:"buildDate"`
-	GoVersion    string `json:"goVersion"`
-	Compiler     string `json:"compiler"`
-	Platform     string `json:"platform"`
+	Major string `json:"major"`
+	Minor string `json:"minor"`
+	// The version the server emulates and the oldest it is compatible
+	// with (kube 1.32 and later).
+	EmulationMajor        string `json:"emulationMajor,omitempty"`
+	EmulationMinor        string `json:"emulationMinor,omitempty"`
+	MinCompatibilityMajor string `json:"minCompatibilityMajor,omitempty"`
+	MinCompatibilityMinor string `json:"minCompatibilityMinor,omitempty"`
+	GitVersion            string `json:"gitVersion"`
+	GitCommit             string `json:"gitCommit"`
+	GitTreeState          string `json:"gitTreeState"`
+	BuildDate             string `json:"buildDate"`
+	GoVersion             string `json:"goVersion"`
+	Compiler              string `json:"compiler"`
+	Platform              string `json:"platform"`
 }

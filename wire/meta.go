@@ -2,10 +2,11 @@ package wire
 
 import "encoding/json"
 
-// TypeMeta is the apiVersion/kind pair every document carries.
+// TypeMeta is the kind and apiVersion every document carries, in kube's
+// order, so that documents encode as kube's do.
 type TypeMeta struct {
-	APIVersion string `json:"apiVersion,omitempty"`
 	Kind       string `json:"kind,omitempty"`
+	APIVersion string `json:"apiVersion,omitempty"`
 }
 
 // ListMeta is the metadata of a list or a Status.
