@@ -118,7 +118,7 @@ func TestCRDNamespaced(t *testing.T) {
 		t.Fatalf("cr delete: %v", d)
 	}
 	e.must(200, "DELETE", crdPath+"/widgets.example.com", nil)
-	e.expectStatus(404, "NotFound", "the server could not find the requested resource", "GET", base, nil)
+	e.expectNoRoute("GET", base)
 	if names := discoveryNames(t, e, "/apis/example.com/v1"); len(names) != 0 {
 		t.Fatalf("still discovered: %v", names)
 	}
@@ -144,10 +144,10 @@ func TestCRDClusterScopedAndSharedEtcd(t *testing.T) {
 		t.Fatalf("cluster-scoped object has a namespace: %v", w)
 	}
 	e.must(200, "GET", "/apis/example.com/v1/widgets/cw", nil)
-	e.expectStatus(404, "NotFound", "", "GET", "/apis/example.com/v1/namespaces/default/widgets/cw", nil)
+	e.expectNoRoute("GET", "/apis/example.com/v1/namespaces/default/widgets/cw")
 	e.must(200, "DELETE", crdPath+"/widgets.example.com", nil)
 	waitFor(t, func() bool { return len(discoveryNames(t, other, "/apis/example.com/v1")) == 0 })
-	other.expectStatus(404, "NotFound", "", "GET", "/apis/example.com/v1/widgets", nil)
+	other.expectNoRoute("GET", "/apis/example.com/v1/widgets")
 }
 
 // waitFor polls cond until it holds or 10s pass.

@@ -35,7 +35,7 @@ func (s *Server) discovery(w http.ResponseWriter, r *http.Request, p string) {
 		_, versions := s.reg.groupVersions()
 		vs, ok := versions[parts[1]]
 		if !ok {
-			writeError(w, notFoundPath())
+			writeNoRoute(w, r)
 			return
 		}
 		writeJSON(w, http.StatusOK, apiGroup(parts[1], vs, true))
@@ -46,7 +46,7 @@ func (s *Server) discovery(w http.ResponseWriter, r *http.Request, p string) {
 		}
 		list, ok := s.resourceList(group, version)
 		if !ok {
-			writeError(w, notFoundPath())
+			writeNoRoute(w, r)
 			return
 		}
 		writeJSON(w, http.StatusOK, list)

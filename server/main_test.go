@@ -162,6 +162,15 @@ func (e *env) do(method, path string, body any, hdr ...string) response {
 	return response{code: resp.StatusCode, body: b, hdr: resp.Header}
 }
 
+// expectNoRoute checks that path has no route outside kube's built-in
+// API: Go's plain 404, as kube-apiserver answers it (writeNoRoute).
+func (e *env) expectNoRoute(method, path string) {
+	e.t.Helper()
+	if r := e.do(method, path, nil); r.code != 404 || string(r.body) != "404 page not found\n" {
+		e.t.Fatalf("%s %s: %d %s, want Go's plain 404", method, path, r.code, r.body)
+	}
+}
+
 // must checks the status code and returns the decoded body.
 func (e *env) must(code int, method, path string, body any, hdr ...string) map[string]any {
 	e.t.Helper()

@@ -504,7 +504,7 @@ func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusNotFound)
 		}
 	default:
-		writeError(w, notFoundPath())
+		writeNoRoute(w, r)
 	}
 }
 

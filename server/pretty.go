@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/listwatch/listwatch/server/request"
@@ -16,23 +15,10 @@ import (
 // stays compact. serve does the same at the edge: such a response is
 // buffered once its handler has said it is JSON, and indented whole.
 
-// isPrettyPrint is kube's rule: the pretty parameter if it has a value,
-// else the User-Agent.
-func isPrettyPrint(r *http.Request) bool {
-	if strings.Contains(r.URL.RawQuery, "pretty") {
-		if v := r.URL.Query().Get("pretty"); v != "" {
-			p, _ := strconv.ParseBool(v)
-			return p
-		}
-	}
-	ua := r.UserAgent()
-	return strings.HasPrefix(ua, "curl") || strings.HasPrefix(ua, "Wget") || strings.HasPrefix(ua, "Mozilla/5.0")
-}
-
 // prettyJSON indents the JSON answers of requests kube would indent.
 func prettyJSON(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !isPrettyPrint(r) || isWatchRequest(r) {
+		if !request.IsPrettyPrint(r) || isWatchRequest(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

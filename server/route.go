@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"log/slog"
 	"net/http"
@@ -32,11 +33,14 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !info.IsResourceRequest {
-		writeError(w, notFoundPath())
+		writeNoRoute(w, r)
 		return
 	}
 	s.serveResource(w, r, info)
 }
+
+// WriteNoRoute answers a path no route serves, for request.WithScope.
+func (s *Server) WriteNoRoute(w http.ResponseWriter, r *http.Request) { writeNoRoute(w, r) }
 
 // Scope tells the scope of a served resource now, for request.WithScope.
 func (s *Server) Scope(group, version, resource string) request.Scope {
@@ -54,6 +58,10 @@ func (r *resource) scope() request.Scope {
 	return request.ScopeCluster
 }
 
+// errNoRoute is target's answer for a resource nothing serves (or not in
+// that scope): writeNoRoute's 404.
+var errNoRoute = errors.New("no route")
+
 // target resolves the resource, namespace and name a resource request acts
 // on, or the router's error for it. The namespace acted on is always
 // info.Namespace for a namespaced resource and "" for a cluster-scoped one;
@@ -64,7 +72,7 @@ func (r *resource) scope() request.Scope {
 func (s *Server) target(info *request.Info) (res *resource, ns string, status bool, err error) {
 	res, ok := s.reg.lookup(info.APIGroup, info.APIVersion, info.Resource)
 	if !ok || !info.Routable(res.scope()) {
-		return nil, "", false, notFoundPath()
+		return nil, "", false, errNoRoute
 	}
 	if res.handler != nil {
 		if res.namespaced {
@@ -145,6 +153,11 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *request.Info) {
 	res, ns, statusOK, err := s.target(info)
 	if err != nil {
+		var st *wire.Status
+		if err == errNoRoute || errors.As(err, &st) && st.Code == http.StatusNotFound && st.Message == notFoundPath().Message {
+			writeNoRoute(w, r)
+			return
+		}
 		writeError(w, err)
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -161,6 +162,33 @@ func continueExpired() *wire.Status {
 }
 
 // notFoundPath is the 404 of a path that names no served resource.
+// writeNoRoute answers a request no route serves as kube-apiserver
+// does: under its built-in API (the core group under /api, a built-in
+// group under /apis, /version) with a Status, and on any other path (an
+// unknown group, a custom resource's group, a path outside the API)
+// with Go's plain "404 page not found", which is where kube's chain of
+// handlers ends.
+func writeNoRoute(w http.ResponseWriter, r *http.Request) {
+	if kubeRoutes(r.URL.Path) {
+		writeError(w, notFoundPath())
+		return
+	}
+	http.NotFound(w, r)
+}
+
+// kubeRoutes reports whether kube-apiserver's built-in API has a route
+// for p's prefix (and answers a miss below it with a Status).
+func kubeRoutes(p string) bool {
+	switch {
+	case p == "/api" || strings.HasPrefix(p, "/api/"), p == "/version" || strings.HasPrefix(p, "/version/"):
+		return true
+	case strings.HasPrefix(p, "/apis/"):
+		group, _, _ := strings.Cut(strings.TrimPrefix(p, "/apis/"), "/")
+		return slices.Contains(kubeGroupOrder, group)
+	}
+	return false
+}
+
 func notFoundPath() *wire.Status {
 	st := wire.NewNotFound(wire.GroupResource{}, "")
 	st.Message = "the server could not find the requested resource"

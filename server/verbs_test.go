@@ -119,8 +119,11 @@ func TestHealthVersionAndMethods(t *testing.T) {
 	}
 	e.expectStatus(405, "MethodNotAllowed", "", "POST", cmPath+"/a", cm("a", nil, nil))
 	e.expectStatus(404, "NotFound", "the server could not find the requested resource", "GET", "/api/v1/namespaces/default/widgets", nil)
-	e.expectStatus(404, "NotFound", "the server could not find the requested resource", "GET", "/apis/nope.io/v1/things", nil)
-	e.expectStatus(404, "NotFound", "", "GET", "/nothing/here", nil)
+	e.expectStatus(404, "NotFound", "the server could not find the requested resource", "GET", "/apis/apps/v1/things", nil)
+	// Outside kube's built-in API, its plain 404 (an unknown group, any other path).
+	e.expectNoRoute("GET", "/apis/nope.io/v1/things")
+	e.expectNoRoute("GET", "/apis/nope.io")
+	e.expectNoRoute("GET", "/nothing/here")
 	if r := e.do("GET", "/openapi/v3", nil); r.code != http.StatusOK {
 		t.Fatalf("openapi v3: %d", r.code)
 	}

@@ -25,7 +25,7 @@ func Authentication(authn auth.Authenticator, m *RequestMetrics) Filter {
 				if err != nil {
 					slog.Debug("authentication failed", "path", r.URL.Path, "err", err)
 				}
-				writeStatus(w, wire.NewUnauthorized())
+				writeStatus(w, r, wire.NewUnauthorized())
 				return
 			}
 			r.Header.Del("Authorization")

@@ -1,6 +1,7 @@
 package filters
 
 import (
+	"io"
 	"net/http"
 	"testing"
 
@@ -43,5 +44,47 @@ func TestAuthenticationClientCert(t *testing.T) {
 	got = decodeEcho(t, e.do(t, c, http.MethodGet, "/version", bobToken, nil))
 	if got.User != "admin" || got.Authorization != "" {
 		t.Errorf("cert + token: %+v", got)
+	}
+}
+
+// TestStatusPretty: the filters' refusals are indented as kube indents
+// them (no final newline) for curl, Wget, browsers and pretty=true, and
+// compact with a final newline otherwise (kube-apiserver v1.37.2's 401s,
+// compared by hand).
+func TestStatusPretty(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	c := e.client(t)
+	for _, r := range []struct {
+		ua, query string
+		pretty    bool
+	}{
+		{"", "", false},
+		{"curl/8.5.0", "", true},
+		{"Wget/1.21", "", true},
+		{"Mozilla/5.0 (X11)", "", true},
+		{"kubectl/v1.32", "?pretty=true", true},
+		{"curl/8.5.0", "?pretty=false", false},
+	} {
+		req, err := http.NewRequest(http.MethodGet, e.srv.URL+"/api"+r.query, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("User-Agent", r.ua)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("%q %s: %d %v", r.ua, r.query, resp.StatusCode, err)
+		}
+		want := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}` + "\n"
+		if r.pretty {
+			want = "{\n  \"kind\": \"Status\",\n  \"apiVersion\": \"v1\",\n  \"metadata\": {},\n  \"status\": \"Failure\",\n  \"message\": \"Unauthorized\",\n  \"reason\": \"Unauthorized\",\n  \"code\": 401\n}"
+		}
+		if string(b) != want {
+			t.Errorf("%q %s:\n%s\nwant\n%s", r.ua, r.query, b, want)
+		}
 	}
 }

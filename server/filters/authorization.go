@@ -30,7 +30,7 @@ func Authorization(authz auth.Authorizer) Filter {
 			ctx := r.Context()
 			info, ok := request.InfoFrom(ctx)
 			if !ok {
-				writeStatus(w, wire.NewInternalError(errNoRequestInfo))
+				writeStatus(w, r, wire.NewInternalError(errNoRequestInfo))
 				return
 			}
 			if !info.IsResourceRequest && auth.IsPublicInfo(info.Verb, info.Path) {
@@ -46,10 +46,10 @@ func Authorization(authz auth.Authorizer) Filter {
 				return
 			}
 			if err != nil {
-				writeStatus(w, wire.NewInternalError(err))
+				writeStatus(w, r, wire.NewInternalError(err))
 				return
 			}
-			writeStatus(w, Forbidden(u, info, reason))
+			writeStatus(w, r, Forbidden(u, info, reason))
 		})
 	}
 }

@@ -31,7 +31,7 @@ func BodyLimit(limit int64) Filter {
 			case r.Body == nil || r.Body == http.NoBody:
 				h.ServeHTTP(w, r)
 			case r.ContentLength > limit:
-				writeStatus(w, wire.NewRequestEntityTooLarge(limit))
+				writeStatus(w, r, wire.NewRequestEntityTooLarge(limit))
 			case r.ContentLength >= 0:
 				r2 := *r
 				r2.Body = http.MaxBytesReader(w, r.Body, limit)
@@ -39,11 +39,11 @@ func BodyLimit(limit int64) Filter {
 			default:
 				buf, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 				if err != nil {
-					writeStatus(w, wire.NewBadRequest("error reading request body: "+err.Error()))
+					writeStatus(w, r, wire.NewBadRequest("error reading request body: "+err.Error()))
 					return
 				}
 				if int64(len(buf)) > limit {
-					writeStatus(w, wire.NewRequestEntityTooLarge(limit))
+					writeStatus(w, r, wire.NewRequestEntityTooLarge(limit))
 					return
 				}
 				r2 := *r

@@ -131,14 +131,14 @@ func MaxInFlight(limits InFlightLimits) Filter {
 				if !master {
 					name := userName(r)
 					if !userWatches.tryAcquire(name) {
-						tooManyRequests(w)
+						tooManyRequests(w, r)
 						return
 					}
 					defer userWatches.release(name)
 				}
 				if !master {
 					if !watches.tryAcquire() {
-						tooManyRequests(w)
+						tooManyRequests(w, r)
 						return
 					}
 					defer watches.release()
@@ -153,7 +153,7 @@ func MaxInFlight(limits InFlightLimits) Filter {
 			if sem.tryAcquire() {
 				defer sem.release()
 			} else if !master {
-				tooManyRequests(w)
+				tooManyRequests(w, r)
 				return
 			}
 			h.ServeHTTP(w, r)
@@ -174,7 +174,7 @@ func isMaster(r *http.Request) bool {
 	return ok && slices.Contains(u.Groups, auth.GroupMasters)
 }
 
-func tooManyRequests(w http.ResponseWriter) {
+func tooManyRequests(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", "1")
-	writeStatus(w, wire.NewTooManyRequests(1))
+	writeStatus(w, r, wire.NewTooManyRequests(1))
 }

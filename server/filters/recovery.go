@@ -44,7 +44,7 @@ func Recovery(logger *slog.Logger) Filter {
 				if rec.wrote {
 					panic(http.ErrAbortHandler)
 				}
-				writeStatus(rec, wire.NewInternalError(errors.New(panicMessage)))
+				writeStatus(rec, r, wire.NewInternalError(errors.New(panicMessage)))
 			}()
 			h.ServeHTTP(rec, r)
 		})

@@ -52,7 +52,7 @@ func Timeout(d time.Duration) Filter {
 			defer timer.Stop()
 			ctx, cancel := context.WithDeadline(r.Context(), time.Now().Add(d+timeoutGrace))
 			defer cancel()
-			tw := &timeoutWriter{w: w, header: make(http.Header)}
+			tw := &timeoutWriter{w: w, r: r, header: make(http.Header)}
 			done := make(chan struct{})
 			panicked := make(chan *HandlerPanic, 1)
 			workers.run(func() {
@@ -125,7 +125,8 @@ func (p *HandlerPanic) String() string { return fmt.Sprint(p.Value) }
 // they would be on the wire (trailers are not supported here).
 type timeoutWriter struct {
 	w      http.ResponseWriter
-	header http.Header // owned by the handler goroutine
+	r      *http.Request // the request, for the Status's form
+	header http.Header   // owned by the handler goroutine
 
 	mu          sync.Mutex // guards the fields below and every use of w
 	wroteHeader bool
@@ -190,5 +191,5 @@ func (tw *timeoutWriter) timeout(cancel context.CancelFunc) {
 	if tw.wroteHeader {
 		panic(http.ErrAbortHandler)
 	}
-	writeStatus(tw.w, wire.NewTimeout(timeoutMessage))
+	writeStatus(tw.w, tw.r, wire.NewTimeout(timeoutMessage))
 }

@@ -14,7 +14,7 @@ func WithRequestInfo(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, err := Parse(r)
 		if err != nil {
-			writeStatus(w, wire.NewInternalError(err))
+			writeStatus(w, r, wire.NewInternalError(err))
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(WithInfo(r.Context(), info)))

@@ -27,6 +27,12 @@ type Scoper interface {
 	Scope(group, version, resource string) Scope
 }
 
+// NoRouteWriter is a Scoper that answers a path no route serves itself
+// (as the server does, as kube-apiserver: not always with a Status).
+type NoRouteWriter interface {
+	WriteNoRoute(w http.ResponseWriter, r *http.Request)
+}
+
 // Routable reports whether a route exists for info's path when its
 // resource has scope s. No route puts a cluster-scoped resource inside a
 // namespace: /api/v1/namespaces/a/namespaces/b and
@@ -60,7 +66,11 @@ func WithScope(scopes Scoper) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			info, ok := InfoFrom(r.Context())
 			if ok && info.IsResourceRequest && !info.Routable(scopes.Scope(info.APIGroup, info.APIVersion, info.Resource)) {
-				writeStatus(w, NotFoundPath())
+				if nr, ok := scopes.(NoRouteWriter); ok {
+					nr.WriteNoRoute(w, r)
+					return
+				}
+				writeStatus(w, r, NotFoundPath())
 				return
 			}
 			h.ServeHTTP(w, r)
@@ -77,8 +87,13 @@ func NotFoundPath() *wire.Status {
 	return st
 }
 
-func writeStatus(w http.ResponseWriter, st *wire.Status) {
+func writeStatus(w http.ResponseWriter, r *http.Request, st *wire.Status) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(int(st.Code))
+	if IsPrettyPrint(r) {
+		b, _ := json.MarshalIndent(st, "", "  ")
+		_, _ = w.Write(b)
+		return
+	}
 	_ = json.NewEncoder(w).Encode(st)
 }
