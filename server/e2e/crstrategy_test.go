@@ -71,6 +71,20 @@ func (c *rawClient) do(method, path, ctype, body string) (int, map[string]any) {
 // Content-Type and Accept) and reads the whole answer.
 func (c *rawClient) send(method, path, ctype, accept, body string) (int, http.Header, []byte) {
 	c.t.Helper()
+	hdr := http.Header{}
+	if ctype != "" {
+		hdr.Set("Content-Type", ctype)
+	}
+	if accept != "" {
+		hdr.Set("Accept", accept)
+	}
+	return c.sendWith(method, path, hdr, body)
+}
+
+// sendWith sends one request with the headers hdr and reads the whole
+// answer.
+func (c *rawClient) sendWith(method, path string, hdr http.Header, body string) (int, http.Header, []byte) {
+	c.t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -82,11 +96,8 @@ func (c *rawClient) send(method, path, ctype, accept, body string) (int, http.He
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
-	}
-	if accept != "" {
-		req.Header.Set("Accept", accept)
+	for k, v := range hdr {
+		req.Header[k] = v
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

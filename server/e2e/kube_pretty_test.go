@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"context"
-	"io"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestKubePrettySameAsOurs: the same requests to kube-apiserver and to
@@ -27,31 +25,13 @@ func TestKubePrettySameAsOurs(t *testing.T) {
 	}
 	get := func(c *rawClient, method, path, ua, body string) string {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		var rd io.Reader
+		hdr := http.Header{"User-Agent": {ua}}
 		if body != "" {
-			rd = strings.NewReader(body)
+			hdr.Set("Content-Type", jsonCT)
 		}
-		req, err := http.NewRequestWithContext(ctx, method, c.host+path, rd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("User-Agent", ua)
-		if body != "" {
-			req.Header.Set("Content-Type", jsonCT)
-		}
-		resp, err := c.hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
+		code, h, b := c.sendWith(method, path, hdr, body)
 		// The one value that differs: each server's own address.
-		return resp.Status + " " + resp.Header.Get("Content-Type") + "\n" + strings.ReplaceAll(string(b), strings.TrimPrefix(c.host, "https://"), "HOST")
+		return fmt.Sprintf("%d %s\n%s", code, h.Get("Content-Type"), strings.ReplaceAll(string(b), strings.TrimPrefix(c.host, "https://"), "HOST"))
 	}
 	pretty := 0
 	for _, ua := range []string{"curl/8.5.0", "Mozilla/5.0 (X11)", "lw-e2e/1"} {
