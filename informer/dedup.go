@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"hash/maphash"
-	"math"
 	"reflect"
 	"sync"
 	"unsafe"
@@ -56,12 +55,12 @@ type deduper struct {
 	objects    func() int // how many objects are stored; nil: 0
 	strs       map[string]string
 	nodes      map[uint64]any // map[string]any, []any or []byte
-	values     map[uint64]reflect.Value
-	plans      map[reflect.Type][]fieldPlan // of struct types; never reset
+	values     map[uint64]sharedValue
+	scratch    map[*typeCode][]*mapScratch // see takeScratch; never reset
 }
 
 func newDeduper(maxEntries int) *deduper {
-	d := &deduper{seed: maphash.MakeSeed(), maxEntries: maxEntries, plans: map[reflect.Type][]fieldPlan{}}
+	d := &deduper{seed: maphash.MakeSeed(), maxEntries: maxEntries}
 	d.reset()
 	return d
 }
@@ -69,7 +68,7 @@ func newDeduper(maxEntries int) *deduper {
 func (d *deduper) reset() {
 	d.strs = map[string]string{}
 	d.nodes = map[uint64]any{}
-	d.values = map[uint64]reflect.Value{}
+	d.values = map[uint64]sharedValue{}
 }
 
 // strHash hashes a string d.str returned: equal strings it returns share
@@ -101,7 +100,7 @@ func dedupObject[T object.Object](d *deduper, obj T) T {
 	}
 	v := reflect.ValueOf(obj)
 	if v.Kind() == reflect.Pointer && !v.IsNil() {
-		d.typed(v.Elem(), 0)
+		d.walk(codeOf(v.Type().Elem()), v.UnsafePointer(), 0)
 	}
 	return obj
 }
@@ -245,334 +244,6 @@ func sameElems(a, b []any) bool {
 		}
 	}
 	return true
-}
-
-// typed shares the parts of a typed object (v, a struct) with equal
-// parts seen before, bottom-up: strings by content; then every pointer,
-// slice and map whose value is equal to one seen before (its own
-// reference-typed children, shared first, compared by identity) is
-// replaced by that one. Only exported fields are written; unexported
-// ones (inside resource.Quantity or time.Time, say) are read to tell
-// values apart, never changed. It returns v's hash.
-func (d *deduper) typed(v reflect.Value, depth int) uint64 {
-	if depth > maxDedupDepth {
-		// A type that nests this deep (or a cycle of pointers): shared no
-		// further, compared by identity.
-		return d.shallowHash(v)
-	}
-	depth++
-	switch v.Kind() {
-	case reflect.String:
-		s := v.String()
-		if s != "" && v.CanSet() {
-			c := d.str(s)
-			if unsafe.StringData(c) != unsafe.StringData(s) {
-				v.SetString(c)
-			}
-			return strHash(c)
-		}
-		return maphash.String(d.seed, s)
-	case reflect.Struct:
-		t := v.Type()
-		plan, ok := d.plans[t]
-		if !ok {
-			plan = structPlan(t)
-			d.plans[t] = plan
-		}
-		h := uint64(len(plan))
-		settable := v.CanSet()
-		for i, p := range plan {
-			f := v.Field(i)
-			var fh uint64
-			if p == fieldWalk && settable {
-				fh = d.typed(f, depth)
-			} else {
-				fh = d.shallowHash(f)
-			}
-			h = mix(h*31 + fh)
-		}
-		return h
-	case reflect.Array:
-		h := uint64(v.Len())
-		for i := range v.Len() {
-			h = mix(h*31 + d.typed(v.Index(i), depth))
-		}
-		return h
-	case reflect.Pointer:
-		if v.IsNil() {
-			return 0x11
-		}
-		h := mix(d.typed(v.Elem(), depth) ^ 0x1234567)
-		if v.CanSet() {
-			d.share(v, h)
-		}
-		return d.shallowHash(v)
-	case reflect.Slice:
-		if v.IsNil() {
-			return 0x12
-		}
-		if v.Type().Elem().Kind() == reflect.Uint8 {
-			if v.CanSet() {
-				if c := d.bytes(v.Bytes()); c != nil {
-					v.SetBytes(c)
-				}
-			}
-			return d.shallowHash(v)
-		}
-		h := saltArr + uint64(v.Len())
-		for i := range v.Len() {
-			h = mix(h*31 + d.typed(v.Index(i), depth))
-		}
-		if v.CanSet() {
-			d.share(v, h)
-		}
-		return d.shallowHash(v)
-	case reflect.Map:
-		if v.IsNil() {
-			return 0x13
-		}
-		h := saltMap + uint64(v.Len())
-		if v.Type().ConvertibleTo(stringMapType) && v.Type().Key().Kind() == reflect.String && v.Type().Elem().Kind() == reflect.String {
-			// Labels, annotations, selectors: no reflection per entry. The
-			// conversion keeps the map (maps are references).
-			m := v.Convert(stringMapType).Interface().(map[string]string)
-			for k, s := range m {
-				c := d.str(s)
-				if unsafe.StringData(c) != unsafe.StringData(s) {
-					m[k] = c
-				}
-				h += mix(maphash.String(d.seed, k)*31 ^ strHash(c))
-			}
-		} else {
-			t := v.Type()
-			key, val, orig := reflect.New(t.Key()).Elem(), reflect.New(t.Elem()).Elem(), reflect.New(t.Elem()).Elem()
-			for it := v.MapRange(); it.Next(); {
-				key.SetIterKey(it)
-				orig.SetIterValue(it)
-				val.Set(orig)
-				vh := d.typed(val, depth)
-				if !shallowEqual(val, orig) {
-					v.SetMapIndex(key, val)
-				}
-				h += mix(d.shallowHash(key)*31 ^ vh)
-			}
-		}
-		if v.CanSet() {
-			d.share(v, h)
-		}
-		return d.shallowHash(v)
-	}
-	return d.shallowHash(v)
-}
-
-var (
-	stringMapType = reflect.TypeFor[map[string]string]()
-)
-
-// fieldPlan tells typed what to do with a struct field.
-type fieldPlan uint8
-
-const (
-	// fieldWalk: walked (its strings and containers shared).
-	fieldWalk fieldPlan = iota
-	// fieldHash: only hashed. Unexported fields (never written), fields
-	// holding nothing to share (numbers, bools, structs of them), and an
-	// object's own name, UID and resourceVersion (fields Name, UID and
-	// ResourceVersion of a struct that has all three and Namespace:
-	// they are unique to the object, so remembering them costs table
-	// space and saves nothing).
-	fieldHash
-)
-
-// structPlan returns the plan of each field of the struct type t.
-func structPlan(t reflect.Type) []fieldPlan {
-	_, hasUID := t.FieldByName("UID")
-	_, hasRV := t.FieldByName("ResourceVersion")
-	_, hasNS := t.FieldByName("Namespace")
-	objectMeta := hasUID && hasRV && hasNS
-	p := make([]fieldPlan, t.NumField())
-	for i := range p {
-		f := t.Field(i)
-		switch {
-		case !f.IsExported() || !shareable(f.Type, 0):
-			p[i] = fieldHash
-		case objectMeta && f.Type.Kind() == reflect.String && (f.Name == "Name" || f.Name == "UID" || f.Name == "ResourceVersion"):
-			p[i] = fieldHash
-		}
-	}
-	return p
-}
-
-// shareable reports whether a value of type t may hold something typed
-// shares: a string, pointer, slice, map or interface.
-func shareable(t reflect.Type, depth int) bool {
-	switch t.Kind() {
-	case reflect.String, reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
-		return true
-	case reflect.Array:
-		return depth > maxDedupDepth || shareable(t.Elem(), depth+1)
-	case reflect.Struct:
-		if depth > maxDedupDepth {
-			return true
-		}
-		for i := range t.NumField() {
-			if f := t.Field(i); f.IsExported() && shareable(f.Type, depth+1) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// maxDedupDepth bounds how deep typed descends: Kubernetes types nest
-// far less; a type with a pointer cycle stops here.
-const maxDedupDepth = 64
-
-// share replaces v (a settable pointer, slice or map whose children are
-// shared already) by an equal one seen before, or remembers it.
-func (d *deduper) share(v reflect.Value, h uint64) {
-	h = mix(h ^ uint64(uintptr(reflect.ValueOf(v.Type()).UnsafePointer())))
-	if cv, ok := d.values[h]; ok {
-		if cv.Type() == v.Type() && sameContent(cv, v) {
-			v.Set(cv)
-		}
-		return
-	}
-	d.values[h] = v
-}
-
-// sameContent compares what two pointers, slices or maps of one type
-// hold, one level deep (see shallowEqual).
-func sameContent(a, b reflect.Value) bool {
-	switch a.Kind() {
-	case reflect.Pointer:
-		return sameMemory(a.UnsafePointer(), b.UnsafePointer(), a.Type().Elem().Size()) || shallowEqual(a.Elem(), b.Elem())
-	case reflect.Slice:
-		if a.Len() != b.Len() {
-			return false
-		}
-		if sameMemory(a.UnsafePointer(), b.UnsafePointer(), uintptr(a.Len())*a.Type().Elem().Size()) {
-			return true
-		}
-		for i := range a.Len() {
-			if !shallowEqual(a.Index(i), b.Index(i)) {
-				return false
-			}
-		}
-		return true
-	case reflect.Map:
-		if a.Len() != b.Len() {
-			return false
-		}
-		for it := b.MapRange(); it.Next(); {
-			av := a.MapIndex(it.Key())
-			if !av.IsValid() || !shallowEqual(av, it.Value()) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-// sameMemory reports whether the n bytes at a and at b are equal. Equal
-// bytes are equal values (the same strings, pointers, slices, maps and
-// interfaces, word for word), so this is a fast path of shallowEqual,
-// which then decides what merely differs in bytes (the same text at two
-// addresses, padding).
-func sameMemory(a, b unsafe.Pointer, n uintptr) bool {
-	if a == b {
-		return true
-	}
-	if a == nil || b == nil || n == 0 {
-		return false
-	}
-	return bytes.Equal(unsafe.Slice((*byte)(a), n), unsafe.Slice((*byte)(b), n))
-}
-
-// shallowHash hashes v without descending into pointers, slices or maps
-// (their identity counts) and without writing anything.
-func (d *deduper) shallowHash(v reflect.Value) uint64 {
-	switch v.Kind() {
-	case reflect.String:
-		return maphash.String(d.seed, v.String())
-	case reflect.Bool:
-		if v.Bool() {
-			return 1
-		}
-		return 2
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return mix(uint64(v.Int()) + 3)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return mix(v.Uint() + 4)
-	case reflect.Float32, reflect.Float64:
-		return mix(math.Float64bits(v.Float()) + 5)
-	case reflect.Struct:
-		h := uint64(v.NumField())
-		for i := range v.NumField() {
-			h = mix(h*31 + d.shallowHash(v.Field(i)))
-		}
-		return h
-	case reflect.Array:
-		h := uint64(v.Len())
-		for i := range v.Len() {
-			h = mix(h*31 + d.shallowHash(v.Index(i)))
-		}
-		return h
-	case reflect.Pointer, reflect.Map, reflect.UnsafePointer, reflect.Chan, reflect.Func:
-		return mix(uint64(uintptr(v.UnsafePointer())) + 6)
-	case reflect.Slice:
-		return mix(uint64(uintptr(v.UnsafePointer()))*31 + uint64(v.Len()) + 7)
-	}
-	return 8 // interfaces and the rest: told apart by shallowEqual
-}
-
-// shallowEqual compares a and b (of one type) field by field, pointers,
-// slices and maps by identity. Interfaces other than nil never compare
-// equal, so nothing holding one is shared.
-func shallowEqual(a, b reflect.Value) bool {
-	switch a.Kind() {
-	case reflect.String:
-		return a.String() == b.String()
-	case reflect.Bool:
-		return a.Bool() == b.Bool()
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return a.Int() == b.Int()
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return a.Uint() == b.Uint()
-	case reflect.Float32, reflect.Float64:
-		return math.Float64bits(a.Float()) == math.Float64bits(b.Float())
-	case reflect.Struct:
-		for i := range a.NumField() {
-			if !shallowEqual(a.Field(i), b.Field(i)) {
-				return false
-			}
-		}
-		return true
-	case reflect.Array:
-		for i := range a.Len() {
-			if !shallowEqual(a.Index(i), b.Index(i)) {
-				return false
-			}
-		}
-		return true
-	case reflect.Pointer, reflect.Map:
-		return a.UnsafePointer() == b.UnsafePointer()
-	case reflect.Slice:
-		if a.IsNil() || b.IsNil() {
-			return a.IsNil() == b.IsNil()
-		}
-		if a.Len() != b.Len() {
-			return false
-		}
-		if a.Len() == 0 {
-			return true
-		}
-		return a.UnsafePointer() == b.UnsafePointer()
-	case reflect.Interface:
-		return a.IsNil() && b.IsNil()
-	}
-	return false
 }
 
 // bytes returns a slice equal to b seen before, or nil (then b is

@@ -1,0 +1,158 @@
+package informer
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"unsafe"
+)
+
+// The types below have every kind the typed walker handles: strings,
+// numbers of each width (floats compared by bits: -0 is not 0), named
+// string maps, maps of structs and of pointers, maps whose values hold
+// maps of their own type, slices of structs and of pointers, arrays,
+// byte slices, interfaces, unexported fields, an embedded struct.
+
+type fuzzName string
+
+type fuzzQuantity struct {
+	Format string
+	value  int64 // unexported: read, never written
+	s      string
+}
+
+type fuzzLeaf struct {
+	S   string
+	I8  int8
+	U16 uint16
+	I32 int32
+	F32 float32
+	F64 float64
+	B   bool
+	Raw []byte
+	Any any
+	Arr [2]string
+	P   *string
+}
+
+type fuzzNode struct {
+	fuzzLeaf
+	Labels   map[string]string
+	Named    map[fuzzName]string
+	Quants   map[fuzzName]fuzzQuantity
+	Children map[string]fuzzNode
+	Ptrs     map[string]*fuzzLeaf
+	List     []fuzzLeaf
+	PList    []*fuzzLeaf
+	Strs     []string
+	Next     *fuzzNode
+}
+
+// UnmarshalJSON fills the quantities' unexported fields from their
+// Format, as a decoder of resource.Quantity would.
+func (q *fuzzQuantity) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*q = fuzzQuantity{Format: s, value: int64(len(s)), s: s + "!"}
+	return nil
+}
+
+func (q fuzzQuantity) MarshalJSON() ([]byte, error) {
+	return json.Marshal([]any{q.Format, q.value, q.s})
+}
+
+func decodeFuzzNode(t testing.TB, s string) (*fuzzNode, bool) {
+	n := &fuzzNode{}
+	if json.Unmarshal([]byte(s), n) != nil {
+		return nil, false
+	}
+	return n, true
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+const fuzzNodeA = `{"S":"a","F64":-0,"F32":1.5,"Raw":"eyJhIjoxfQ==","Arr":["x","y"],"P":"p",
+"Labels":{"app":"web"},"Named":{"cpu":"1"},"Quants":{"cpu":"100m","memory":"1Gi"},
+"Children":{"c":{"S":"c","Labels":{"app":"web"},"Children":{"d":{"S":"d"}}}},
+"Ptrs":{"x":{"S":"leaf"}},"List":[{"S":"l","Arr":["x","y"]},{"S":"l","Arr":["x","y"]}],
+"PList":[{"S":"l"},{"S":"l"},null],"Strs":["a","a",""],"Next":{"S":"a","F64":0}}`
+
+// FuzzDedupTypedPreservesValue: whatever a typed object holds, sharing
+// leaves its value unchanged (compared as JSON, so that -0 and 0 differ,
+// and with unexported fields), also after other objects filled the
+// tables, and shares equal parts of two equal objects.
+func FuzzDedupTypedPreservesValue(f *testing.F) {
+	f.Add(fuzzNodeA)
+	f.Add(`{"F64":0,"List":[{"F64":-0},{"F64":0}],"Quants":{"a":"1","b":"1"}}`)
+	f.Add(`{"Any":{"x":1},"PList":[{"Any":null},{"Any":null}],"Children":{"a":{},"b":{}}}`)
+	d := newDeduper(1000)
+	if n, ok := decodeFuzzNode(f, fuzzNodeA); ok {
+		d.typed(reflect.ValueOf(n).Elem(), 0)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, ok := decodeFuzzNode(t, s)
+		if !ok {
+			return
+		}
+		ref, _ := decodeFuzzNode(t, s)
+		b, _ := decodeFuzzNode(t, s)
+		d.typed(reflect.ValueOf(a).Elem(), 0)
+		d.typed(reflect.ValueOf(b).Elem(), 0)
+		want := mustJSON(t, ref)
+		for _, got := range []*fuzzNode{a, b} {
+			if g := mustJSON(t, got); !bytes.Equal(g, want) || !reflect.DeepEqual(got, ref) {
+				t.Fatalf("sharing changed %s:\n got %s\nwant %s", s, g, want)
+			}
+		}
+		if len(a.List) > 0 && &a.List[0] != &b.List[0] {
+			t.Errorf("equal slices of structs not shared: %s", s)
+		}
+		if a.Labels != nil && reflect.ValueOf(a.Labels).UnsafePointer() != reflect.ValueOf(b.Labels).UnsafePointer() {
+			t.Errorf("equal labels not shared: %s", s)
+		}
+	})
+}
+
+// TestDedupTypedMapsOfStructs: maps whose values are structs (as a
+// container's resource requests) are shared when equal, not when a value
+// differs only in an unexported field or in a float's sign.
+func TestDedupTypedMapsOfStructs(t *testing.T) {
+	d := newDeduper(DefaultDedupEntries)
+	mk := func() *fuzzNode {
+		n, ok := decodeFuzzNode(t, `{"Quants":{"cpu":"100m"},"List":[{"F64":0}],"Children":{"c":{"Quants":{"cpu":"100m"}}}}`)
+		if !ok {
+			t.Fatal("decode")
+		}
+		return n
+	}
+	a, b, c, e := mk(), mk(), mk(), mk()
+	c.Quants["cpu"] = fuzzQuantity{Format: "100m", value: 7, s: "100m!"}
+	e.List[0].F64 = negZero()
+	for _, n := range []*fuzzNode{a, b, c, e} {
+		d.typed(reflect.ValueOf(n).Elem(), 0)
+	}
+	ptr := func(m map[fuzzName]fuzzQuantity) unsafe.Pointer { return reflect.ValueOf(m).UnsafePointer() }
+	if ptr(a.Quants) != ptr(b.Quants) || ptr(a.Quants) != ptr(a.Children["c"].Quants) {
+		t.Error("equal maps of structs not shared")
+	}
+	if ptr(c.Quants) == ptr(a.Quants) || c.Quants["cpu"].value != 7 {
+		t.Error("maps differing in an unexported field shared")
+	}
+	if &e.List[0] == &a.List[0] || !bytes.Equal(mustJSON(t, e.List[0].F64), []byte("-0")) {
+		t.Error("-0 shared with 0")
+	}
+}
+
+func negZero() float64 {
+	z := 0.0
+	return -z
+}
