@@ -3,10 +3,13 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"runtime"
 	"strings"
 	"time"
+
+	"k8s.io/apiserver/pkg/server/healthz"
 
 	"github.com/listwatch/listwatch/wire"
 )
@@ -24,10 +27,8 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) bool {
 		// Indented whatever the client, as kube's.
 		b, _ := json.MarshalIndent(versionInfo(), "", "  ")
 		writeBody(w, http.StatusOK, mediaJSON, b)
-	case p == "/healthz" || p == "/livez" || strings.HasPrefix(p, "/healthz/") || strings.HasPrefix(p, "/livez/"):
-		writeText(w, http.StatusOK, "ok")
-	case p == "/readyz" || strings.HasPrefix(p, "/readyz/"):
-		s.readyz(w, r)
+	case isHealthPath(r.URL.Path):
+		s.health.serve(w, r)
 	case p == "/openapi/v2" || p == "/openapi/v3" || strings.HasPrefix(p, "/openapi/"):
 		s.openAPI(w, r)
 	case p == "/api" || p == "/apis":
@@ -70,26 +71,64 @@ func versionInfo() wire.Version {
 	}
 }
 
-// readyz is ready once Run has bootstrapped and storage answers a
-// linearizable read.
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	var failed []string
-	if _, err := s.store.CurrentRevision(ctx); err != nil {
-		// As kube-apiserver: the reason goes to the log, not to the
-		// client, since /readyz is readable anonymously.
-		s.log.Warn("readyz: etcd check failed", "err", err)
-		failed = append(failed, "[-]etcd failed: reason withheld")
+// isHealthPath reports whether p is /healthz, /livez or /readyz or a
+// path below one of them.
+func isHealthPath(p string) bool {
+	for _, h := range [...]string{"/healthz", "/livez", "/readyz"} {
+		if p == h || strings.HasPrefix(p, h+"/") {
+			return true
+		}
 	}
-	select {
-	case <-s.booted:
-	default:
-		failed = append(failed, "[-]poststarthook/listwatch-bootstrap failed: not finished")
-	}
-	if len(failed) > 0 {
-		writeText(w, http.StatusInternalServerError, strings.Join(failed, "\n")+"\nreadyz check failed\n")
+	return false
+}
+
+// healthPaths serves /healthz, /livez and /readyz through kube's own
+// handlers (k8s.io/apiserver/pkg/server/healthz), as kube-apiserver does:
+// each answers "ok", or with ?verbose one line per check, and ?exclude=
+// skips a check; a failed check makes it a 500 listing the checks, the
+// reason withheld (the paths are readable anonymously) and logged; each
+// check has its own path (/readyz/etcd), and any other path below them is
+// Go's plain 404, as kube's. The paths are matched exactly, as kube's
+// mux does (no trailing slash, no redirects).
+type healthPaths map[string]http.Handler
+
+func (m healthPaths) Handle(pattern string, h http.Handler) { m[pattern] = h }
+
+func (m healthPaths) serve(w http.ResponseWriter, r *http.Request) {
+	h, ok := m[r.URL.Path]
+	if !ok {
+		http.NotFound(w, r)
 		return
 	}
-	writeText(w, http.StatusOK, "ok")
+	h.ServeHTTP(w, r)
+}
+
+// newHealthPaths installs the checks. Those of kube-apiserver that
+// listwatch has no counterpart for (log, which watches klog's flushing;
+// informer-sync; etcd-readiness, the same read as etcd with kube's other
+// timeout) are left out rather than faked; the post-start hook is
+// listwatch's own bootstrap.
+func (s *Server) newHealthPaths() healthPaths {
+	etcd := healthz.NamedCheck("etcd", func(r *http.Request) error {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if _, err := s.store.CurrentRevision(ctx); err != nil {
+			s.log.Warn("health: etcd check failed", "err", err)
+			return err
+		}
+		return nil
+	})
+	boot := healthz.NamedCheck("poststarthook/listwatch-bootstrap", func(*http.Request) error {
+		select {
+		case <-s.booted:
+			return nil
+		default:
+			return errors.New("not finished")
+		}
+	})
+	m := healthPaths{}
+	healthz.InstallHandler(m, healthz.PingHealthz, etcd, boot)
+	healthz.InstallLivezHandler(m, healthz.PingHealthz, etcd, boot)
+	healthz.InstallReadyzHandler(m, healthz.PingHealthz, etcd, boot, healthz.NewShutdownHealthz(s.stopping))
+	return m
 }

@@ -132,6 +132,12 @@ type Server struct {
 	// and loaded the CRDs; /readyz fails until then.
 	bootOnce sync.Once
 	booted   chan struct{}
+	// stopping is closed when Run's context ends: /readyz's shutdown
+	// check fails from then on.
+	stopOnce sync.Once
+	stopping chan struct{}
+	// health serves /healthz, /livez and /readyz (nonresource.go).
+	health healthPaths
 	// apiServices keeps the automanaged APIServices (apiservices.go).
 	apiServices *apiServices
 
@@ -157,6 +163,8 @@ func New(cfg Config) (*Server, error) {
 		maxBody: cfg.MaxBodyBytes,
 		now:     cfg.Now,
 		booted:  make(chan struct{}),
+
+		stopping: make(chan struct{}),
 
 		services: cfg.ServiceAllocator,
 
@@ -201,6 +209,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.metrics = m
+	s.health = s.newHealthPaths()
 	return s, nil
 }
 
@@ -212,6 +221,9 @@ func (s *Server) Run(ctx context.Context) error {
 	var g run.Group
 	stop, cancel := context.WithCancel(ctx)
 	defer cancel()
+	stopping := func() { s.stopOnce.Do(func() { close(s.stopping) }) }
+	context.AfterFunc(ctx, stopping) // as soon as ctx ends
+	defer stopping()                 // and surely by the time Run returns
 	g.Go("crds", func(ctx context.Context) error {
 		if err := s.bootstrapObjects(ctx); err != nil { // flowcontrol.go
 			return err

@@ -2,8 +2,7 @@ package auth
 
 import (
 	"net/http"
-	"strings"
-
+	
 	"github.com/listwatch/listwatch/server/request"
 )
 
@@ -11,19 +10,21 @@ import (
 // reads public information.
 const UserAnonymous = "system:anonymous"
 
-// publicInfoPaths are what kube's system:public-info-viewer ClusterRole
-// lets everyone, authenticated or not, GET.
-var publicInfoPaths = []string{"/healthz", "/livez", "/readyz", "/version"}
+// publicInfoPaths are the paths kube's system:public-info-viewer
+// ClusterRole lets everyone, authenticated or not, GET: exactly these, not
+// the paths of single checks below them (/readyz/etcd answers a failure
+// with its reason), which in kube need a role that grants them.
+var publicInfoPaths = []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}
 
 // IsPublicInfo reports whether a request with this verb and path reads
-// public information: a get of /healthz, /livez, /readyz or /version, or a
-// path below one of them (/readyz/ping).
+// public information: a get of /healthz, /livez, /readyz, /version or
+// /version/.
 func IsPublicInfo(verb, path string) bool {
 	if verb != "get" {
 		return false
 	}
 	for _, p := range publicInfoPaths {
-		if path == p || strings.HasPrefix(path, p+"/") {
+		if path == p {
 			return true
 		}
 	}

@@ -16,7 +16,7 @@ func TestIsPublicInfo(t *testing.T) {
 		want       bool
 	}{
 		{"get", "/healthz", true}, {"get", "/livez", true}, {"get", "/readyz", true}, {"get", "/version", true},
-		{"get", "/version/", true}, {"get", "/readyz/ping", true}, {"get", "/healthz/etcd", true},
+		{"get", "/version/", true}, {"get", "/readyz/ping", false}, {"get", "/healthz/etcd", false}, {"get", "/healthz/", false},
 		{"get", "/healthzx", false}, {"get", "/versions", false}, {"get", "/", false}, {"get", "/api", false},
 		{"get", "/api/v1/healthz", false}, {"get", "/metrics", false}, {"get", "", false},
 		{"post", "/healthz", false}, {"head", "/version", false}, {"delete", "/readyz", false},
@@ -45,7 +45,7 @@ func TestAnonymousPublicInfo(t *testing.T) {
 		err                 error
 	}{
 		{"GET", "/healthz", "", UserAnonymous, nil},
-		{"GET", "/readyz/ping", "", UserAnonymous, nil},
+		{"GET", "/readyz/ping", "", "", nil}, // a single check is not public info, as in kube
 		{"GET", "/healthz", "Bearer good", "bob", nil},
 		{"GET", "/healthz", "Bearer bad", "", errBad}, // a bad credential is never anonymous
 		{"GET", "/api", "", "", nil},

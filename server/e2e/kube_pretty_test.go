@@ -57,6 +57,17 @@ func TestKubePrettySameAsOurs(t *testing.T) {
 			{"GET", "/apis/" + crGroup + "/v9", ""},
 			{"GET", "/apis/" + crGroup + "/v1/namespaces/" + ns + "/things", ""},
 			{"GET", "/apis/" + crGroup + "/v1/" + prettyPlural + "/x", ""},
+			// Health: each check's own path, kube's handlers; other
+			// paths below them are Go's plain 404.
+			{"GET", "/healthz", ""},
+			{"GET", "/livez?exclude=etcd", ""},
+			{"GET", "/readyz/ping", ""},
+			{"GET", "/readyz/etcd", ""},
+			{"GET", "/livez/etcd", ""},
+			{"GET", "/healthz/shutdown", ""},
+			{"GET", "/readyz/no-such-check", ""},
+			{"GET", "/healthz/", ""},
+			{"GET", "/readyz/ping/x", ""},
 			{"POST", cms + "?dryRun=All", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Bad_Name"}}`},
 			{"POST", cms + "?dryRun=All", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":1}}`},
 		} {

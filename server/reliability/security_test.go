@@ -652,10 +652,11 @@ func signedByCA(t *testing.T, creds *pki.Credentials, tmpl *x509.Certificate) *t
 }
 
 // publicInfo: kube's system:public-info-viewer paths are readable
-// anonymously; nothing else is.
+// anonymously; nothing else is, not even a single health check's path
+// (it answers a failure with its reason).
 func publicInfo(t *testing.T, e *secEnv) {
 	c := e.client(t, nil)
-	for _, p := range []string{"/healthz", "/livez", "/readyz", "/version", "/version/", "/healthz/ping", "/livez/ping", "/readyz/ping"} {
+	for _, p := range []string{"/healthz", "/livez", "/readyz", "/version", "/version/"} {
 		if code, b := e.do(t, c, "GET", p, "", ""); code != http.StatusOK {
 			t.Errorf("anonymous GET %s: %d %s, want 200", p, code, b)
 		}
@@ -663,6 +664,7 @@ func publicInfo(t *testing.T, e *secEnv) {
 	for _, r := range []struct{ method, path string }{
 		{"GET", "/api"}, {"GET", "/apis"}, {"GET", "/api/v1/namespaces/default/configmaps"}, {"GET", "/openapi/v2"},
 		{"GET", "/metrics"}, {"GET", "/healthzx"}, {"GET", "/versions"}, {"POST", "/healthz"}, {"DELETE", "/version"},
+		{"GET", "/healthz/ping"}, {"GET", "/livez/etcd"}, {"GET", "/readyz/etcd"}, {"GET", "/readyz/"},
 	} {
 		code, b := e.do(t, c, r.method, r.path, "", "")
 		var st wire.Status
