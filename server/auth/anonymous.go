@@ -2,7 +2,7 @@ package auth
 
 import (
 	"net/http"
-	
+
 	"github.com/listwatch/listwatch/server/request"
 )
 
