@@ -112,6 +112,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		if o.List != nil {
 			lo := *o.List
 			lo.Namespace = o.Namespace
+			if lo.Resource == "" {
+				lo.Resource = f.Resource() // the fixture's: configmaps or pods
+			}
 			if !o.UseExisting {
 				if err := f.Grow(ctx, slices.Max(o.Objects)); err != nil {
 					return nil, err

@@ -101,7 +101,7 @@ func addListFlags(cmd *cobra.Command, lo *bench.ListOptions, f *benchFlags) {
 	fl.StringSliceVar(&lo.RVModes, "rv-modes", []string{"unset", "0"}, `resourceVersion of the first page: "unset" or a value such as "0"`)
 	fl.BoolVar(&lo.Protobuf, "protobuf", false, "ask for protobuf, as client-go's typed clients do (default JSON)")
 	fl.IntVar(&lo.Repeat, "repeat", 3, "full lists per (page size, RV mode)")
-	fl.StringVar(&lo.Resource, "resource", "configmaps", "core/v1 resource to list (with --use-existing)")
+	fl.StringVar(&lo.Resource, "resource", "", "core/v1 resource to list (default: the fixture's, configmaps or pods)")
 	fl.BoolVar(&f.opts.UseExisting, "use-existing", false, "list the objects already in --namespace instead of creating any")
 }
 
