@@ -57,6 +57,7 @@ type deduper struct {
 	nodes      map[uint64]any // map[string]any, []any or []byte
 	values     map[uint64]sharedValue
 	scratch    map[*typeCode][]*mapScratch // see takeScratch; never reset
+	budget     int                         // values walk may still visit in this object
 }
 
 func newDeduper(maxEntries int) *deduper {
@@ -100,7 +101,7 @@ func dedupObject[T object.Object](d *deduper, obj T) T {
 	}
 	v := reflect.ValueOf(obj)
 	if v.Kind() == reflect.Pointer && !v.IsNil() {
-		d.walk(codeOf(v.Type().Elem()), v.UnsafePointer(), 0)
+		d.typed(v.Elem(), 0)
 	}
 	return obj
 }

@@ -36,6 +36,11 @@ type typeCode struct {
 	// stringMap: a map whose type converts to map[string]string (labels,
 	// annotations, selectors), walked without reflect.
 	stringMap bool
+	// keyUnstable: a map whose keys may not equal themselves (a float
+	// NaN, in a float, complex or interface key): its values are walked
+	// and hashed but never written back, as writing to a NaN key adds an
+	// entry instead of replacing one.
+	keyUnstable bool
 	// bytes: a slice of a byte kind, shared by content.
 	bytes bool
 }
@@ -59,11 +64,11 @@ type sliceHeader struct {
 }
 
 // sharedValue is a pointer, slice or map remembered for sharing: the
-// pointer word (of a slice, its data), with a slice's length and capacity.
+// pointer word (of a slice, its data), with a slice's length.
 type sharedValue struct {
-	code     *typeCode
-	ptr      unsafe.Pointer
-	len, cap int
+	code *typeCode
+	ptr  unsafe.Pointer
+	len  int
 }
 
 var typeCodes sync.Map // reflect.Type → *typeCode; types never change
@@ -106,6 +111,7 @@ func compileCode(t reflect.Type, compiling map[reflect.Type]*typeCode) *typeCode
 		c.key = compileCode(t.Key(), compiling)
 		c.elem = compileCode(t.Elem(), compiling)
 		c.stringMap = t.ConvertibleTo(stringMapType) && t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String
+		c.keyUnstable = mayHoldNaN(t.Key(), 0)
 	case reflect.Struct:
 		_, hasUID := t.FieldByName("UID")
 		_, hasRV := t.FieldByName("ResourceVersion")
@@ -125,6 +131,25 @@ func compileCode(t reflect.Type, compiling map[reflect.Type]*typeCode) *typeCode
 }
 
 var stringMapType = reflect.TypeFor[map[string]string]()
+
+// mayHoldNaN reports whether a value of type t may hold a float NaN,
+// which is not equal to itself: a float, complex or interface, or an
+// array or struct of one.
+func mayHoldNaN(t reflect.Type, depth int) bool {
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.Interface:
+		return true
+	case reflect.Array:
+		return depth > maxDedupDepth || mayHoldNaN(t.Elem(), depth+1)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if depth > maxDedupDepth || mayHoldNaN(t.Field(i).Type, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // shareable reports whether a value of type t may hold something walk
 // shares: a string, pointer, slice, map or interface.
@@ -151,8 +176,14 @@ func shareable(t reflect.Type, depth int) bool {
 // less; a type with a pointer cycle stops here.
 const maxDedupDepth = 64
 
-// typed shares the parts of v, an addressable value, as walk does.
+// dedupBudget bounds the values walk visits in one object: a
+// production-shaped pod has a few thousand.
+const dedupBudget = 1 << 20
+
+// typed shares the parts of v, an addressable value, as walk does, with
+// a fresh budget.
 func (d *deduper) typed(v reflect.Value, depth int) uint64 {
+	d.budget = dedupBudget
 	return d.walk(codeOf(v.Type()), v.Addr().UnsafePointer(), depth)
 }
 
@@ -164,11 +195,14 @@ func (d *deduper) typed(v reflect.Value, depth int) uint64 {
 // ones (inside resource.Quantity or time.Time, say) are read to tell
 // values apart, never changed. It returns the value's hash.
 func (d *deduper) walk(c *typeCode, p unsafe.Pointer, depth int) uint64 {
-	if depth > maxDedupDepth {
-		// A type that nests this deep (or a cycle of pointers): shared no
-		// further, compared by identity.
+	if depth > maxDedupDepth || d.budget <= 0 {
+		// A type that nests this deep (or a cycle of pointers), or an
+		// object of more parts than the budget (pointers that join again
+		// below, which a program, not a decoder, may build, would be
+		// walked once per path): shared no further, compared by identity.
 		return d.shallowHash(c, p)
 	}
+	d.budget--
 	depth++
 	switch c.kind {
 	case reflect.String:
@@ -250,8 +284,10 @@ func (d *deduper) walk(c *typeCode, p unsafe.Pointer, depth int) uint64 {
 				x.key.SetIterKey(it)
 				x.orig.SetIterValue(it)
 				x.val.Set(x.orig)
-				vh := d.walk(c.elem, x.vp, depth)
-				if !shallowEqual(c.elem, x.vp, x.op) {
+				var vh uint64
+				if c.keyUnstable {
+					vh = d.shallowHash(c.elem, x.op)
+				} else if vh = d.walk(c.elem, x.vp, depth); !shallowEqual(c.elem, x.vp, x.op) {
 					v.SetMapIndex(x.key, x.val)
 				}
 				h += mix(d.shallowHash(c.key, x.kp)*31 ^ vh)
@@ -271,7 +307,7 @@ func (d *deduper) share(c *typeCode, p unsafe.Pointer, h uint64) {
 	if cv, ok := d.values[h]; ok {
 		if cv.code.id == c.id && d.sameContent(c, cv, p) {
 			if c.kind == reflect.Slice {
-				*(*sliceHeader)(p) = sliceHeader{data: cv.ptr, len: cv.len, cap: cv.cap}
+				*(*sliceHeader)(p) = sliceHeader{data: cv.ptr, len: cv.len, cap: cv.len}
 			} else {
 				*(*unsafe.Pointer)(p) = cv.ptr
 			}
@@ -281,7 +317,10 @@ func (d *deduper) share(c *typeCode, p unsafe.Pointer, h uint64) {
 	sv := sharedValue{code: c}
 	if c.kind == reflect.Slice {
 		sh := (*sliceHeader)(p)
-		sv.ptr, sv.len, sv.cap = sh.data, sh.len, sh.cap
+		// Shared without its spare capacity: an append to one object's
+		// slice must not write into another's (appending to a cached
+		// object is a bug, but it must not corrupt other objects).
+		sv.ptr, sv.len = sh.data, sh.len
 	} else {
 		sv.ptr = *(*unsafe.Pointer)(p)
 	}

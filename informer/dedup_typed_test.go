@@ -3,6 +3,8 @@ package informer
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
 	"reflect"
 	"testing"
 	"unsafe"
@@ -95,9 +97,9 @@ func FuzzDedupTypedPreservesValue(f *testing.F) {
 	f.Add(`{"F64":0,"List":[{"F64":-0},{"F64":0}],"Quants":{"a":"1","b":"1"}}`)
 	f.Add(`{"Any":{"x":1},"PList":[{"Any":null},{"Any":null}],"Children":{"a":{},"b":{}}}`)
 	d := newDeduper(1000)
-	if n, ok := decodeFuzzNode(f, fuzzNodeA); ok {
-		d.typed(reflect.ValueOf(n).Elem(), 0)
-	}
+	seed, _ := decodeFuzzNode(f, fuzzNodeA)
+	d.typed(reflect.ValueOf(seed).Elem(), 0)
+	seedJSON := mustJSON(f, seed)
 	f.Fuzz(func(t *testing.T, s string) {
 		a, ok := decodeFuzzNode(t, s)
 		if !ok {
@@ -112,6 +114,10 @@ func FuzzDedupTypedPreservesValue(f *testing.F) {
 			if g := mustJSON(t, got); !bytes.Equal(g, want) || !reflect.DeepEqual(got, ref) {
 				t.Fatalf("sharing changed %s:\n got %s\nwant %s", s, g, want)
 			}
+		}
+		// Objects shared earlier keep their values too.
+		if g := mustJSON(t, seed); !bytes.Equal(g, seedJSON) {
+			t.Fatalf("sharing %s changed an earlier object:\n got %s\nwant %s", s, g, seedJSON)
 		}
 		if len(a.List) > 0 && &a.List[0] != &b.List[0] {
 			t.Errorf("equal slices of structs not shared: %s", s)
@@ -155,4 +161,69 @@ func TestDedupTypedMapsOfStructs(t *testing.T) {
 func negZero() float64 {
 	z := 0.0
 	return -z
+}
+
+// TestDedupTypedSharedSlicesHaveNoSpareCapacity: an append to one
+// object's shared slice never writes into another object's (appending to
+// a cached object is a caller's bug, but it must stay that object's).
+func TestDedupTypedSharedSlicesHaveNoSpareCapacity(t *testing.T) {
+	d := newDeduper(DefaultDedupEntries)
+	mk := func() *fuzzNode {
+		n := &fuzzNode{Strs: make([]string, 3, 8), List: make([]fuzzLeaf, 1, 4)}
+		copy(n.Strs, []string{"a", "b", "c"})
+		n.List[0].S = "l"
+		return n
+	}
+	a, b := mk(), mk()
+	d.typed(reflect.ValueOf(a).Elem(), 0)
+	d.typed(reflect.ValueOf(b).Elem(), 0)
+	if &a.Strs[0] != &b.Strs[0] || &a.List[0] != &b.List[0] {
+		t.Fatal("equal slices not shared")
+	}
+	x, y := append(a.Strs, "from-a"), append(b.Strs, "from-b")
+	xl, yl := append(a.List, fuzzLeaf{S: "from-a"}), append(b.List, fuzzLeaf{S: "from-b"})
+	if x[3] != "from-a" || y[3] != "from-b" || xl[1].S != "from-a" || yl[1].S != "from-b" {
+		t.Fatalf("appends to two objects' shared slices met: %q %q %q %q", x[3], y[3], xl[1].S, yl[1].S)
+	}
+}
+
+type nanKeyed struct {
+	P *string
+	M map[float64]*string
+	I map[any]*string
+}
+
+// TestDedupTypedNaNKeys: a map whose key may be NaN keeps its entries
+// (writing a shared value back under a NaN key would add an entry).
+func TestDedupTypedNaNKeys(t *testing.T) {
+	d := newDeduper(DefaultDedupEntries)
+	s1, s2, s3 := "v", "v", "v"
+	nan := math.NaN()
+	o := &nanKeyed{P: &s1, M: map[float64]*string{nan: &s2}, I: map[any]*string{nan: &s3}}
+	d.typed(reflect.ValueOf(o).Elem(), 0)
+	if len(o.M) != 1 || len(o.I) != 1 {
+		t.Fatalf("NaN-keyed maps grew: %d and %d entries", len(o.M), len(o.I))
+	}
+}
+
+type dagNode struct {
+	Name string
+	L, R *dagNode
+}
+
+// TestDedupTypedSharedSubtreesBounded: an object whose pointers join
+// again below (2^40 paths through 40 nodes, which only a program builds)
+// is walked within a bounded budget, and unchanged.
+func TestDedupTypedSharedSubtreesBounded(t *testing.T) {
+	var n *dagNode
+	for i := range 40 {
+		n = &dagNode{Name: fmt.Sprint("n", i), L: n, R: n}
+	}
+	d := newDeduper(DefaultDedupEntries)
+	d.typed(reflect.ValueOf(n).Elem(), 0)
+	for i, m := 39, n; m != nil; i, m = i-1, m.L {
+		if m.Name != fmt.Sprint("n", i) || m.L != m.R {
+			t.Fatalf("node %d changed", i)
+		}
+	}
 }

@@ -216,14 +216,15 @@ func New(cfg Config) (*Server, error) {
 // Run creates the default namespaces if absent, then follows the CRDs in
 // storage (its own and other servers') so their resources are served,
 // until ctx ends. It returns after its work has stopped. It does not run
-// the readers: whoever made them does.
+// the readers: whoever made them does. Run is called once: from the end
+// of ctx on, /readyz fails its shutdown check for good.
 func (s *Server) Run(ctx context.Context) error {
 	var g run.Group
 	stop, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopping := func() { s.stopOnce.Do(func() { close(s.stopping) }) }
-	context.AfterFunc(ctx, stopping) // as soon as ctx ends
-	defer stopping()                 // and surely by the time Run returns
+	defer stopping()                         // surely by the time Run returns
+	defer context.AfterFunc(ctx, stopping)() // and as soon as ctx ends
 	g.Go("crds", func(ctx context.Context) error {
 		if err := s.bootstrapObjects(ctx); err != nil { // flowcontrol.go
 			return err

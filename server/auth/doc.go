@@ -31,9 +31,10 @@
 //
 // Anonymous requests: AnonymousPublicInfo makes a request with no
 // credential at all system:anonymous (group system:unauthenticated) when it
-// GETs public information (IsPublicInfo: /healthz, /livez, /readyz,
-// /version and paths below them), which the authorization filter allows to
-// everyone as kube's system:public-info-viewer role does. Any other request
+// GETs public information (IsPublicInfo: exactly /healthz, /livez, /readyz,
+// /version and /version/, not a single check's path below them), which the
+// authorization filter allows to everyone as kube's system:public-info-viewer
+// role does. Any other request
 // that no authenticator accepts, and any request with an invalid credential,
 // is refused with 401 by the filter in server/filters.
 //
