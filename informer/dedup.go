@@ -101,7 +101,7 @@ func dedupObject[T object.Object](d *deduper, obj T) T {
 	}
 	v := reflect.ValueOf(obj)
 	if v.Kind() == reflect.Pointer && !v.IsNil() {
-		d.typed(v.Elem(), 0)
+		d.typed(v.Elem())
 	}
 	return obj
 }

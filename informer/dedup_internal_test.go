@@ -83,8 +83,8 @@ func TestDedupTypedSharesStringsMapsAndBytes(t *testing.T) {
 	}
 	d := newDeduper(DefaultDedupEntries)
 	a, b := mk("a"), mk("b")
-	d.typed(reflect.ValueOf(a).Elem(), 0)
-	d.typed(reflect.ValueOf(b).Elem(), 0)
+	d.typed(reflect.ValueOf(a).Elem())
+	d.typed(reflect.ValueOf(b).Elem())
 	want := mk("b")
 	if !reflect.DeepEqual(b, want) {
 		t.Fatalf("dedup changed a value: %+v", b)
@@ -104,7 +104,7 @@ func TestDedupTypedSharesStringsMapsAndBytes(t *testing.T) {
 	}
 	c := mk("c")
 	c.Ptr.Manager = "other"
-	d.typed(reflect.ValueOf(c).Elem(), 0)
+	d.typed(reflect.ValueOf(c).Elem())
 	if c.Ptr == a.Ptr || c.Ptr.Manager != "other" {
 		t.Error("different pointed-to structs shared")
 	}
@@ -163,7 +163,7 @@ func TestDedupTypedCycleEnds(t *testing.T) {
 	a := &dedupCycle{Name: "a"}
 	a.Next = a
 	d := newDeduper(DefaultDedupEntries)
-	d.typed(reflect.ValueOf(a).Elem(), 0)
+	d.typed(reflect.ValueOf(a).Elem())
 	if a.Next != a || a.Name != "a" {
 		t.Fatal("cycle changed")
 	}
@@ -222,8 +222,8 @@ func TestDedupLeavesObjectIdentityOut(t *testing.T) {
 	}
 	d := newDeduper(DefaultDedupEntries)
 	a, b := mk(0), mk(1)
-	d.typed(reflect.ValueOf(a).Elem(), 0)
-	d.typed(reflect.ValueOf(b).Elem(), 0)
+	d.typed(reflect.ValueOf(a).Elem())
+	d.typed(reflect.ValueOf(b).Elem())
 	if !reflect.DeepEqual(a, mk(0)) || !reflect.DeepEqual(b, mk(1)) {
 		t.Fatalf("dedup changed a value: %+v %+v", a, b)
 	}

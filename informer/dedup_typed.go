@@ -66,9 +66,9 @@ type sliceHeader struct {
 // sharedValue is a pointer, slice or map remembered for sharing: the
 // pointer word (of a slice, its data), with a slice's length.
 type sharedValue struct {
-	code *typeCode
-	ptr  unsafe.Pointer
-	len  int
+	id  uint64 // its type's (typeCode.id)
+	ptr unsafe.Pointer
+	len int
 }
 
 var typeCodes sync.Map // reflect.Type → *typeCode; types never change
@@ -180,11 +180,11 @@ const maxDedupDepth = 64
 // production-shaped pod has a few thousand.
 const dedupBudget = 1 << 20
 
-// typed shares the parts of v, an addressable value, as walk does, with
-// a fresh budget.
-func (d *deduper) typed(v reflect.Value, depth int) uint64 {
+// typed shares the parts of v, an addressable value (an object), as walk
+// does, with a fresh budget.
+func (d *deduper) typed(v reflect.Value) uint64 {
 	d.budget = dedupBudget
-	return d.walk(codeOf(v.Type()), v.Addr().UnsafePointer(), depth)
+	return d.walk(codeOf(v.Type()), v.Addr().UnsafePointer(), 0)
 }
 
 // walk shares the parts of the value of type c at p with equal parts
@@ -305,7 +305,7 @@ func (d *deduper) walk(c *typeCode, p unsafe.Pointer, depth int) uint64 {
 func (d *deduper) share(c *typeCode, p unsafe.Pointer, h uint64) {
 	h = mix(h ^ c.id)
 	if cv, ok := d.values[h]; ok {
-		if cv.code.id == c.id && d.sameContent(c, cv, p) {
+		if cv.id == c.id && d.sameContent(c, cv, p) {
 			if c.kind == reflect.Slice {
 				*(*sliceHeader)(p) = sliceHeader{data: cv.ptr, len: cv.len, cap: cv.len}
 			} else {
@@ -314,7 +314,7 @@ func (d *deduper) share(c *typeCode, p unsafe.Pointer, h uint64) {
 		}
 		return
 	}
-	sv := sharedValue{code: c}
+	sv := sharedValue{id: c.id}
 	if c.kind == reflect.Slice {
 		sh := (*sliceHeader)(p)
 		// Shared without its spare capacity: an append to one object's

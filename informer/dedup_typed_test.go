@@ -98,7 +98,7 @@ func FuzzDedupTypedPreservesValue(f *testing.F) {
 	f.Add(`{"Any":{"x":1},"PList":[{"Any":null},{"Any":null}],"Children":{"a":{},"b":{}}}`)
 	d := newDeduper(1000)
 	seed, _ := decodeFuzzNode(f, fuzzNodeA)
-	d.typed(reflect.ValueOf(seed).Elem(), 0)
+	d.typed(reflect.ValueOf(seed).Elem())
 	seedJSON := mustJSON(f, seed)
 	f.Fuzz(func(t *testing.T, s string) {
 		a, ok := decodeFuzzNode(t, s)
@@ -107,8 +107,8 @@ func FuzzDedupTypedPreservesValue(f *testing.F) {
 		}
 		ref, _ := decodeFuzzNode(t, s)
 		b, _ := decodeFuzzNode(t, s)
-		d.typed(reflect.ValueOf(a).Elem(), 0)
-		d.typed(reflect.ValueOf(b).Elem(), 0)
+		d.typed(reflect.ValueOf(a).Elem())
+		d.typed(reflect.ValueOf(b).Elem())
 		want := mustJSON(t, ref)
 		for _, got := range []*fuzzNode{a, b} {
 			if g := mustJSON(t, got); !bytes.Equal(g, want) || !reflect.DeepEqual(got, ref) {
@@ -144,7 +144,7 @@ func TestDedupTypedMapsOfStructs(t *testing.T) {
 	c.Quants["cpu"] = fuzzQuantity{Format: "100m", value: 7, s: "100m!"}
 	e.List[0].F64 = negZero()
 	for _, n := range []*fuzzNode{a, b, c, e} {
-		d.typed(reflect.ValueOf(n).Elem(), 0)
+		d.typed(reflect.ValueOf(n).Elem())
 	}
 	ptr := func(m map[fuzzName]fuzzQuantity) unsafe.Pointer { return reflect.ValueOf(m).UnsafePointer() }
 	if ptr(a.Quants) != ptr(b.Quants) || ptr(a.Quants) != ptr(a.Children["c"].Quants) {
@@ -175,8 +175,8 @@ func TestDedupTypedSharedSlicesHaveNoSpareCapacity(t *testing.T) {
 		return n
 	}
 	a, b := mk(), mk()
-	d.typed(reflect.ValueOf(a).Elem(), 0)
-	d.typed(reflect.ValueOf(b).Elem(), 0)
+	d.typed(reflect.ValueOf(a).Elem())
+	d.typed(reflect.ValueOf(b).Elem())
 	if &a.Strs[0] != &b.Strs[0] || &a.List[0] != &b.List[0] {
 		t.Fatal("equal slices not shared")
 	}
@@ -200,7 +200,7 @@ func TestDedupTypedNaNKeys(t *testing.T) {
 	s1, s2, s3 := "v", "v", "v"
 	nan := math.NaN()
 	o := &nanKeyed{P: &s1, M: map[float64]*string{nan: &s2}, I: map[any]*string{nan: &s3}}
-	d.typed(reflect.ValueOf(o).Elem(), 0)
+	d.typed(reflect.ValueOf(o).Elem())
 	if len(o.M) != 1 || len(o.I) != 1 {
 		t.Fatalf("NaN-keyed maps grew: %d and %d entries", len(o.M), len(o.I))
 	}
@@ -220,7 +220,7 @@ func TestDedupTypedSharedSubtreesBounded(t *testing.T) {
 		n = &dagNode{Name: fmt.Sprint("n", i), L: n, R: n}
 	}
 	d := newDeduper(DefaultDedupEntries)
-	d.typed(reflect.ValueOf(n).Elem(), 0)
+	d.typed(reflect.ValueOf(n).Elem())
 	for i, m := 39, n; m != nil; i, m = i-1, m.L {
 		if m.Name != fmt.Sprint("n", i) || m.L != m.R {
 			t.Fatalf("node %d changed", i)

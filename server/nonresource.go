@@ -27,8 +27,8 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) bool {
 		// Indented whatever the client, as kube's.
 		b, _ := json.MarshalIndent(versionInfo(), "", "  ")
 		writeBody(w, http.StatusOK, mediaJSON, b)
-	case isHealthPath(r.URL.Path):
-		s.health.serve(w, r)
+	case s.health[r.URL.Path] != nil:
+		s.health[r.URL.Path].ServeHTTP(w, r)
 	case p == "/openapi/v2" || p == "/openapi/v3" || strings.HasPrefix(p, "/openapi/"):
 		s.openAPI(w, r)
 	case p == "/api" || p == "/apis":
@@ -71,37 +71,17 @@ func versionInfo() wire.Version {
 	}
 }
 
-// isHealthPath reports whether p is /healthz, /livez or /readyz or a
-// path below one of them.
-func isHealthPath(p string) bool {
-	for _, h := range [...]string{"/healthz", "/livez", "/readyz"} {
-		if p == h || strings.HasPrefix(p, h+"/") {
-			return true
-		}
-	}
-	return false
-}
-
 // healthPaths serves /healthz, /livez and /readyz through kube's own
 // handlers (k8s.io/apiserver/pkg/server/healthz), as kube-apiserver does:
 // each answers "ok", or with ?verbose one line per check, and ?exclude=
 // skips a check; a failed check makes it a 500 listing the checks, the
 // reason withheld (the paths are readable anonymously) and logged; each
-// check has its own path (/readyz/etcd), and any other path below them is
-// Go's plain 404, as kube's. The paths are matched exactly, as kube's
-// mux does (no trailing slash, no redirects).
+// check has its own path (/readyz/etcd). The paths are matched exactly,
+// as kube's mux does (no trailing slash, no redirects); any other path
+// below them is no route's, Go's plain 404, as kube's.
 type healthPaths map[string]http.Handler
 
 func (m healthPaths) Handle(pattern string, h http.Handler) { m[pattern] = h }
-
-func (m healthPaths) serve(w http.ResponseWriter, r *http.Request) {
-	h, ok := m[r.URL.Path]
-	if !ok {
-		http.NotFound(w, r)
-		return
-	}
-	h.ServeHTTP(w, r)
-}
 
 // newHealthPaths installs the checks. Those of kube-apiserver that
 // listwatch has no counterpart for (log, which watches klog's flushing;

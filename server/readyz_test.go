@@ -93,7 +93,7 @@ func TestReadyzFailsWhenStopping(t *testing.T) {
 	env := startEnvNoCleanup(t, e.Store)
 	env.stop()
 	rec := httptest.NewRecorder()
-	env.srv.health.serve(rec, httptest.NewRequest("GET", "/readyz?verbose", nil))
+	env.srv.health["/readyz"].ServeHTTP(rec, httptest.NewRequest("GET", "/readyz?verbose", nil))
 	if rec.Code != 500 || !strings.Contains(rec.Body.String(), "[-]shutdown failed: reason withheld\n") {
 		t.Fatalf("/readyz of a stopped server: %d %q", rec.Code, rec.Body)
 	}

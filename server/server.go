@@ -156,14 +156,13 @@ func New(cfg Config) (*Server, error) {
 		return nil, ErrNoReader
 	}
 	s := &Server{
-		store:   cfg.Store,
-		log:     cfg.Logger,
-		minReq:  cfg.MinRequestTimeout,
-		slow:    cfg.SlowThreshold,
-		maxBody: cfg.MaxBodyBytes,
-		now:     cfg.Now,
-		booted:  make(chan struct{}),
-
+		store:    cfg.Store,
+		log:      cfg.Logger,
+		minReq:   cfg.MinRequestTimeout,
+		slow:     cfg.SlowThreshold,
+		maxBody:  cfg.MaxBodyBytes,
+		now:      cfg.Now,
+		booted:   make(chan struct{}),
 		stopping: make(chan struct{}),
 
 		services: cfg.ServiceAllocator,
