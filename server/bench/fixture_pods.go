@@ -72,7 +72,11 @@ func fakeUID(s string) string {
 //
 // Its JSON is about 6 KiB. The server stores what it is sent, so status
 // and managedFields are written at create.
-func newPod(ns string, i int) *corev1.Pod {
+func newPod(ns string, i int) *corev1.Pod { return ProductionPod(ns, i) }
+
+// ProductionPod is the i-th pod of the pods fixture in namespace ns (see
+// newPod), for benchmarks outside this package.
+func ProductionPod(ns string, i int) *corev1.Pod {
 	rs := i / PodsPerReplicaSet
 	app := fmt.Sprintf("app-%04d", rs/3) // three ReplicaSets (revisions) per app
 	team := fmt.Sprintf("team-%02d", rs%17)
