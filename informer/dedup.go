@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"hash/maphash"
+	"math"
 	"reflect"
 	"sync"
 	"unsafe"
@@ -94,7 +95,8 @@ func dedupObject[T object.Object](d *deduper, obj T) T {
 	}
 	if u, ok := any(obj).(*object.Unstructured); ok {
 		if u != nil && u.Object != nil {
-			c, _ := d.value(u.Object)
+			d.budget = dedupBudget
+			c, _ := d.value(u.Object, 0)
 			u.Object = c.(map[string]any)
 		}
 		return obj
@@ -132,7 +134,7 @@ func mix(h uint64) uint64 {
 
 // value returns the shared equivalent of x (a decoded JSON value) and
 // its hash.
-func (d *deduper) value(x any) (any, uint64) {
+func (d *deduper) value(x any, depth int) (any, uint64) {
 	switch t := x.(type) {
 	case string:
 		c := d.str(t)
@@ -152,11 +154,18 @@ func (d *deduper) value(x any) (any, uint64) {
 	case int64:
 		return t, mix(uint64(t) + 5)
 	case map[string]any:
+		if depth > maxDedupDepth || d.budget <= 0 {
+			// Nested this deep (or a cycle, which a program may build),
+			// or past the budget (subtrees a program joined again):
+			// kept as it is, told apart by its identity.
+			return t, mix(uint64(uintptr(reflect.ValueOf(t).UnsafePointer())) + 10)
+		}
+		d.budget--
 		// t is never written: it may be the caller's (a fake's, say).
 		kvs := make([]kv, 0, len(t))
 		h := saltMap + uint64(len(t))
 		for k, v := range t {
-			cv, ch := d.value(v)
+			cv, ch := d.value(v, depth+1)
 			kvs = append(kvs, kv{k, cv})
 			h += mix(maphash.String(d.seed, k)*31 ^ ch)
 		}
@@ -174,10 +183,14 @@ func (d *deduper) value(x any) (any, uint64) {
 		}
 		return n, h
 	case []any:
+		if depth > maxDedupDepth || d.budget <= 0 {
+			return t, mix(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(t))))*31 + uint64(len(t)) + 11)
+		}
+		d.budget--
 		n := make([]any, len(t))
 		h := saltArr + uint64(len(t))
 		for i, v := range t {
-			cv, ch := d.value(v)
+			cv, ch := d.value(v, depth+1)
 			n[i] = cv
 			h = mix(h*31 + ch)
 		}
@@ -215,6 +228,16 @@ func identical(a, b any) bool {
 	// such as a []string, is compared only when == cannot panic on it.
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 	if va.Type() != vb.Type() || !va.Comparable() || !vb.Comparable() {
+		return false
+	}
+	switch va.Kind() {
+	case reflect.Float32, reflect.Float64:
+		// By their bits: == takes -0 for 0.
+		return math.Float64bits(va.Float()) == math.Float64bits(vb.Float())
+	}
+	if mayHoldNaN(va.Type(), 0) {
+		// A value holding a float (a complex, a struct of one) is -0
+		// and 0 alike to ==: never shared.
 		return false
 	}
 	return a == b

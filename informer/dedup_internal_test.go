@@ -3,6 +3,7 @@ package informer
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"testing"
 	"unsafe"
@@ -166,6 +167,53 @@ func TestDedupTypedCycleEnds(t *testing.T) {
 	d.typed(reflect.ValueOf(a).Elem())
 	if a.Next != a || a.Name != "a" {
 		t.Fatal("cycle changed")
+	}
+}
+
+// TestDedupUnstructuredCyclesAndJoinsEnd: an Unstructured whose maps
+// refer to themselves, or join again below (2^40 paths through 40 maps),
+// which only a program builds, is shared within bounds and unchanged.
+func TestDedupUnstructuredCyclesAndJoinsEnd(t *testing.T) {
+	self := map[string]any{"name": "self"}
+	self["self"] = self
+	var dag any = "leaf"
+	for i := range 40 {
+		dag = map[string]any{"i": int64(i), "l": dag, "r": dag}
+	}
+	d := newDeduper(DefaultDedupEntries)
+	u := &object.Unstructured{Object: map[string]any{"a": self, "b": dag}}
+	dedupObject(d, u)
+	got := u.Object["a"].(map[string]any)
+	for range maxDedupDepth + 2 {
+		if got["name"] != "self" {
+			t.Fatal("cycle changed")
+		}
+		got = got["self"].(map[string]any)
+	}
+	n := u.Object["b"]
+	for i := 39; i >= 0; i-- {
+		m := n.(map[string]any)
+		if m["i"] != int64(i) {
+			t.Fatalf("level %d changed: %v", i, m["i"])
+		}
+		n = m["l"]
+	}
+	if n != "leaf" {
+		t.Fatalf("leaf changed: %v", n)
+	}
+}
+
+// TestDedupUnstructuredNegativeZero: -0 and 0, equal to ==, are not
+// shared with each other (a program, not a JSON decoder, puts floats in
+// an Unstructured).
+func TestDedupUnstructuredNegativeZero(t *testing.T) {
+	d := newDeduper(DefaultDedupEntries)
+	a := &object.Unstructured{Object: map[string]any{"x": map[string]any{"v": 0.0}}}
+	b := &object.Unstructured{Object: map[string]any{"x": map[string]any{"v": math.Copysign(0, -1)}}}
+	dedupObject(d, a)
+	dedupObject(d, b)
+	if v := b.Object["x"].(map[string]any)["v"].(float64); !math.Signbit(v) {
+		t.Fatal("-0 became 0")
 	}
 }
 

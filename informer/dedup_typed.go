@@ -37,9 +37,10 @@ type typeCode struct {
 	// annotations, selectors), walked without reflect.
 	stringMap bool
 	// keyUnstable: a map whose keys may not equal themselves (a float
-	// NaN, in a float, complex or interface key): its values are walked
-	// and hashed but never written back, as writing to a NaN key adds an
-	// entry instead of replacing one.
+	// NaN, in a float, complex or interface key) or equal other keys
+	// (-0 and 0): its values are hashed but never written back, as
+	// writing to a NaN key adds an entry instead of replacing one, and
+	// the map itself is never shared.
 	keyUnstable bool
 	// bytes: a slice of a byte kind, shared by content.
 	bytes bool
@@ -247,6 +248,12 @@ func (d *deduper) walk(c *typeCode, p unsafe.Pointer, depth int) uint64 {
 		if sh.data == nil {
 			return 0x12
 		}
+		// Without its spare capacity, whether or not it is shared: a
+		// struct, pointer or slice holding it may be shared (they compare
+		// it by its array and length), and an append to one object's
+		// slice must not write into another's (appending to a cached
+		// object is a bug, but it must not corrupt other objects).
+		sh.cap = sh.len
 		if c.bytes {
 			if cb := d.bytes(unsafe.Slice((*byte)(sh.data), sh.len)); cb != nil {
 				*sh = sliceHeader{data: unsafe.Pointer(unsafe.SliceData(cb)), len: len(cb), cap: cap(cb)}
@@ -287,14 +294,21 @@ func (d *deduper) walk(c *typeCode, p unsafe.Pointer, depth int) uint64 {
 				var vh uint64
 				if c.keyUnstable {
 					vh = d.shallowHash(c.elem, x.op)
-				} else if vh = d.walk(c.elem, x.vp, depth); !shallowEqual(c.elem, x.vp, x.op) {
+				} else if vh = d.walk(c.elem, x.vp, depth); !sameMemory(x.vp, x.op, c.elem.size) {
+					// walk changed the copy (shared a part, interned a
+					// string, trimmed a slice's capacity): the copy is a
+					// byte-for-byte copy until then, so any change shows.
 					v.SetMapIndex(x.key, x.val)
 				}
 				h += mix(d.shallowHash(c.key, x.kp)*31 ^ vh)
 			}
 			d.putScratch(c, x)
 		}
-		d.share(c, p, h)
+		if !c.keyUnstable {
+			// A map whose keys may be NaN or -0 is never shared: looking
+			// its keys up in another map (with ==) would take -0 for 0.
+			d.share(c, p, h)
+		}
 		return d.shallowHash(c, p)
 	}
 	return d.shallowHash(c, p)

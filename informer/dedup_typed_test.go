@@ -227,3 +227,59 @@ func TestDedupTypedSharedSubtreesBounded(t *testing.T) {
 		}
 	}
 }
+
+type capInner struct{ Args []string }
+
+type capOuter struct {
+	C   []capInner
+	P   *capInner
+	Raw []struct{ B []byte }
+	M   map[string][]string
+}
+
+// TestDedupTypedNestedSlicesHaveNoSpareCapacity: a slice with spare
+// capacity inside a struct, pointer, slice element or map value that is
+// shared gives neither object room to append into the other's memory.
+func TestDedupTypedNestedSlicesHaveNoSpareCapacity(t *testing.T) {
+	d := newDeduper(DefaultDedupEntries)
+	mk := func() *capOuter {
+		args := func(s string) []string { a := make([]string, 1, 4); a[0] = s; return a }
+		b := make([]byte, 3, 8)
+		copy(b, "abc")
+		return &capOuter{C: []capInner{{Args: args("x")}}, P: &capInner{Args: args("y")},
+			Raw: []struct{ B []byte }{{B: b}}, M: map[string][]string{"k": args("z")}}
+	}
+	a, b := mk(), mk()
+	d.typed(reflect.ValueOf(a).Elem())
+	d.typed(reflect.ValueOf(b).Elem())
+	if &a.C[0] != &b.C[0] || a.P != b.P || &a.Raw[0] != &b.Raw[0] || reflect.ValueOf(a.M).UnsafePointer() != reflect.ValueOf(b.M).UnsafePointer() {
+		t.Fatal("equal parts not shared")
+	}
+	for name, s := range map[string][2][]string{"slice element": {a.C[0].Args, b.C[0].Args}, "pointer": {a.P.Args, b.P.Args}, "map value": {a.M["k"], b.M["k"]}} {
+		x, y := append(s[0], "from-a"), append(s[1], "from-b")
+		if x[1] != "from-a" || y[1] != "from-b" {
+			t.Errorf("%s: appends to two objects' slices met: %q %q", name, x, y)
+		}
+	}
+	x, y := append(a.Raw[0].B, 'A'), append(b.Raw[0].B, 'B')
+	if x[3] != 'A' || y[3] != 'B' {
+		t.Errorf("bytes: appends met: %q %q", x, y)
+	}
+}
+
+type anyKeyed struct{ M map[any]int }
+
+// TestDedupTypedNegativeZeroKeys: a map keyed by interfaces (or floats)
+// is never replaced by another whose keys are == to its own: -0 stays -0.
+func TestDedupTypedNegativeZeroKeys(t *testing.T) {
+	d := newDeduper(DefaultDedupEntries)
+	a := &anyKeyed{M: map[any]int{0.0: 1}}
+	b := &anyKeyed{M: map[any]int{negZero(): 1}}
+	d.typed(reflect.ValueOf(a).Elem())
+	d.typed(reflect.ValueOf(b).Elem())
+	for k := range b.M {
+		if !math.Signbit(k.(float64)) {
+			t.Fatal("the key -0 became 0")
+		}
+	}
+}
