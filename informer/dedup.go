@@ -29,13 +29,16 @@ const (
 //   - Strings (struct fields, slice elements, map values; for
 //     Unstructured also map keys and json.Number) are replaced by an
 //     equal string seen before; but not an object's own name, UID and
-//     resourceVersion, which no other object repeats (see structPlan).
+//     resourceVersion, which no other object repeats (see fieldCode).
 //   - Typed objects: bottom-up, every pointer, slice and map (exported
 //     fields only) whose value equals one seen before, its own children
 //     shared first and compared by identity, is replaced by that one: the
 //     containers, env, probes, resources, tolerations, labels and
 //     managedFields entries of a ReplicaSet's replicas become one copy; a
-//     []byte (managedFields' fieldsV1) is compared by content.
+//     []byte (managedFields' fieldsV1) is compared by content. Maps keyed
+//     by floats or interfaces are never replaced (== takes -0 for 0).
+//     Every slice walked loses its spare capacity, so that no two
+//     objects can append into one array.
 //   - Unstructured: every map[string]any and []any subtree equal to one
 //     seen before (after its children were shared) is replaced by it:
 //     the managedFields and containers of replicas collapse into one
