@@ -31,7 +31,9 @@ func ReadProtobufList(r io.Reader, item func([]byte) error) (TypeMeta, ListMeta,
 		seenRaw bool
 	)
 	magic := make([]byte, len(protobufMagic))
-	if _, err := io.ReadFull(s.r, magic); err != nil || !bytes.Equal(magic, protobufMagic) {
+	if _, err := io.ReadFull(s.r, magic); err != nil && !isEOF(err) {
+		return tm, lm, err
+	} else if err != nil || !bytes.Equal(magic, protobufMagic) {
 		return tm, lm, fmt.Errorf("%w: no k8s protobuf prefix", ErrProtobuf)
 	}
 	err := s.eachField(func(f streamField) error {
@@ -158,6 +160,20 @@ func unexpectedEOF(err error) error {
 	return err
 }
 
+// isEOF reports whether err says the reader's data ended.
+func isEOF(err error) bool { return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) }
+
+// cutShort is the error of a read that did not get what a value needs:
+// the message ended early (a protobuf error), or the reader failed (a
+// cancelled request, a reset connection, corrupt gzip), which is
+// returned as it is, so that callers can tell the two apart.
+func cutShort(err error) error {
+	if isEOF(err) {
+		return fmt.Errorf("%w: %w", ErrProtobuf, io.ErrUnexpectedEOF)
+	}
+	return err
+}
+
 // varint reads one varint; io.EOF only when nothing at all was left.
 func (s *protoStream) varint() (uint64, error) {
 	var v uint64
@@ -170,7 +186,7 @@ func (s *protoStream) varint() (uint64, error) {
 			if i == 0 && errors.Is(err, io.EOF) {
 				return 0, io.EOF
 			}
-			return 0, fmt.Errorf("%w: %w", ErrProtobuf, io.ErrUnexpectedEOF)
+			return 0, cutShort(err)
 		}
 		s.take(1)
 		if i == 9 && c > 1 {
@@ -212,7 +228,10 @@ func (f streamField) bytes() ([]byte, error) {
 	}
 	b, err := f.s.readBytes(n)
 	if err != nil {
-		return nil, fmt.Errorf("%w: field %d: %w", ErrProtobuf, f.num, io.ErrUnexpectedEOF)
+		if isEOF(err) {
+			return nil, fmt.Errorf("%w: field %d: %w", ErrProtobuf, f.num, io.ErrUnexpectedEOF)
+		}
+		return nil, err
 	}
 	f.s.take(n)
 	return b, nil
@@ -301,18 +320,26 @@ func (f streamField) skip() error {
 		}
 		return s.discard(n)
 	case protowire.StartGroupType:
-		for {
+		// Nested groups are counted, not recursed into: a server's
+		// millions of group starts must not grow the stack without
+		// bound (as skipGroup).
+		for depth := 1; depth > 0; {
 			g, err := s.tag()
 			if err != nil {
 				return unexpectedEOF(err)
 			}
-			if g.typ == protowire.EndGroupType {
-				return nil
-			}
-			if err := g.skip(); err != nil {
-				return err
+			switch g.typ {
+			case protowire.StartGroupType:
+				depth++
+			case protowire.EndGroupType:
+				depth--
+			default:
+				if err := g.skip(); err != nil {
+					return err
+				}
 			}
 		}
+		return nil
 	}
 	return fmt.Errorf("%w: field %d has wire type %d", ErrProtobuf, f.num, f.typ)
 }
@@ -322,7 +349,7 @@ func (s *protoStream) discard(n int64) error {
 		return fmt.Errorf("%w: %w", ErrProtobuf, io.ErrUnexpectedEOF)
 	}
 	if _, err := io.CopyN(io.Discard, s.r, n); err != nil {
-		return fmt.Errorf("%w: %w", ErrProtobuf, io.ErrUnexpectedEOF)
+		return cutShort(err)
 	}
 	s.take(n)
 	return nil

@@ -2,7 +2,9 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"io"
 	"reflect"
 	"testing"
 	"testing/iotest"
@@ -130,5 +132,57 @@ func BenchmarkReadProtobufList(b *testing.B) {
 		if err != nil || n != 10_000*len(item) {
 			b.Fatal(err, n)
 		}
+	}
+}
+
+// failingAt reads r, then fails with err where r ends.
+type failingAt struct {
+	r   io.Reader
+	err error
+}
+
+func (f *failingAt) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err == io.EOF {
+		return n, f.err
+	}
+	return n, err
+}
+
+// TestReadProtobufListReaderErrors: a read that fails (a cancelled
+// request, a reset connection, corrupt gzip) anywhere in a page is
+// returned as it is, not as malformed protobuf; a page that merely ends
+// inside a value is malformed protobuf.
+func TestReadProtobufListReaderErrors(t *testing.T) {
+	item := bytes.Repeat([]byte{0x0a, 0x00}, 100)
+	list := protowire.AppendBytes(protowire.AppendTag(nil, listItems, protowire.BytesType), item)
+	list = protowire.AppendBytes(protowire.AppendTag(list, 99, protowire.BytesType), []byte("skipped"))
+	data := AppendEnvelope(nil, TypeMeta{APIVersion: "v1", Kind: "ConfigMapList"}, list)
+	for cut := range len(data) {
+		_, _, err := ReadProtobufList(&failingAt{bytes.NewReader(data[:cut]), context.Canceled}, func([]byte) error { return nil })
+		if !errors.Is(err, context.Canceled) || errors.Is(err, ErrProtobuf) {
+			t.Fatalf("cut at %d of %d: %v, want context.Canceled as it is", cut, len(data), err)
+		}
+		// Cut between two fields, the page is a shorter message; inside
+		// one, it is malformed.
+		_, _, err = ReadProtobufList(bytes.NewReader(data[:cut]), func([]byte) error { return nil })
+		if err != nil && !errors.Is(err, ErrProtobuf) {
+			t.Fatalf("page ending at %d of %d: %v, want ErrProtobuf", cut, len(data), err)
+		}
+		if in := bytes.Index(data, list); cut >= in && cut < in+len(list) && err == nil {
+			t.Fatalf("page ending inside its list, at %d of %d, was read whole", cut, len(data))
+		}
+	}
+}
+
+// TestReadProtobufListDeepGroups: millions of nested group starts (an
+// unknown field a server sends) are skipped without growing the stack:
+// the read fails with ErrProtobuf, where recursing once per group took
+// the process down with a stack overflow.
+func TestReadProtobufListDeepGroups(t *testing.T) {
+	data := append([]byte("k8s\x00"), bytes.Repeat([]byte{0x0b}, 16<<20)...)
+	_, _, err := ReadProtobufList(bytes.NewReader(data), func([]byte) error { return nil })
+	if !errors.Is(err, ErrProtobuf) {
+		t.Fatalf("got %v, want ErrProtobuf", err)
 	}
 }
