@@ -180,3 +180,27 @@ func TestProtobufErrorBodyNotAStatus(t *testing.T) {
 		t.Fatalf("%+v", st)
 	}
 }
+
+// TestProtobufWatchDecoderDropsLargeBuffer: after a frame larger than
+// keepWatchBuffer, the next frame does not keep its room.
+func TestProtobufWatchDecoderDropsLargeBuffer(t *testing.T) {
+	big := protoPod(0)
+	big.Annotations = map[string]string{"big": strings.Repeat("x", 2*keepWatchBuffer)}
+	var stream []byte
+	stream = append(stream, podFrame(wire.Added, big)...)
+	stream = append(stream, podFrame(wire.Modified, protoPod(1))...)
+	d := newProtobufWatchDecoder[*testPod](bytes.NewReader(stream))
+	ev, err := d.next()
+	if err != nil || len(ev.Object.Annotations["big"]) != 2*keepWatchBuffer {
+		t.Fatalf("large frame: %v", err)
+	}
+	if d.buf.Cap() <= keepWatchBuffer {
+		t.Fatalf("buffer of %d bytes after a frame over %d", d.buf.Cap(), 2*keepWatchBuffer)
+	}
+	if ev, err = d.next(); err != nil || ev.Object.Name != protoPod(1).Name {
+		t.Fatalf("small frame: %v", err)
+	}
+	if d.buf.Cap() > keepWatchBuffer {
+		t.Fatalf("buffer of %d bytes kept after a small frame", d.buf.Cap())
+	}
+}

@@ -88,6 +88,9 @@ func (d *protobufWatchDecoder[T]) decode() (wire.Event[T], error) {
 	return wire.Event[T]{Type: typ, Object: o}, nil
 }
 
+// keepWatchBuffer is the most room a watch decoder keeps between frames.
+const keepWatchBuffer = 1 << 20
+
 // readFrame reads one length-prefixed frame into d.buf. The buffer grows
 // with the bytes that arrive, not with the length the frame claims.
 func (d *protobufWatchDecoder[T]) readFrame() ([]byte, error) {
@@ -104,6 +107,11 @@ func (d *protobufWatchDecoder[T]) readFrame() ([]byte, error) {
 	size := binary.BigEndian.Uint32(hdr[:])
 	if size > maxWatchFrame {
 		return nil, fmt.Errorf("%w: frame of %d bytes exceeds %d", ErrBadEvent, size, maxWatchFrame)
+	}
+	if d.buf.Cap() > keepWatchBuffer {
+		// One large object (a ConfigMap near the 3 MiB limit, say) does
+		// not pin its frame's room for the rest of a watch of small ones.
+		d.buf = bytes.Buffer{}
 	}
 	d.buf.Reset()
 	n, err := io.CopyN(&d.buf, d.r, int64(size))
