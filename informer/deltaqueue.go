@@ -387,6 +387,7 @@ func (q *DeltaQueue[T]) Pop(ctx context.Context, process PopProcessFunc[T]) erro
 		q.mu.Lock()
 		if q.closed {
 			q.mu.Unlock()
+			q.signal() // pass Close's wake-up on to the next waiting Pop
 			return ErrQueueClosed
 		}
 		if len(q.order) > 0 {
@@ -422,7 +423,12 @@ func (q *DeltaQueue[T]) popLocked(process PopProcessFunc[T]) error {
 		for _, d := range deltas {
 			q.appendLocked(key, d)
 		}
-		if counted {
+		if last := len(q.order) - 1; counted && last >= 0 && q.order[last] == key {
+			// Back among the list's keys still queued (the first
+			// initialCount of order), not behind what came after the
+			// list: HasSynced waits for it.
+			copy(q.order[q.initialCount+1:], q.order[q.initialCount:last])
+			q.order[q.initialCount] = key
 			q.initialCount++
 		}
 	}

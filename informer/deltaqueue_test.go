@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"testing/synctest"
 
 	"github.com/listwatch/listwatch/informer"
 	"github.com/listwatch/listwatch/object"
@@ -157,6 +158,40 @@ func TestDeltaQueueRequeue(t *testing.T) {
 	}
 }
 
+// TestDeltaQueueRequeueKeepsInitialOrder: a key of the list requeued
+// goes back among the list's keys, before what was queued after the
+// list, and HasSynced waits for it.
+func TestDeltaQueueRequeueKeepsInitialOrder(t *testing.T) {
+	q := informer.NewDeltaQueue(informer.DeltaQueueOptions[U]{})
+	if err := q.Replace([]U{obj("a", "1"), obj("b", "1")}, "1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Add(obj("c", "2")); err != nil { // a watch event after the list
+		t.Fatal(err)
+	}
+	requeued := false
+	var order []string
+	var initial []bool
+	for q.Len() > 0 {
+		if err := q.Pop(context.Background(), func(k string, _ informer.Deltas[U], isInitial bool) error {
+			if k == "ns/a" && !requeued {
+				requeued = true
+				return fmt.Errorf("later: %w", informer.ErrRequeue)
+			}
+			order, initial = append(order, k), append(initial, isInitial)
+			return nil
+		}); err != nil && !errors.Is(err, informer.ErrRequeue) {
+			t.Fatal(err)
+		}
+		if q.HasSynced() && (!slices.Contains(order, "ns/a") || !slices.Contains(order, "ns/b")) {
+			t.Fatalf("synced after popping %v, before the list's keys", order)
+		}
+	}
+	if !slices.Equal(order, []string{"ns/b", "ns/a", "ns/c"}) || !slices.Equal(initial, []bool{true, true, false}) || !q.HasSynced() {
+		t.Fatalf("popped %v (initial %v), synced %v; want b, a (initial), then c", order, initial, q.HasSynced())
+	}
+}
+
 func TestDeltaQueueResync(t *testing.T) {
 	store, _ := informer.NewStore[U](nil)
 	store.Add(obj("a", "1"))
@@ -185,6 +220,25 @@ func TestDeltaQueuePopHonoursContext(t *testing.T) {
 	if err := q.Pop(context.Background(), nil); !errors.Is(err, informer.ErrQueueClosed) {
 		t.Fatalf("Pop after Close = %v", err)
 	}
+}
+
+// TestDeltaQueueCloseWakesEveryPop: Close releases every Pop waiting on
+// an empty queue, not only one.
+func TestDeltaQueueCloseWakesEveryPop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := informer.NewDeltaQueue(informer.DeltaQueueOptions[U]{})
+		errs := make(chan error, 3)
+		for range 3 {
+			go func() { errs <- q.Pop(context.Background(), func(string, informer.Deltas[U], bool) error { return nil }) }()
+		}
+		synctest.Wait() // all three wait
+		q.Close()
+		for range 3 {
+			if err := <-errs; !errors.Is(err, informer.ErrQueueClosed) {
+				t.Fatalf("Pop after Close = %v", err)
+			}
+		}
+	})
 }
 
 func TestStoreIndexes(t *testing.T) {

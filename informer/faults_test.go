@@ -1,13 +1,16 @@
 package informer_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/informer"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -155,5 +158,51 @@ func TestLastSyncErrorReported(t *testing.T) {
 	}
 	if h.inf.HasSynced() || h.reg.HasSynced() {
 		t.Fatal("HasSynced with no successful list")
+	}
+}
+
+// TestListPageWithNilObject: a ListerWatcher whose page holds a nil
+// object fails that list (LastSyncError says why) instead of panicking
+// the informer; the next list syncs.
+func TestListPageWithNilObject(t *testing.T) {
+	srv := newFakeServer()
+	srv.upsert("ns", "a", nil)
+	calls := 0
+	var firstErr error
+	var inf *informer.Informer[U]
+	lw := informer.ListWatchFuncs[U]{
+		ListFunc: func(ctx context.Context, o wire.ListOptions) (*wire.List[U], error) {
+			calls++
+			if calls == 1 {
+				return &wire.List[U]{Items: []U{nil}, Metadata: wire.ListMeta{ResourceVersion: "1"}}, nil
+			}
+			if calls == 2 {
+				firstErr = inf.LastSyncError()
+			}
+			return srv.List(ctx, o)
+		},
+		WatchFunc: srv.Watch,
+	}
+	var err error
+	inf, err = informer.New[U](lw, informer.Options[U]{Reflector: fastOpts(false, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = inf.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	// A bound, so that a list that never recovers fails the test rather
+	// than hanging it.
+	wait, stop := context.WithTimeout(ctx, time.Minute)
+	defer stop()
+	if !informer.WaitForCacheSync(wait, inf.HasSynced) {
+		t.Fatalf("never synced: %v", inf.LastSyncError())
+	}
+	if firstErr == nil || !strings.Contains(firstErr.Error(), "nil object") {
+		t.Fatalf("LastSyncError after the bad page = %v", firstErr)
+	}
+	if _, ok := inf.Lister().GetByKey("ns/a"); !ok {
+		t.Fatal("ns/a not stored after the second list")
 	}
 }

@@ -429,6 +429,11 @@ func (r *Reflector[T]) listPage(ctx context.Context, opts wire.ListOptions, each
 	n := 0
 	var blocked time.Duration // handing chunks over, not listing
 	count := func(items []T) error {
+		for _, o := range items {
+			if isNil(o) {
+				return errors.New("list: a page holds a nil object")
+			}
+		}
 		n += len(items)
 		t := time.Now()
 		err := each(items)
