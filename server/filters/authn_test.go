@@ -88,3 +88,38 @@ func TestStatusPretty(t *testing.T) {
 		}
 	}
 }
+
+// TestImpersonationRefused: a request asking to act as someone else
+// (kubectl --as) is refused as kube-apiserver refuses a sender who may
+// not impersonate, never run with the sender's own rights; the rest of
+// the headers without Impersonate-User is a 500, as in kube.
+func TestImpersonationRefused(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	c := e.client(t)
+	req := func(h map[string]string) *http.Response {
+		r, err := http.NewRequest(http.MethodGet, e.srv.URL+"/api/v1/namespaces/default/pods", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("Authorization", "Bearer "+e.creds.AdminToken)
+		for k, v := range h {
+			r.Header.Set(k, v)
+		}
+		resp, err := c.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	s := wantStatus(t, req(map[string]string{"Impersonate-User": "bob", "Impersonate-Group": "dev"}), http.StatusForbidden, wire.ReasonForbidden,
+		`users "bob" is forbidden: User "admin" cannot impersonate resource "users" in API group "" at the cluster scope: impersonation is not supported by listwatch serve`)
+	if s.Details == nil || s.Details.Name != "bob" || s.Details.Kind != "users" {
+		t.Errorf("details %+v", s.Details)
+	}
+	wantStatus(t, req(map[string]string{"impersonate-group": "dev"}), http.StatusInternalServerError, wire.ReasonInternalError,
+		"Internal error occurred: requested impersonation without impersonating a user")
+	if got := decodeEcho(t, req(nil)); got.User != "admin" {
+		t.Errorf("without impersonation: %+v", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,5 +55,11 @@ func TestKubeconfigWithRealClients(t *testing.T) {
 	got = echo{}
 	if err := json.Unmarshal(out, &got); err != nil || got.User != "admin" || !contains(got.Groups, "system:masters") {
 		t.Errorf("kubectl saw %s (%v)", out, err)
+	}
+
+	// kubectl --as is refused, not run as the admin.
+	out, err = exec.CommandContext(ctx, kubectl, "--kubeconfig", path, "--as", "bob", "get", "--raw", "/api/v1/namespaces/default/pods").CombinedOutput()
+	if want := `Error from server (Forbidden): users "bob" is forbidden: User "admin" cannot impersonate resource "users" in API group "" at the cluster scope: impersonation is not supported by listwatch serve`; err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("kubectl --as bob: %v\n%s\nwant %s", err, out, want)
 	}
 }
