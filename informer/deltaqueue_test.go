@@ -229,7 +229,9 @@ func TestDeltaQueueCloseWakesEveryPop(t *testing.T) {
 		q := informer.NewDeltaQueue(informer.DeltaQueueOptions[U]{})
 		errs := make(chan error, 3)
 		for range 3 {
-			go func() { errs <- q.Pop(context.Background(), func(string, informer.Deltas[U], bool) error { return nil }) }()
+			go func() {
+				errs <- q.Pop(context.Background(), func(string, informer.Deltas[U], bool) error { return nil })
+			}()
 		}
 		synctest.Wait() // all three wait
 		q.Close()

@@ -36,7 +36,7 @@
 //
 //   - configmaps (default): ~1 KiB ConfigMaps, alike but for the name.
 //   - pods: ~8 KiB of JSON each, shaped like a production cluster's
-//     Deployment pods (newPod): every PodsPerReplicaSet consecutive pods
+//     Deployment pods (ProductionPod): every PodsPerReplicaSet consecutive pods
 //     belong to one ReplicaSet (ownerReferences with controller and
 //     blockOwnerDeletion) and share its labels (app.kubernetes.io/*,
 //     tier, pod-template-hash), annotations (a config checksum,

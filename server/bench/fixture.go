@@ -28,7 +28,7 @@ var (
 // Fixture is a bench namespace holding objects named bench-0000000,
 // bench-0000001, …: ConfigMaps of about 1 KiB each (Kind
 // FixtureConfigMaps, the default) or production-shaped pods of about
-// 6 KiB (FixturePods, see newPod). Grow adds objects; Cleanup deletes
+// 6 KiB (FixturePods, see ProductionPod). Grow adds objects; Cleanup deletes
 // what this Fixture created.
 type Fixture struct {
 	Namespace string
@@ -97,7 +97,7 @@ func (f *Fixture) create(ctx context.Context, i int) error {
 	var err error
 	if f.Kind == FixturePods {
 		pods := client.NewResource[*corev1.Pod](f.c, podsGVR).Namespace(f.Namespace)
-		want := newPod(f.Namespace, i)
+		want := ProductionPod(f.Namespace, i)
 		var got *corev1.Pod
 		got, err = pods.Create(ctx, want)
 		if err == nil && got.Status.Phase != want.Status.Phase {

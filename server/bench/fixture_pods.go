@@ -23,7 +23,7 @@ const (
 	// FixtureConfigMaps: ~1 KiB ConfigMaps, all alike but for the name.
 	FixtureConfigMaps = "configmaps"
 	// FixturePods: ~6 KiB pods shaped like a production cluster's (see
-	// newPod).
+	// ProductionPod).
 	FixturePods = "pods"
 )
 
@@ -53,7 +53,7 @@ func fakeUID(s string) string {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
-// newPod is the i-th bench pod. It looks like a Deployment's pod in a
+// ProductionPod is the i-th pod of the pods fixture, in namespace ns. It looks like a Deployment's pod in a
 // production cluster:
 //
 //   - owned by ReplicaSet app-NNNN-<hash> (ownerReferences, controller),
@@ -72,10 +72,6 @@ func fakeUID(s string) string {
 //
 // Its JSON is about 6 KiB. The server stores what it is sent, so status
 // and managedFields are written at create.
-func newPod(ns string, i int) *corev1.Pod { return ProductionPod(ns, i) }
-
-// ProductionPod is the i-th pod of the pods fixture in namespace ns (see
-// newPod), for benchmarks outside this package.
 func ProductionPod(ns string, i int) *corev1.Pod {
 	rs := i / PodsPerReplicaSet
 	app := fmt.Sprintf("app-%04d", rs/3) // three ReplicaSets (revisions) per app

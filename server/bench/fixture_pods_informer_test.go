@@ -43,7 +43,7 @@ func TestInformerDedupKeepsPodsEqual(t *testing.T) {
 	const n = 2 * PodsPerReplicaSet
 	want := make([]*corev1.Pod, n)
 	for i := range want {
-		want[i] = newPod("ns", i)
+		want[i] = ProductionPod("ns", i)
 		want[i].UID = types.UID(fmt.Sprintf("uid-%d", i))
 		want[i].ResourceVersion = "7"
 	}
@@ -91,7 +91,7 @@ func TestInformerDedupKeepsPodsEqual(t *testing.T) {
 // TestDropManagedFieldsOf: the opt-in transform clears a typed pod's
 // managedFields and leaves the rest.
 func TestDropManagedFieldsOf(t *testing.T) {
-	p := newPod("ns", 3)
+	p := ProductionPod("ns", 3)
 	want := p.DeepCopy()
 	want.ManagedFields = nil
 	got, err := informer.DropManagedFieldsOf(p)

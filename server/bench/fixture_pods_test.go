@@ -11,7 +11,7 @@ import (
 // different ReplicaSets do not.
 func TestPodFixtureShape(t *testing.T) {
 	for _, i := range []int{0, 1, 9, 10, 12345} {
-		b, err := json.Marshal(newPod("ns", i))
+		b, err := json.Marshal(ProductionPod("ns", i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -19,7 +19,7 @@ func TestPodFixtureShape(t *testing.T) {
 			t.Errorf("pod %d is %d bytes of JSON, want 5–8 KiB", i, len(b))
 		}
 	}
-	a, b, c := newPod("ns", 0), newPod("ns", PodsPerReplicaSet-1), newPod("ns", PodsPerReplicaSet)
+	a, b, c := ProductionPod("ns", 0), ProductionPod("ns", PodsPerReplicaSet-1), ProductionPod("ns", PodsPerReplicaSet)
 	if !maps.Equal(a.Labels, b.Labels) || !maps.Equal(a.Annotations, b.Annotations) ||
 		a.Spec.Containers[0].Image != b.Spec.Containers[0].Image || a.OwnerReferences[0].UID != b.OwnerReferences[0].UID {
 		t.Errorf("replicas of one ReplicaSet differ in labels, annotations, image or owner")

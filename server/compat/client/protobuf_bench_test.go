@@ -65,35 +65,43 @@ func memPods(b *testing.B, protobuf bool, list, watch []byte) *client.Resource[*
 
 func BenchmarkDecodePodList(b *testing.B) {
 	pb, jb, _, _ := benchPayloads(b)
-	ctx := ctxT(b)
 	for _, c := range []struct {
 		name     string
 		protobuf bool
 		body     []byte
 	}{{"listwatch-protobuf", true, pb}, {"listwatch-json", false, jb}} {
-		b.Run(c.name, func(b *testing.B) {
-			r := memPods(b, c.protobuf, c.body, nil)
-			b.ReportAllocs()
-			b.SetBytes(int64(len(c.body)))
-			for b.Loop() {
-				l, err := r.List(ctx, wire.ListOptions{})
-				if err != nil || len(l.Items) != benchItems {
-					b.Fatal(err)
-				}
-			}
-		})
+		b.Run(c.name, func(b *testing.B) { benchOurList(b, c.protobuf, c.body) })
 	}
-	b.Run("client-go-protobuf", func(b *testing.B) {
-		dec := clientGoDecoder()
-		b.ReportAllocs()
-		b.SetBytes(int64(len(pb)))
-		for b.Loop() {
-			var l corev1.PodList
-			if _, _, err := dec.Decode(pb, nil, &l); err != nil || len(l.Items) != benchItems {
-				b.Fatal(err)
-			}
+	b.Run("client-go-protobuf", func(b *testing.B) { benchClientGoList(b, pb) })
+}
+
+// benchOurList decodes body, a page of benchItems pods, with our
+// client's List, protobuf or JSON.
+func benchOurList(b *testing.B, protobuf bool, body []byte) {
+	ctx := ctxT(b)
+	r := memPods(b, protobuf, body, nil)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		l, err := r.List(ctx, wire.ListOptions{})
+		if err != nil || len(l.Items) != benchItems {
+			b.Fatal(err)
 		}
-	})
+	}
+}
+
+// benchClientGoList decodes pb, a protobuf page of benchItems pods, with
+// client-go's decoder.
+func benchClientGoList(b *testing.B, pb []byte) {
+	dec := clientGoDecoder()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(pb)))
+	for b.Loop() {
+		var l corev1.PodList
+		if _, _, err := dec.Decode(pb, nil, &l); err != nil || len(l.Items) != benchItems {
+			b.Fatal(err)
+		}
+	}
 }
 
 func BenchmarkDecodePodWatch(b *testing.B) {
@@ -157,27 +165,6 @@ func BenchmarkDecodeProductionPodList(b *testing.B) {
 		pl.Items = append(pl.Items, *bench.ProductionPod("bench", i))
 	}
 	pb := kubeEncode(b, pl)
-	ctx := ctxT(b)
-	b.Run("listwatch-protobuf", func(b *testing.B) {
-		r := memPods(b, true, pb, nil)
-		b.ReportAllocs()
-		b.SetBytes(int64(len(pb)))
-		for b.Loop() {
-			l, err := r.List(ctx, wire.ListOptions{})
-			if err != nil || len(l.Items) != benchItems {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("client-go-protobuf", func(b *testing.B) {
-		dec := clientGoDecoder()
-		b.ReportAllocs()
-		b.SetBytes(int64(len(pb)))
-		for b.Loop() {
-			var l corev1.PodList
-			if _, _, err := dec.Decode(pb, nil, &l); err != nil || len(l.Items) != benchItems {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("listwatch-protobuf", func(b *testing.B) { benchOurList(b, true, pb) })
+	b.Run("client-go-protobuf", func(b *testing.B) { benchClientGoList(b, pb) })
 }
