@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -276,4 +277,39 @@ func BenchmarkDecodePod(b *testing.B) {
 			}
 		}
 	})
+}
+
+// FuzzDecodeValidUnstructured: an Unstructured decoded by decodeValid
+// (without json.Unmarshal's validity pass) is what decodeObject gives,
+// and fails where that fails, for every valid JSON value.
+func FuzzDecodeValidUnstructured(f *testing.F) {
+	for _, s := range []string{
+		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","labels":{"x":"y"}},"spec":{"n":1.5e3,"l":[1,"2",null,true,{}]}}`,
+		`{}`, `[]`, `"s"`, `12`, `true`, ` {"a":{"b":[]}} `, `{"a":1,"a":2}`, `{"\u00e9":"\ud83d\ude00"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) || isNull(data) {
+			return
+		}
+		var got, want *object.Unstructured
+		errGot := decodeValid(data, &got)
+		errWant := decodeObject(data, &want)
+		if (errGot == nil) != (errWant == nil) {
+			t.Fatalf("decodeValid: %v; decodeObject: %v", errGot, errWant)
+		}
+		if errGot == nil && !reflect.DeepEqual(got.Object, want.Object) {
+			t.Fatalf("decodeValid: %#v\ndecodeObject: %#v", got.Object, want.Object)
+		}
+	})
+}
+
+// TestDecodeValidUnstructuredNull: null decodes to no object, as
+// decodeObject has it.
+func TestDecodeValidUnstructuredNull(t *testing.T) {
+	u := &object.Unstructured{Object: map[string]any{}}
+	if err := decodeValid([]byte(" null "), &u); err != nil || u != nil {
+		t.Fatalf("null: %v, %v", u, err)
+	}
 }

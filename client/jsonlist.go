@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -115,24 +114,35 @@ func readJSONItems[T object.Object](dec *json.Decoder, list wire.TypeMeta, each 
 	default:
 		return fmt.Errorf("%w: items is a JSON array, not %v", errJSONList, tok)
 	}
+	d := newItemDecoder(func(raw []byte) (T, error) {
+		var item T
+		if err := decodeValid[T](raw, &item); err != nil {
+			return item, err
+		}
+		inheritListType(item, list)
+		return item, nil
+	}, each)
+	err = readJSONArray(dec, d.add)
+	return d.finish(err)
+}
+
+// readJSONArray passes each value of the array dec is in, up to its
+// closing bracket, to add.
+func readJSONArray(dec *json.Decoder, add func([]byte) error) error {
+	var raw json.RawMessage
 	for dec.More() {
-		var raw json.RawMessage
+		raw = raw[:0]
 		if err := dec.Decode(&raw); err != nil {
 			return err
 		}
-		if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		if isNull(raw) {
 			return errNullItem
 		}
-		var item T
-		if err := decodeObject[T](raw, &item); err != nil {
-			return err
-		}
-		inheritListType(item, list)
-		if err := each(item); err != nil {
+		if err := add(raw); err != nil {
 			return err
 		}
 	}
-	_, err = dec.Token() // the closing bracket
+	_, err := dec.Token() // the closing bracket
 	return err
 }
 

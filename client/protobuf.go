@@ -215,20 +215,19 @@ func (r *Resource[T]) decodeProtobufList(body io.Reader) (*wire.List[T], error) 
 }
 
 // readProtobufItems reads a protobuf list page as it arrives and passes
-// each item, decoded into a new T, to item; it notes that the server
-// speaks protobuf for r. An error from item stops the read and is
-// returned as is.
+// each item, decoded into a new T (on other goroutines when the page is
+// large: itemDecoder), to item, in order; it notes that the server speaks
+// protobuf for r. An error from item stops the read and is returned as is.
 func (r *Resource[T]) readProtobufItems(body io.Reader, item func(T) error) (wire.TypeMeta, wire.ListMeta, error) {
 	if r.proto != nil {
 		r.proto.serverSpeaks.Store(true)
 	}
-	return wire.ReadProtobufList(body, func(raw []byte) error {
-		obj, err := unmarshalRaw[T](raw)
-		if err != nil {
-			return err
-		}
-		return item(obj)
-	})
+	d := newItemDecoder(unmarshalRaw[T], item)
+	tm, lm, err := wire.ReadProtobufList(body, d.add)
+	if err = d.finish(err); err != nil {
+		return wire.TypeMeta{}, wire.ListMeta{}, err
+	}
+	return tm, lm, nil
 }
 
 // protobufStatus decodes an error answer in protobuf into st: its Status,

@@ -76,7 +76,7 @@ func (d *watchDecoder[T]) decode() (wire.Event[T], error) {
 		return wire.Event[T]{}, fmt.Errorf("%w: %s event has no object", ErrBadEvent, raw.Type)
 	}
 	ev := wire.Event[T]{Type: raw.Type}
-	if err := decodeObject(raw.Object, &ev.Object); err != nil {
+	if err := decodeValid(raw.Object, &ev.Object); err != nil {
 		return wire.Event[T]{}, fmt.Errorf("%w: %s object: %w", ErrBadEvent, raw.Type, err)
 	}
 	return ev, nil

@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -176,6 +177,11 @@ func RunInformerChild(ctx context.Context, o ChildOptions, out io.Writer) error 
 	if err != nil {
 		return err
 	}
+	stopTrace, err := startTrace(os.Getenv("LISTWATCH_BENCH_TRACE"), o.Impl)
+	if err != nil {
+		stopCPUProfile()
+		return err
+	}
 	start := time.Now()
 	runCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -188,6 +194,7 @@ func RunInformerChild(ctx context.Context, o ChildOptions, out io.Writer) error 
 	}
 	rep.SyncMs = ms(time.Since(start))
 	stopCPUProfile()
+	stopTrace()
 	rep.Listed = int(adds.Load())
 	runtime.GC()
 	var m runtime.MemStats
@@ -520,6 +527,24 @@ func startCPUProfile(path, impl string) (func(), error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
+}
+
+// startTrace records an execution trace (go tool trace) until the
+// informer syncs, into path.impl, when LISTWATCH_BENCH_TRACE names a path
+// prefix; the returned func stops it.
+func startTrace(path, impl string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path + "." + impl)
+	if err != nil {
+		return nil, err
+	}
+	if err := trace.Start(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() { trace.Stop(); _ = f.Close() }, nil
 }
 
 // writeHeapProfile writes the heap profile after sync, for pprof, when
