@@ -61,7 +61,7 @@ func (b *itemBatch[T]) decodeAll(decode func([]byte) (T, error), stopped *atomic
 
 // itemDecoder decodes items given to add, in batches, on up to workers
 // goroutines, and passes them to each in order. Call finish once the
-// body has been read (or failed), on every path.
+// body has been read (or failed), and stop, deferred, on every path.
 type itemDecoder[T any] struct {
 	decode  func([]byte) (T, error)
 	each    func(T) error
@@ -152,7 +152,7 @@ func (d *itemDecoder[T]) finish(readErr error) error {
 }
 
 // stop ends the workers and waits for them; what they had not decoded
-// yet is dropped.
+// yet is dropped. It may be called again.
 func (d *itemDecoder[T]) stop() {
 	d.stopped.Store(true)
 	if d.work != nil {

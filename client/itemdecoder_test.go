@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // itemRun is what an itemDecoder did with a list: the items each got, in
@@ -199,4 +202,34 @@ func FuzzItemDecoderMatchesInPlace(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestItemDecoderStopsWorkersWhenEachPanics: a caller's each that panics
+// leaves no worker behind.
+func TestItemDecoderStopsWorkersWhenEachPanics(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	var list bytes.Buffer
+	list.WriteString(`{"items":[`)
+	for i := range 5000 {
+		if i > 0 {
+			list.WriteByte(',')
+		}
+		fmt.Fprintf(&list, `{"metadata":{"name":"pod-%d","namespace":"ns"}}`, i)
+	}
+	list.WriteString(`]}`)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("each's panic did not reach the caller")
+			}
+		}()
+		n := 0
+		_, _ = readJSONList(&list, func(*testPod) error {
+			if n++; n == 3000 {
+				panic("each")
+			}
+			return nil
+		})
+	}()
+	goleak.VerifyNone(t)
 }

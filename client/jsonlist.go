@@ -122,6 +122,7 @@ func readJSONItems[T object.Object](dec *json.Decoder, list wire.TypeMeta, each 
 		inheritListType(item, list)
 		return item, nil
 	}, each)
+	defer d.stop() // also when each panics
 	err = readJSONArray(dec, d.add)
 	return d.finish(err)
 }

@@ -223,6 +223,7 @@ func (r *Resource[T]) readProtobufItems(body io.Reader, item func(T) error) (wir
 		r.proto.serverSpeaks.Store(true)
 	}
 	d := newItemDecoder(unmarshalRaw[T], item)
+	defer d.stop() // also when item panics
 	tm, lm, err := wire.ReadProtobufList(body, d.add)
 	if err = d.finish(err); err != nil {
 		return wire.TypeMeta{}, wire.ListMeta{}, err
