@@ -1,6 +1,7 @@
 package client
 
 import (
+	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -39,11 +40,20 @@ type itemBatch[T any] struct {
 	ends  []int
 	items []T
 	err   error
-	done  chan struct{} // closed when decoded
+	// panicked holds what decode panicked with, to panic with again on
+	// the reading goroutine, where a decode in place would have (and
+	// where a caller's recover can catch it).
+	panicked any
+	done     chan struct{} // closed when decoded
 }
 
 // decodeAll decodes b's items, up to the first that fails, unless stopped.
 func (b *itemBatch[T]) decodeAll(decode func([]byte) (T, error), stopped *atomic.Bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			b.panicked = p
+		}
+	}()
 	start := 0
 	for _, end := range b.ends {
 		if stopped.Load() {
@@ -108,6 +118,11 @@ func (d *itemDecoder[T]) add(raw []byte) error {
 	b.buf = append(b.buf, raw...)
 	b.ends = append(b.ends, len(b.buf))
 	if len(b.buf) < d.batchBytes && len(b.ends) < d.batchItems {
+		// Hand over a batch decoded meanwhile, if any, so that items
+		// are not held back while the body arrives slowly.
+		if len(d.pending) > 0 && isClosed(d.pending[0].done) {
+			return d.deliverHead()
+		}
 		return nil
 	}
 	d.cur = nil
@@ -121,6 +136,10 @@ func (d *itemDecoder[T]) add(raw []byte) error {
 	}
 	return nil
 }
+
+// errDecodePanicked is the list's error once decode panicked (the panic
+// itself goes on up the reading goroutine).
+var errDecodePanicked = errors.New("client: decoding a list item panicked")
 
 // finish hands over every item added, in order, and stops the workers.
 // readErr is how reading the body ended: an error of an item or of each
@@ -169,6 +188,10 @@ func (d *itemDecoder[T]) newBatch() *itemBatch[T] {
 		d.free = d.free[:n-1]
 		return b
 	}
+	if d.work == nil {
+		// Perhaps the only batch of a small list: it grows as it needs.
+		return &itemBatch[T]{}
+	}
 	// Room for a full batch and the item that overflows it, most often.
 	return &itemBatch[T]{buf: make([]byte, 0, d.batchBytes+d.batchBytes/4)}
 }
@@ -209,12 +232,16 @@ func (d *itemDecoder[T]) deliverHead() error {
 			return err
 		}
 	}
+	if b.panicked != nil {
+		d.failed = errDecodePanicked
+		panic(b.panicked)
+	}
 	if b.err != nil {
 		d.failed = b.err
 		return b.err
 	}
 	clear(b.items) // each keeps them; the batch must not
-	b.buf, b.ends, b.items, b.err = b.buf[:0], b.ends[:0], b.items[:0], nil
+	b.buf, b.ends, b.items, b.err, b.panicked = b.buf[:0], b.ends[:0], b.items[:0], nil, nil
 	d.free = append(d.free, b)
 	return nil
 }

@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/listwatch/listwatch/wire"
 )
 
 // itemRun is what an itemDecoder did with a list: the items each got, in
@@ -232,4 +235,74 @@ func TestItemDecoderStopsWorkersWhenEachPanics(t *testing.T) {
 		})
 	}()
 	goleak.VerifyNone(t)
+}
+
+// TestItemDecoderStopsWorkersWhenProtobufEachPanics: the same for a
+// protobuf list.
+func TestItemDecoderStopsWorkersWhenProtobufEachPanics(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	var items []byte
+	for i := range 5000 {
+		b, err := protoPod(i).Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = protowire.AppendTag(items, 2, protowire.BytesType)
+		items = protowire.AppendBytes(items, b)
+	}
+	body := wire.AppendEnvelope(nil, wire.TypeMeta{APIVersion: "v1", Kind: "PodList"}, items)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("each's panic did not reach the caller")
+			}
+		}()
+		n := 0
+		_, _, _ = (&Resource[*testPod]{}).readProtobufItems(bytes.NewReader(body), func(*testPod) error {
+			if n++; n == 3000 {
+				panic("each")
+			}
+			return nil
+		})
+	}()
+	goleak.VerifyNone(t)
+}
+
+// TestItemDecoderDecodePanicReachesReader: a decode that panics on a
+// worker panics again on the reading goroutine, after the items before
+// it, where a decode in place would have (and a caller's recover catches
+// it); no worker is left behind.
+func TestItemDecoderDecodePanicReachesReader(t *testing.T) {
+	for _, workers := range []int{1, 4} {
+		var got []string
+		var recovered any
+		func() {
+			defer func() { recovered = recover() }()
+			d := newItemDecoder(func(raw []byte) (string, error) {
+				if string(raw) == "item-300" {
+					panic("decode")
+				}
+				return string(raw), nil
+			}, func(s string) error {
+				got = append(got, s)
+				return nil
+			})
+			defer d.stop()
+			d.workers, d.batchItems = workers, 16
+			for _, raw := range numberedItems(2000) {
+				if err := d.add(raw); err != nil {
+					t.Errorf("%d workers: add: %v", workers, err)
+					return
+				}
+			}
+			_ = d.finish(nil)
+		}()
+		if recovered != "decode" {
+			t.Fatalf("%d workers: recovered %v, want the decode's panic", workers, recovered)
+		}
+		if len(got) != 300 || got[299] != "item-299" {
+			t.Fatalf("%d workers: each got %d items before the panic, want 300", workers, len(got))
+		}
+		goleak.VerifyNone(t)
+	}
 }

@@ -41,7 +41,8 @@ func (r *Resource[T]) List(ctx context.Context, opts wire.ListOptions) (*wire.Li
 // ListChunks reads one page, as List does, and hands its items to each,
 // in order, in slices of up to chunk items (default DefaultPageSize) that
 // the callee may keep. A page is handed over as it is decoded, protobuf
-// or JSON, so that the caller can work on its first items while the rest
+// or JSON (a large one in batches decoded on other goroutines; see
+// itemDecoder), so that the caller can work on its first items while the rest
 // arrive and need not hold the page whole (kube-apiserver answers a LIST
 // with resourceVersion "0" in one page whatever the limit). It returns
 // the page's metadata once the page has been read. An error from each
