@@ -45,11 +45,14 @@ func (s *Server) discovery(w http.ResponseWriter, r *http.Request, p string) {
 			group, version = parts[1], parts[2]
 		}
 		list, ok := s.resourceList(group, version)
-		if !ok {
+		switch {
+		case !ok:
 			writeNoRoute(w, r)
-			return
+		case r.Method != http.MethodGet:
+			writeResourceError(w, r, methodNotAllowed()) // getOnly
+		default:
+			writeJSON(w, http.StatusOK, list)
 		}
-		writeJSON(w, http.StatusOK, list)
 	}
 }
 

@@ -23,6 +23,8 @@ const GitVersion = "v1.37.2-listwatch"
 func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) bool {
 	p := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
+	case (p == "/version" || p == "/api") && r.Method != http.MethodGet:
+		writeResourceError(w, r, methodNotAllowed()) // getOnly
 	case p == "/version":
 		// Indented whatever the client, as kube's.
 		b, _ := json.MarshalIndent(versionInfo(), "", "  ")
@@ -40,6 +42,11 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) bool {
 	}
 	return true
 }
+
+// getOnly: kube-apiserver serves /version, /api and each group version's
+// discovery document (/api/v1, /apis/{g}/{v}) as GET routes only, and
+// answers any other method there, HEAD too, with a 405 Status; /apis,
+// /apis/{g}, OpenAPI and the health checks answer every method as GET.
 
 // discoveryPath: /api/v1, /apis/{g}, /apis/{g}/{v}.
 func discoveryPath(p string) bool {
