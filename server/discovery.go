@@ -1,9 +1,13 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/listwatch/listwatch/wire"
 )
@@ -17,7 +21,7 @@ func (s *Server) discovery(w http.ResponseWriter, r *http.Request, p string) {
 	parts := strings.Split(strings.Trim(p, "/"), "/")
 	switch {
 	case p == "/api":
-		writeJSON(w, http.StatusOK, wire.APIVersions{
+		writeDiscovery(w, r, "APIVersions", &metav1.APIVersions{}, wire.APIVersions{
 			TypeMeta: wire.TypeMeta{Kind: "APIVersions"},
 			Versions: []string{"v1"},
 			ServerAddressByClientCIDRs: []wire.ServerAddressByClientCIDR{
@@ -30,7 +34,7 @@ func (s *Server) discovery(w http.ResponseWriter, r *http.Request, p string) {
 		for _, g := range groups {
 			list.Groups = append(list.Groups, apiGroup(g, versions[g], false))
 		}
-		writeJSON(w, http.StatusOK, list)
+		writeDiscovery(w, r, "APIGroupList", &metav1.APIGroupList{}, list)
 	case parts[0] == "apis" && len(parts) == 2:
 		_, versions := s.reg.groupVersions()
 		vs, ok := versions[parts[1]]
@@ -38,7 +42,7 @@ func (s *Server) discovery(w http.ResponseWriter, r *http.Request, p string) {
 			writeNoRoute(w, r)
 			return
 		}
-		writeJSON(w, http.StatusOK, apiGroup(parts[1], vs, true))
+		writeDiscovery(w, r, "APIGroup", &metav1.APIGroup{}, apiGroup(parts[1], vs, true))
 	default:
 		group, version := "", parts[1]
 		if parts[0] == "apis" {
@@ -51,9 +55,46 @@ func (s *Server) discovery(w http.ResponseWriter, r *http.Request, p string) {
 		case r.Method != http.MethodGet:
 			writeResourceError(w, r, methodNotAllowed()) // getOnly
 		default:
-			writeJSON(w, http.StatusOK, list)
+			writeDiscovery(w, r, "APIResourceList", &metav1.APIResourceList{}, list)
 		}
 	}
+}
+
+// writeDiscovery writes a discovery document, v, in the media type the
+// client asks for, as kube-apiserver's discovery handlers negotiate it:
+// protobuf (as pb, its k8s.io/apimachinery type, in the envelope of kind
+// kind), YAML, or JSON.
+func writeDiscovery(w http.ResponseWriter, r *http.Request, kind string, pb any, v any) {
+	accept := r.Header.Get("Accept")
+	if getOnlyPath(strings.TrimSuffix(r.URL.Path, "/")) {
+		// Behind kube's router, which checks Accept first (routeAccepts).
+		if err := routeAccepts(accept, false); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	mt, ok := offeredMedia(accept)
+	if !ok {
+		writeError(w, notAcceptable())
+		return
+	}
+	if mt == mediaJSON {
+		writeJSON(w, http.StatusOK, v)
+		return
+	}
+	j, err := json.Marshal(v)
+	var body []byte
+	if err == nil && mt == mediaProto {
+		body, err = jsonToProto(j, pb)
+		body = envelope("v1", kind, body)
+	} else if err == nil {
+		body, err = sigsyaml.JSONToYAML(j)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeBody(w, http.StatusOK, mt, body)
 }
 
 func apiGroup(name string, versions []string, typed bool) wire.APIGroup {

@@ -283,8 +283,18 @@ func acceptParams(params map[string]string, mt string, transform bool) (output, 
 // and a YAML clause asking for a Table or partial metadata is passed
 // over; anything unacceptable falls back to JSON.
 func errorMedia(accept string) string {
+	if mt, ok := offeredMedia(accept); ok {
+		return mt
+	}
+	return mediaJSON
+}
+
+// offeredMedia is the media type, of JSON, YAML and protobuf, that kube's
+// negotiation picks for accept (JSON when it is empty), or false when it
+// matches none of them.
+func offeredMedia(accept string) (string, bool) {
 	if accept == "" {
-		return mediaJSON
+		return mediaJSON, true
 	}
 	for _, c := range parseAccept(accept) {
 		for _, mt := range [...]string{mediaJSON, contentYAML, mediaProto} {
@@ -293,11 +303,11 @@ func errorMedia(accept string) string {
 				continue
 			}
 			if _, ok := acceptParams(c.params, mt, false); ok {
-				return mt
+				return mt, true
 			}
 		}
 	}
-	return mediaJSON
+	return "", false
 }
 
 func parseMediaRange(s string) (string, map[string]string) {

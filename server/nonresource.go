@@ -48,6 +48,16 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) bool {
 // answers any other method there, HEAD too, with a 405 Status; /apis,
 // /apis/{g}, OpenAPI and the health checks answer every method as GET.
 
+// getOnlyPath: p (without a trailing slash) is one of kube's GET routes
+// (getOnly) if it exists.
+func getOnlyPath(p string) bool {
+	if p == "/version" || p == "/api" {
+		return true
+	}
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	return parts[0] == "api" && len(parts) == 2 || parts[0] == "apis" && len(parts) == 3
+}
+
 // discoveryPath: /api/v1, /apis/{g}, /apis/{g}/{v}.
 func discoveryPath(p string) bool {
 	parts := strings.Split(strings.Trim(p, "/"), "/")

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"net/http"
 	"testing"
 )
@@ -37,4 +38,35 @@ func TestGetOnlyPaths(t *testing.T) {
 	if r.code != http.StatusMethodNotAllowed || r.hdr.Get("Content-Type") != "application/vnd.kubernetes.protobuf" {
 		t.Fatalf("POST /apis/apps/v1 asking for protobuf: %d %s", r.code, r.hdr.Get("Content-Type"))
 	}
+}
+
+// TestDiscoveryMedia: the legacy discovery documents, and a missing
+// one's 404, come in the media type asked for, as kube-apiserver's; an
+// Accept none of them matches is the router's 406 on its GET routes and
+// the negotiation's on /apis and /apis/{g}
+// (TestKubeDiscoveryMediaSameAsOurs compares them with kube-apiserver).
+func TestDiscoveryMedia(t *testing.T) {
+	e := newEnv(t)
+	for _, p := range []string{"/api", "/apis", "/api/v1", "/apis/apps", "/apis/apps/v1"} {
+		for _, mt := range []string{"application/vnd.kubernetes.protobuf", "application/yaml", "application/json"} {
+			r := e.do("GET", p, nil, "Accept", mt)
+			if r.code != http.StatusOK || r.hdr.Get("Content-Type") != mt {
+				t.Fatalf("GET %s [%s]: %d %s", p, mt, r.code, r.hdr.Get("Content-Type"))
+			}
+		}
+	}
+	r := e.do("GET", "/apis/apps", nil, "Accept", "application/vnd.kubernetes.protobuf")
+	if !bytes.HasPrefix(r.body, []byte("k8s\x00")) || !bytes.Contains(r.body, []byte("APIGroup")) {
+		t.Fatalf("GET /apis/apps in protobuf: %q", r.body)
+	}
+	r = e.do("GET", "/apis/apps/v9", nil, "Accept", "application/vnd.kubernetes.protobuf")
+	if r.code != http.StatusNotFound || r.hdr.Get("Content-Type") != "application/vnd.kubernetes.protobuf" {
+		t.Fatalf("GET /apis/apps/v9 asking for protobuf: %d %s", r.code, r.hdr.Get("Content-Type"))
+	}
+	e.expectStatus(http.StatusNotAcceptable, "NotAcceptable",
+		"406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+		"GET", "/api/v1", nil, "Accept", "text/html")
+	e.expectStatus(http.StatusNotAcceptable, "NotAcceptable",
+		"only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+		"GET", "/apis/apps", nil, "Accept", "text/html")
 }

@@ -170,7 +170,7 @@ func continueExpired() *wire.Status {
 // handlers ends.
 func writeNoRoute(w http.ResponseWriter, r *http.Request) {
 	if kubeRoutes(r.URL.Path) {
-		writeError(w, notFoundPath())
+		writeResourceError(w, r, notFoundPath())
 		return
 	}
 	http.NotFound(w, r)
