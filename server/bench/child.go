@@ -515,24 +515,20 @@ func listwatchOptions[T object.Object]() informer.Options[T] {
 // path.impl, when LISTWATCH_BENCH_CPUPROFILE names a path prefix; the
 // returned func stops it.
 func startCPUProfile(path, impl string) (func(), error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path + "." + impl)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		_ = f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
+	return startRecording(path, impl, pprof.StartCPUProfile, pprof.StopCPUProfile)
 }
 
 // startTrace records an execution trace (go tool trace) until the
 // informer syncs, into path.impl, when LISTWATCH_BENCH_TRACE names a path
 // prefix; the returned func stops it.
 func startTrace(path, impl string) (func(), error) {
+	return startRecording(path, impl, trace.Start, trace.Stop)
+}
+
+// startRecording starts a recording (start, stop) into the file
+// path.impl, or nothing when path is empty; the returned func stops it
+// and closes the file.
+func startRecording(path, impl string, start func(io.Writer) error, stop func()) (func(), error) {
 	if path == "" {
 		return func() {}, nil
 	}
@@ -540,11 +536,11 @@ func startTrace(path, impl string) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := trace.Start(f); err != nil {
+	if err := start(f); err != nil {
 		_ = f.Close()
 		return nil, err
 	}
-	return func() { trace.Stop(); _ = f.Close() }, nil
+	return func() { stop(); _ = f.Close() }, nil
 }
 
 // writeHeapProfile writes the heap profile after sync, for pprof, when
