@@ -111,7 +111,7 @@ func TestBadListAndWatchInput(t *testing.T) {
 		{"sendInitialEvents=true", 422, "Invalid", ""},
 		{"watch=1&resourceVersionMatch=NotOlderThan", 422, "Invalid", ""},
 		{"watch=1&sendInitialEvents=true&allowWatchBookmarks=true", 422, "Invalid", ""},
-		{"watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan", 422, "Invalid", `ListOptions.meta.k8s.io "" is invalid: allowWatchBookmarks: Forbidden: allowWatchBookmarks must be set to true when sendInitialEvents is true`},
+		{"watch=1&sendInitialEvents=false", 422, "Invalid", `ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan`},
 		{"resourceVersion=999999&resourceVersionMatch=Exact", 504, "Timeout", ""},
 	}
 	for _, c := range cases {

@@ -116,7 +116,7 @@ func (ew *eventWriter) writeProto(ev storage.WatchEvent) bool {
 	switch {
 	case ev.Type == wire.Bookmark:
 		if !ew.allowBookmarks {
-			return true
+			return ew.skip()
 		}
 		var obj []byte
 		obj, err = protoBookmark(ew.res, fmt.Sprint(ev.Revision), ev.InitialEventsEnd, ew.out.form == formPartial)

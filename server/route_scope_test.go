@@ -180,7 +180,16 @@ func TestRouteNamespaceProperty(t *testing.T) {
 					target := root + v.watchPath + nsSeg + r.plural + tail + v.query
 					code, body := sendOne(t, hs.URL, v.method, target, r)
 					inflight.Wait()
-					keys := rec.take()
+					var keys []string
+					for _, k := range rec.take() {
+						// The CRDs' group versions are registered as
+						// APIServices by a loop of the server's own,
+						// which may write while a request runs.
+						if strings.HasPrefix(k, "/registry/apiregistration.k8s.io/apiservices/") && r.plural != "apiservices" {
+							continue
+						}
+						keys = append(keys, k)
+					}
 					info, err := request.Parse(httptest.NewRequest(v.method, target, nil))
 					if err != nil {
 						t.Fatalf("%s %s: %v", v.method, target, err)

@@ -141,10 +141,10 @@ func tooOldMessage(c *storage.CompactedError) string {
 // tooLargeRV is kube's 504 for a resourceVersion the store has not
 // reached: clients retry it after a second.
 func tooLargeRV(err error) *wire.Status {
-	msg := "Too large resource version"
+	msg := "Timeout: Too large resource version" // kube's NewTimeoutError prefixes "Timeout: "
 	var tl *storage.TooLargeResourceVersionError
 	if errors.As(err, &tl) {
-		msg = fmt.Sprintf("Too large resource version: %d, current: %d", tl.Requested, tl.Current)
+		msg = fmt.Sprintf("Timeout: Too large resource version: %d, current: %d", tl.Requested, tl.Current)
 	}
 	st := wire.NewTimeout(msg)
 	st.Details = &wire.StatusDetails{RetryAfterSeconds: 1,

@@ -33,7 +33,7 @@ func TestValueTooLargeIs413(t *testing.T) {
 }
 
 // TestTooLargeResourceVersionIs504: a LIST at a revision the store has not
-// reached is kube's 504 with "Too large resource version: R, current: C",
+// reached is kube's 504 with "Timeout: Too large resource version: R, current: C",
 // its cause, and Retry-After.
 func TestTooLargeResourceVersionIs504(t *testing.T) {
 	e := newEnv(t)
@@ -45,11 +45,36 @@ func TestTooLargeResourceVersionIs504(t *testing.T) {
 		m := r.json(t)
 		msg, _ := m["message"].(string)
 		var gotReq, gotCur int64
-		if _, err := fmt.Sscanf(msg, "Too large resource version: %d, current: %d", &gotReq, &gotCur); err != nil || r.code != 504 || m["reason"] != "Timeout" || gotReq != future || gotCur < n {
+		if _, err := fmt.Sscanf(msg, "Timeout: Too large resource version: %d, current: %d", &gotReq, &gotCur); err != nil || r.code != 504 || m["reason"] != "Timeout" || gotReq != future || gotCur < n {
 			t.Fatalf("%q: %d %v", q, r.code, m)
 		}
 		if cause := path(m, "details", "causes"); cause == nil || r.hdr.Get("Retry-After") != "1" {
 			t.Fatalf("%q: causes %v, Retry-After %q", q, cause, r.hdr.Get("Retry-After"))
+		}
+	}
+}
+
+// TestTooLargeWatchListIsErrorEvent: a watch-list (initial events from a
+// state not older than its resourceVersion) at a revision the store does
+// not reach starts and sends kube's 504 as its one ERROR event, as kube's
+// cacher does; also when its timeoutSeconds ends before the wait for the
+// revision would have (the wait ends with the watch).
+func TestTooLargeWatchListIsErrorEvent(t *testing.T) {
+	e := newEnv(t)
+	cur := path(e.must(200, "GET", cmPath, nil), "metadata", "resourceVersion").(string)
+	n, _ := strconv.ParseInt(cur, 10, 64)
+	future := n + 1000
+	for _, timeout := range []string{"", "&timeoutSeconds=1"} {
+		w := e.watch(fmt.Sprintf("%s?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=%d%s", cmPath, future, timeout))
+		ev, ok := w.next()
+		msg, _ := ev.Object["message"].(string)
+		var gotReq, gotCur int64
+		if _, err := fmt.Sscanf(msg, "Timeout: Too large resource version: %d, current: %d", &gotReq, &gotCur); err != nil ||
+			!ok || ev.Type != "ERROR" || ev.Object["code"] != float64(504) || ev.Object["reason"] != "Timeout" || gotReq != future || gotCur < n {
+			t.Fatalf("%q: %v %s %v", timeout, ok, ev.Type, ev.Object)
+		}
+		if ev, ok := w.next(); ok {
+			t.Fatalf("%q: stream went on with %s %v", timeout, ev.Type, ev.Object)
 		}
 	}
 }

@@ -65,8 +65,12 @@ func (c *call) watch() error {
 	defer cancel()
 
 	stream, err := c.res.reader.WatchList(ctx, c.res.prefix(c.ns), o.WatchOptions(pred))
+	// As kube's cacher, a watch from a revision the history no longer
+	// holds, or whose initial events wait for a revision the store does
+	// not reach, starts and ends with that error as its one event (410
+	// Expired, 504 Timeout "Too large resource version").
 	var compacted *storage.CompactedError
-	if err != nil && !errors.As(err, &compacted) {
+	if err != nil && !errors.As(err, &compacted) && !errors.Is(err, storage.ErrTooLargeResourceVersion) {
 		return storageError(err, c.res, "")
 	}
 	if stream != nil {
@@ -88,8 +92,12 @@ func (c *call) watch() error {
 		ew.buffered = b.Buffered
 	}
 	ew.start()
-	if err != nil {
+	if compacted != nil {
 		ew.writeError(wire.NewResourceExpired(tooOldMessage(compacted)))
+		return nil
+	}
+	if err != nil {
+		ew.writeError(tooLargeRV(err))
 		return nil
 	}
 	for {
@@ -132,6 +140,8 @@ type eventWriter struct {
 	// buffered, if set, says the stream has the next event ready: the
 	// flush waits for the end of the burst.
 	buffered func() bool
+	// unflushed: bytes were written since the last flush.
+	unflushed bool
 	// gzip: the body is a series of gzip members, one per flush (see
 	// watchgzip.go); gz is the member being written, nil between flushes.
 	gzip bool
@@ -155,6 +165,7 @@ func (ew *eventWriter) start() {
 }
 
 func (ew *eventWriter) flush() {
+	ew.unflushed = false
 	ew.dog.begin()
 	defer ew.dog.done()
 	if err := ew.endGzipMember(); err != nil {
@@ -174,7 +185,7 @@ func (ew *eventWriter) write(ev storage.WatchEvent) bool {
 	if ev.Type == wire.Bookmark {
 		// Bookmarks only go to clients that asked, and never as Table rows.
 		if !ew.allowBookmarks || ew.out.form == formTable {
-			return true
+			return ew.skip()
 		}
 		return ew.line(ev.Type, ew.bookmark(ev))
 	}
@@ -243,7 +254,17 @@ func (ew *eventWriter) raw(b []byte) bool {
 		ew.failed = true
 		return false
 	}
+	ew.unflushed = true
 	if ew.buffered == nil || !ew.buffered() {
+		ew.flush()
+	}
+	return !ew.failed
+}
+
+// skip is write for an event the client does not get: what was written
+// before it still goes out once the stream has nothing more ready.
+func (ew *eventWriter) skip() bool {
+	if ew.unflushed && (ew.buffered == nil || !ew.buffered()) {
 		ew.flush()
 	}
 	return !ew.failed

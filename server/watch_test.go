@@ -316,3 +316,35 @@ func TestWatchIsNotASlowOperation(t *testing.T) {
 		t.Fatalf("slow operations logged: %q, want only the list's", log.traces)
 	}
 }
+
+// TestInitialEventsFlushedWithoutBookmark: a watch's initial events reach
+// the client at once when no bookmark ends them (the watch does not allow
+// bookmarks, or asks for Table rows, which never carry one), from the
+// watch cache (ConfigMaps) and from etcd directly (a custom resource).
+// Each watch is given ten seconds before it is cut, far less than its
+// timeoutSeconds, whose end would flush everything anyway.
+func TestInitialEventsFlushedWithoutBookmark(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", crdPath, gadgetCRD(t, gadgetSchema, nil))
+	e.must(201, "POST", gadgets, gadget("a", `{"name":"abc"}`))
+	e.must(201, "POST", cmPath, cm("a", nil, nil))
+	for _, p := range []string{cmPath, gadgets} {
+		for _, tc := range []struct{ query, accept string }{
+			{"&sendInitialEvents=true&resourceVersionMatch=NotOlderThan", ""},
+			{"", ""}, // kube's default for a watch from "now": the same
+			{"&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", "application/json;as=Table;g=meta.k8s.io;v=v1"},
+		} {
+			w := e.watch(p+"?watch=1&timeoutSeconds=600"+tc.query, "Accept", tc.accept)
+			cut := time.AfterFunc(10*time.Second, w.cancel)
+			ev := w.expect("ADDED", "")
+			cut.Stop()
+			if tc.accept == "" && path(ev.Object, "metadata", "name") != "a" {
+				t.Fatalf("%s%s: %v", p, tc.query, ev.Object)
+			}
+			if tc.accept != "" && ev.Object["kind"] != "Table" {
+				t.Fatalf("%s%s: %v", p, tc.query, ev.Object)
+			}
+			w.close()
+		}
+	}
+}

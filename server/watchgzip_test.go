@@ -51,8 +51,16 @@ func TestWatchListGzip(t *testing.T) {
 	e.must(201, "POST", cmPath, cm("later", nil, nil))
 	w.expect("ADDED", "later")
 
+	// A watch from a resourceVersion is a plain watch; one from "now" is a
+	// watch-list by kube 1.37's defaults, gzipped too.
+	rv := path(e.must(200, "GET", cmPath, nil), "metadata", "resourceVersion").(string)
+	legacy := e.watch(cmPath+"?watch=1&allowWatchBookmarks=true", "Accept-Encoding", "gzip")
+	if ce := legacy.resp.Header.Get("Content-Encoding"); ce != "gzip" {
+		t.Fatalf("watch from now: Content-Encoding %q", ce)
+	}
+	legacy.close()
 	for _, tc := range []struct{ name, query, accept string }{
-		{"plain watch", "?watch=1&allowWatchBookmarks=true", "gzip"},
+		{"plain watch", "?watch=1&allowWatchBookmarks=true&resourceVersion=" + rv, "gzip"},
 		{"watch-list without gzip", watchListQuery, "identity"},
 	} {
 		w := e.watch(cmPath+tc.query, "Accept-Encoding", tc.accept)

@@ -9,6 +9,7 @@ import (
 
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metainternalversionvalidation "k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/listwatch/listwatch/wire"
@@ -100,18 +101,45 @@ func ParseReadSpec(q url.Values) (ReadSpec, error) {
 		Continue:             ko.Continue,
 		SendInitialEvents:    ko.SendInitialEvents,
 	}
-	// kube decodes a list's continue token before it reads the
+	return SpecOf(o)
+}
+
+// SpecOf defaults and validates already decoded options as
+// kube-apiserver's handler does, with kube's own functions, before the
+// store looks at them: a WATCH from resourceVersion unset or "0" without
+// sendInitialEvents or resourceVersionMatch becomes one with
+// sendInitialEvents=true and NotOlderThan (kube 1.37's default, with
+// WatchList on), so it ends its initial events with a bookmark when it
+// allows bookmarks; a forbidden combination is kube's 422 about
+// ListOptions.meta.k8s.io, before the continue token (then the
+// resourceVersion) is read. See ParseReadSpec.
+func SpecOf(o wire.ListOptions) (ReadSpec, error) {
+	ko := metainternalversion.ListOptions{
+		Watch:                o.Watch,
+		AllowWatchBookmarks:  o.AllowWatchBookmarks,
+		ResourceVersion:      o.ResourceVersion,
+		ResourceVersionMatch: metav1.ResourceVersionMatch(o.ResourceVersionMatch),
+		Continue:             o.Continue,
+		SendInitialEvents:    o.SendInitialEvents,
+	}
+	metainternalversion.SetListOptionsDefaults(&ko, true)
+	if errs := metainternalversionvalidation.ValidateListOptions(&ko, true); len(errs) > 0 {
+		causes := make([]wire.StatusCause, 0, len(errs))
+		for _, e := range errs {
+			causes = append(causes, wire.StatusCause{Type: string(e.Type), Field: e.Field, Message: e.ErrorBody()})
+		}
+		st := wire.NewInvalid("meta.k8s.io", "ListOptions.meta.k8s.io", "", causes...)
+		st.Details.Kind = "ListOptions"
+		return ReadSpec{}, st
+	}
+	o.SendInitialEvents, o.ResourceVersionMatch = ko.SendInitialEvents, string(ko.ResourceVersionMatch)
+	// kube's store decodes a list's continue token before it reads the
 	// resourceVersion.
 	if o.Continue != "" && !o.Watch {
 		if _, err := decodeToken(o.Continue); err != nil {
 			return ReadSpec{}, wire.NewBadRequest("invalid continue token: " + strings.TrimPrefix(err.Error(), ErrInvalidContinue.Error()+": "))
 		}
 	}
-	return SpecOf(o)
-}
-
-// SpecOf validates already decoded options; see ParseReadSpec.
-func SpecOf(o wire.ListOptions) (ReadSpec, error) {
 	s := ReadSpec{
 		Watch:             o.Watch,
 		Limit:             o.Limit,
@@ -139,17 +167,6 @@ func SpecOf(o wire.ListOptions) (ReadSpec, error) {
 			return ReadSpec{}, wire.NewBadRequest("invalid resource version: " + strconv.Quote(o.ResourceVersion))
 		}
 		s.Revision = int64(n)
-	}
-	var causes []wire.StatusCause
-	if o.Watch {
-		causes = watchCauses(o)
-	} else {
-		causes = listCauses(o)
-	}
-	if len(causes) > 0 {
-		st := wire.NewInvalid("meta.k8s.io", "ListOptions.meta.k8s.io", "", causes...)
-		st.Details.Kind = "ListOptions"
-		return ReadSpec{}, st
 	}
 	if !o.Watch && o.Continue != "" && s.Revision != 0 {
 		return ReadSpec{}, wire.NewBadRequest("specifying resource version is not allowed when using continue")
@@ -181,68 +198,6 @@ func revisionMode(o wire.ListOptions) ReadMode {
 		return ReadExact
 	}
 	return ReadNotOlderThan
-}
-
-func listCauses(o wire.ListOptions) []wire.StatusCause {
-	var causes []wire.StatusCause
-	if m := o.ResourceVersionMatch; m != "" {
-		if o.ResourceVersion == "" {
-			causes = append(causes, forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"))
-		}
-		if o.Continue != "" {
-			causes = append(causes, forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
-		}
-		if m != wire.MatchExact && m != wire.MatchNotOlderThan {
-			causes = append(causes, notSupported("resourceVersionMatch", m, wire.MatchExact, wire.MatchNotOlderThan, ""))
-		}
-		if m == wire.MatchExact && o.ResourceVersion == "0" {
-			causes = append(causes, forbidden("resourceVersionMatch", `resourceVersionMatch "exact" is forbidden for resourceVersion "0"`))
-		}
-	}
-	if o.SendInitialEvents != nil {
-		causes = append(causes, forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
-	}
-	return causes
-}
-
-func watchCauses(o wire.ListOptions) []wire.StatusCause {
-	var causes []wire.StatusCause
-	m := o.ResourceVersionMatch
-	if o.SendInitialEvents != nil {
-		if m != wire.MatchNotOlderThan {
-			causes = append(causes, forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
-		}
-		if *o.SendInitialEvents && !o.AllowWatchBookmarks {
-			causes = append(causes, forbidden("allowWatchBookmarks", "allowWatchBookmarks must be set to true when sendInitialEvents is true"))
-		}
-	}
-	if m != "" {
-		if o.SendInitialEvents == nil {
-			causes = append(causes, forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
-		}
-		if m != wire.MatchNotOlderThan {
-			causes = append(causes, notSupported("resourceVersionMatch", m, wire.MatchNotOlderThan))
-		}
-		if o.Continue != "" {
-			causes = append(causes, forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
-		}
-	}
-	return causes
-}
-
-func forbidden(field, detail string) wire.StatusCause {
-	return wire.StatusCause{Type: "FieldValueForbidden", Field: field, Message: "Forbidden: " + detail}
-}
-
-func notSupported(field, value string, supported ...string) wire.StatusCause {
-	msg := fmt.Sprintf("Unsupported value: %q: supported values: ", value)
-	for i, s := range supported {
-		if i > 0 {
-			msg += ", "
-		}
-		msg += strconv.Quote(s)
-	}
-	return wire.StatusCause{Type: "FieldValueNotSupported", Field: field, Message: msg}
 }
 
 // Options is the request the spec describes, as wire options. Its query
@@ -316,12 +271,14 @@ func (o GetListOptions) Position(prefix string) (ListPosition, error) {
 
 // InitialEvents says whether a watch first sends the state it starts
 // from as ADDED events, and whether it then sends the bookmark that ends
-// them. As in Kubernetes: sendInitialEvents=true asks for both; without
-// sendInitialEvents, a watch with no revision (ReadMostRecent, ReadAny)
-// sends the state without the bookmark.
+// them. As in Kubernetes: sendInitialEvents=true asks for the state, and
+// for the bookmark when the watch allows bookmarks; without
+// sendInitialEvents (a spec kube's defaults did not fill in), a watch with
+// no revision (ReadMostRecent, ReadAny) sends the state without the
+// bookmark.
 func (o WatchOptions) InitialEvents() (send, end bool) {
 	if o.SendInitialEvents != nil {
-		return *o.SendInitialEvents, *o.SendInitialEvents
+		return *o.SendInitialEvents, *o.SendInitialEvents && o.AllowBookmarks
 	}
 	return o.Mode == ReadMostRecent || o.Mode == ReadAny, false
 }

@@ -66,15 +66,17 @@ func checkSpec(t *testing.T, q url.Values) {
 	var code int
 	var causes []string
 	badRV := rv != "" && rv != "0" && rv != "7"
+	if watch && sie == "" && match == "" && (rv == "" || rv == "0") {
+		// kube 1.37's default (WatchList on): a watch from "now" or "any"
+		// sends its initial events, ended by a bookmark.
+		sie, match = "true", wire.MatchNotOlderThan
+	}
+	// The options are validated before the store reads the
+	// resourceVersion, so a 422 comes before a 400.
 	switch {
-	case badRV:
-		code = 400
 	case watch:
 		if sie != "" && match != wire.MatchNotOlderThan {
 			causes = append(causes, "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
-		}
-		if sie == "true" && !bm {
-			causes = append(causes, "allowWatchBookmarks: Forbidden: allowWatchBookmarks must be set to true when sendInitialEvents is true")
 		}
 		if match != "" && sie == "" {
 			causes = append(causes, "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
@@ -102,9 +104,10 @@ func checkSpec(t *testing.T, q url.Values) {
 			causes = append(causes, "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list")
 		}
 	}
-	if len(causes) > 0 {
+	switch {
+	case len(causes) > 0:
 		code = 422
-	} else if !watch && !badRV && cont != "" && rv == "7" {
+	case badRV, !watch && cont != "" && rv == "7":
 		code = 400
 	}
 
@@ -174,7 +177,7 @@ func checkSpec(t *testing.T, q url.Values) {
 	if watch {
 		send, end := spec.WatchOptions(Predicate{}).InitialEvents()
 		wantSend := sie == "true" || (sie == "" && (rv == "" || rv == "0"))
-		if send != wantSend || end != (sie == "true") {
+		if send != wantSend || end != (sie == "true" && bm) {
 			t.Fatalf("%s: initial events %v, end %v", desc, send, end)
 		}
 	}
@@ -215,11 +218,12 @@ func TestParseReadSpecQuirks(t *testing.T) {
 		// kube's parameter codec: any boolean but "false" (in any case)
 		// and "0" is true; a negative limit is no limit.
 		{"watch=F&resourceVersion=3", ReadSpec{Watch: true, Mode: ReadExact, Revision: 3}},
-		{"watch=yes&allowWatchBookmarks=2", ReadSpec{Watch: true, AllowBookmarks: true}},
+		{"watch=yes&allowWatchBookmarks=2", ReadSpec{Watch: true, AllowBookmarks: true, SendInitialEvents: ptrTo(true)}},
 		{"watch=FALSE&resourceVersion=3", ReadSpec{Mode: ReadNotOlderThan, Revision: 3}},
 		{"watch=0&resourceVersion=3", ReadSpec{Mode: ReadNotOlderThan, Revision: 3}},
 		{"limit=-1", ReadSpec{}},
-		{"watch=1&timeoutSeconds=-1", ReadSpec{Watch: true, TimeoutSeconds: ptrTo(int64(-1))}},
+		// A watch from "now" sends initial events (kube 1.37's default).
+		{"watch=1&timeoutSeconds=-1", ReadSpec{Watch: true, SendInitialEvents: ptrTo(true), TimeoutSeconds: ptrTo(int64(-1))}},
 		{"continue=" + tok + "&resourceVersion=0&limit=2", ReadSpec{Mode: ReadAny, Limit: 2, Continue: tok}},
 		{"labelSelector=a%3Db&fieldSelector=metadata.name%3Dx&timeoutSeconds=5", ReadSpec{LabelSelector: "a=b", FieldSelector: "metadata.name=x", TimeoutSeconds: ptrTo(int64(5))}},
 	} {

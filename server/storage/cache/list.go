@@ -128,7 +128,11 @@ func (c *Cache) watchStream(ctx context.Context) context.Context {
 // tooLarge is the error of a wait for a revision that did not come:
 // ctx's own error if it ended, else ErrTooLargeResourceVersion.
 func (c *Cache) tooLarge(ctx context.Context, rev int64) error {
-	if err := ctx.Err(); err != nil {
+	// A deadline is the read's own time running out while it waited for
+	// rev (a watch's timeoutSeconds): still a revision the store did not
+	// reach, as kube's cacher reports it (its wait does not end with the
+	// watch's timeout). A cancelled read is just that.
+	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	_, cur, _, _ := c.state()

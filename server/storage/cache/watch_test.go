@@ -131,6 +131,20 @@ func TestWatchCompacted(t *testing.T) {
 	if _, err := c.WatchList(context.Background(), testPrefix, storage.WatchOptions{Mode: storage.ReadNotOlderThan, Revision: 1000000, SendInitialEvents: ptr(true)}); !errors.Is(err, storage.ErrTooLargeResourceVersion) {
 		t.Fatalf("future watch with initial events: %v", err)
 	}
+	// The watch's own deadline (its timeoutSeconds) ending the wait first
+	// is still a revision not reached; a cancelled watch is not.
+	short := startCache(t, e.Store, Config{FreshnessTimeout: time.Minute})
+	waitRev(t, short.Cache, e.Store)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := short.WatchList(ctx, testPrefix, storage.WatchOptions{Mode: storage.ReadNotOlderThan, Revision: 1000000, SendInitialEvents: ptr(true)}); !errors.Is(err, storage.ErrTooLargeResourceVersion) {
+		t.Fatalf("future watch past its deadline: %v", err)
+	}
+	gone, stop := context.WithCancel(context.Background())
+	stop()
+	if _, err := short.WatchList(gone, testPrefix, storage.WatchOptions{Mode: storage.ReadNotOlderThan, Revision: 1000000, SendInitialEvents: ptr(true)}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled future watch: %v", err)
+	}
 }
 
 // TestWatchBookmarks: watchers that allow bookmarks get them periodically,

@@ -113,11 +113,13 @@ func TestWatchInitialState(t *testing.T) {
 	cur, _ := f.store.CurrentRevision(ctx)
 	yes, no := true, false
 	streams := map[string]storage.EventStream{
-		"unset":           watch(t, r, storage.WatchOptions{}),
-		"zero":            watch(t, r, storage.WatchOptions{Mode: storage.ReadAny}),
-		"initialEvents":   watch(t, r, storage.WatchOptions{SendInitialEvents: &yes, AllowBookmarks: true}),
-		"initialEventsN":  watch(t, r, storage.WatchOptions{SendInitialEvents: &yes, Mode: storage.ReadNotOlderThan, Revision: f.mid}),
-		"noInitialEvents": watch(t, r, storage.WatchOptions{SendInitialEvents: &no}),
+		"unset":          watch(t, r, storage.WatchOptions{}),
+		"zero":           watch(t, r, storage.WatchOptions{Mode: storage.ReadAny}),
+		"initialEvents":  watch(t, r, storage.WatchOptions{SendInitialEvents: &yes, AllowBookmarks: true}),
+		"initialEventsN": watch(t, r, storage.WatchOptions{SendInitialEvents: &yes, Mode: storage.ReadNotOlderThan, Revision: f.mid, AllowBookmarks: true}),
+		// Without bookmarks, no bookmark ends them (as kube's).
+		"initialEventsNoBookmark": watch(t, r, storage.WatchOptions{SendInitialEvents: &yes}),
+		"noInitialEvents":         watch(t, r, storage.WatchOptions{SendInitialEvents: &no}),
 	}
 	rev, err := f.store.Update(ctx, prefix+"c", pod("c", "x2"), 0)
 	if err != nil {
@@ -128,7 +130,7 @@ func TestWatchInitialState(t *testing.T) {
 	for name, s := range streams {
 		t.Run(name, func(t *testing.T) {
 			switch name {
-			case "unset", "zero":
+			case "unset", "zero", "initialEventsNoBookmark":
 				expect(t, s, append(initialAdded(f), change)...)
 			case "initialEvents", "initialEventsN":
 				expect(t, s, append(initialAdded(f), end, change)...)
@@ -151,7 +153,7 @@ func TestWatchSelectorTransitions(t *testing.T) {
 	f := setup(t)
 	ctx := context.Background()
 	yes := true
-	s := watch(t, f.r, storage.WatchOptions{Predicate: labelPred(t, "app=x"), SendInitialEvents: &yes})
+	s := watch(t, f.r, storage.WatchOptions{Predicate: labelPred(t, "app=x"), SendInitialEvents: &yes, AllowBookmarks: true})
 	cur, _ := f.store.CurrentRevision(ctx)
 	write := func(name, app string) int64 {
 		rev, err := f.store.Update(ctx, prefix+name, pod(name, app), 0)
