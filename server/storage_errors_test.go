@@ -37,15 +37,11 @@ func TestValueTooLargeIs413(t *testing.T) {
 // its cause, and Retry-After.
 func TestTooLargeResourceVersionIs504(t *testing.T) {
 	e := newEnv(t)
-	cur := path(e.must(200, "GET", cmPath, nil), "metadata", "resourceVersion").(string)
-	n, _ := strconv.ParseInt(cur, 10, 64)
-	future := n + 1000
+	n, future := e.aheadRV()
 	for _, q := range []string{"resourceVersionMatch=NotOlderThan&", ""} {
 		r := e.do("GET", fmt.Sprintf("%s?%sresourceVersion=%d", cmPath, q, future), nil)
 		m := r.json(t)
-		msg, _ := m["message"].(string)
-		var gotReq, gotCur int64
-		if _, err := fmt.Sscanf(msg, "Timeout: Too large resource version: %d, current: %d", &gotReq, &gotCur); err != nil || r.code != 504 || m["reason"] != "Timeout" || gotReq != future || gotCur < n {
+		if msg, _ := m["message"].(string); !isTooLarge(msg, future, n) || r.code != 504 || m["reason"] != "Timeout" {
 			t.Fatalf("%q: %d %v", q, r.code, m)
 		}
 		if cause := path(m, "details", "causes"); cause == nil || r.hdr.Get("Retry-After") != "1" {
@@ -61,22 +57,37 @@ func TestTooLargeResourceVersionIs504(t *testing.T) {
 // revision would have (the wait ends with the watch).
 func TestTooLargeWatchListIsErrorEvent(t *testing.T) {
 	e := newEnv(t)
-	cur := path(e.must(200, "GET", cmPath, nil), "metadata", "resourceVersion").(string)
-	n, _ := strconv.ParseInt(cur, 10, 64)
-	future := n + 1000
+	n, future := e.aheadRV()
 	for _, timeout := range []string{"", "&timeoutSeconds=1"} {
 		w := e.watch(fmt.Sprintf("%s?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=%d%s", cmPath, future, timeout))
 		ev, ok := w.next()
-		msg, _ := ev.Object["message"].(string)
-		var gotReq, gotCur int64
-		if _, err := fmt.Sscanf(msg, "Timeout: Too large resource version: %d, current: %d", &gotReq, &gotCur); err != nil ||
-			!ok || ev.Type != "ERROR" || ev.Object["code"] != float64(504) || ev.Object["reason"] != "Timeout" || gotReq != future || gotCur < n {
+		if msg, _ := ev.Object["message"].(string); !isTooLarge(msg, future, n) ||
+			!ok || ev.Type != "ERROR" || ev.Object["code"] != float64(504) || ev.Object["reason"] != "Timeout" {
 			t.Fatalf("%q: %v %s %v", timeout, ok, ev.Type, ev.Object)
 		}
 		if ev, ok := w.next(); ok {
 			t.Fatalf("%q: stream went on with %s %v", timeout, ev.Type, ev.Object)
 		}
 	}
+}
+
+// aheadRV returns the store's resourceVersion and one far ahead of it.
+func (e *env) aheadRV() (cur, ahead int64) {
+	e.t.Helper()
+	rv := path(e.must(200, "GET", cmPath, nil), "metadata", "resourceVersion").(string)
+	cur, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		e.t.Fatalf("resourceVersion %q: %v", rv, err)
+	}
+	return cur, cur + 1000
+}
+
+// isTooLarge: msg is kube's message for a read at req that the store, at
+// least at cur, has not reached.
+func isTooLarge(msg string, req, cur int64) bool {
+	var gotReq, gotCur int64
+	_, err := fmt.Sscanf(msg, "Timeout: Too large resource version: %d, current: %d", &gotReq, &gotCur)
+	return err == nil && gotReq == req && gotCur >= cur
 }
 
 // TestWatchEndsCleanlyOnReaderClose: a reader that ends a watch with an
