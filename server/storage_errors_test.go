@@ -53,8 +53,9 @@ func TestTooLargeResourceVersionIs504(t *testing.T) {
 // TestTooLargeWatchListIsErrorEvent: a watch-list (initial events from a
 // state not older than its resourceVersion) at a revision the store does
 // not reach starts and sends kube's 504 as its one ERROR event, as kube's
-// cacher does; also when its timeoutSeconds ends before the wait for the
-// revision would have (the wait ends with the watch).
+// cacher does. (The test server reads etcd directly, which refuses a
+// future revision at once; the watch cache's wait ending with the watch's
+// timeoutSeconds is TestWatchCompacted's and TestCacheSetWatchListDeadline's.)
 func TestTooLargeWatchListIsErrorEvent(t *testing.T) {
 	e := newEnv(t)
 	n, future := e.aheadRV()

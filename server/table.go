@@ -101,6 +101,11 @@ func tableRow(r *resource, value []byte, include includeObject, now time.Time) (
 	if err := json.Unmarshal(value, &obj); err != nil {
 		return wire.TableRow{}, err
 	}
+	if include == includeNone && lookup(obj, []string{"metadata", "annotations", wire.AnnotationInitialEventsEnd}) == "true" {
+		// kube keeps the metadata of the row that ends a watch's initial
+		// events (a bookmark's), so that the client can tell it.
+		include = includeMetadata
+	}
 	name, _ := lookup(obj, []string{"metadata", "name"}).(string)
 	created, _ := lookup(obj, []string{"metadata", "creationTimestamp"}).(string)
 	var cells []any

@@ -183,16 +183,24 @@ func (ew *eventWriter) write(ev storage.WatchEvent) bool {
 		return ew.writeProto(ev)
 	}
 	if ev.Type == wire.Bookmark {
-		// Bookmarks only go to clients that asked, and never as Table rows.
-		if !ew.allowBookmarks || ew.out.form == formTable {
+		// Bookmarks only go to clients that asked; a Table watch gets each
+		// as a Table of one row, as kube converts every event's object.
+		if !ew.allowBookmarks {
 			return ew.skip()
 		}
-		return ew.line(ev.Type, ew.bookmark(ev))
+		if ew.out.form != formTable {
+			return ew.line(ev.Type, ew.bookmark(ev))
+		}
 	}
 	if ev.Frame != nil && ew.out.form == formJSON && !ew.res.rewriteVersion {
 		return ew.raw(ev.Frame)
 	}
-	obj := ew.res.relabel(ev.Object)
+	var obj []byte
+	if ev.Type == wire.Bookmark {
+		obj = ew.bookmark(ev)
+	} else {
+		obj = ew.res.relabel(ev.Object)
+	}
 	switch ew.out.form {
 	case formTable:
 		t, err := ew.table(ew.out, [][]byte{obj}, wire.ListMeta{ResourceVersion: strconv.FormatInt(ev.Revision, 10)})

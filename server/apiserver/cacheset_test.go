@@ -229,6 +229,53 @@ func TestCacheSetWatchListFallsBack(t *testing.T) {
 	}
 }
 
+// aheadStore claims a current revision far ahead of etcd's once ahead is
+// set, so that no cache can prove it is fresh.
+type aheadStore struct {
+	storage.Interface
+	ahead atomic.Bool
+}
+
+func (s *aheadStore) CurrentRevision(ctx context.Context) (int64, error) {
+	rev, err := s.Interface.CurrentRevision(ctx)
+	if s.ahead.Load() {
+		rev += 1000
+	}
+	return rev, err
+}
+
+// TestCacheSetWatchListDeadline: a watch-list from "now" whose own
+// deadline (its timeoutSeconds) ends the wait for the cache to be fresh
+// gets the too-large error (the server sends it as the stream's ERROR
+// event, as kube's cacher), not a fall-back to etcd with a context that
+// has already ended.
+func TestCacheSetWatchListDeadline(t *testing.T) {
+	et := etcdtest.Start(t)
+	store := &aheadStore{Interface: et.Store}
+	s := newCacheSet(store, direct.New(store), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	s.freshness = time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	const prefix = "/registry/example.com/widgets/"
+	r := s.Open(server.ReaderSpec{Prefix: prefix}).(*cachedReader)
+	waitBuilt(t, []*cachedReader{r})
+	store.ahead.Store(true)
+	wctx, wcancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer wcancel()
+	yes := true
+	_, err := r.WatchList(wctx, prefix, storage.WatchOptions{Mode: storage.ReadMostRecent, SendInitialEvents: &yes, AllowBookmarks: true})
+	if !errors.Is(err, storage.ErrTooLargeResourceVersion) {
+		t.Fatalf("watch-list past its deadline: %v, want the too-large error", err)
+	}
+}
+
 // TestCacheSetWatchBehindCacheFallsBack: a watch from a revision before
 // the cache's history began (the cache started after the list the client
 // watches from) is served from etcd, which still holds it; once etcd has

@@ -74,6 +74,18 @@ func TestKubeListWatchParamsSameAsOurs(t *testing.T) {
 			}
 		}
 	}
+	// Watches as Table rows: a bookmark comes as a Table too.
+	for _, q := range []string{"", "&includeObject=None", "&includeObject=Object", "&includeObject=Metadata"} {
+		var views [2]string
+		for j, c := range []*rawClient{kube, ours} {
+			code, _, b := c.send("GET", path+"?watch=1&timeoutSeconds=1&allowWatchBookmarks=true"+q, "", "application/json;as=Table;g=meta.k8s.io;v=v1", "")
+			views[j] = tableWatchView(code, b)
+		}
+		if views[0] != views[1] {
+			t.Errorf("Table watch%s:\n kube: %s\n ours: %s", q, views[0], views[1])
+		}
+	}
+
 	// The requests change nothing and most wait (a watch for its second,
 	// a list ahead of the store for kube's 3 s): send them 16 at a time,
 	// then compare in order.
@@ -121,6 +133,54 @@ func TestKubeListWatchParamsSameAsOurs(t *testing.T) {
 			t.Errorf("%s:\n kube: %s\n ours: %s", strings.Join(q, "&"), k, o)
 		}
 	}
+}
+
+// tableWatchView is what is compared of a Table watch: each event's type
+// and rows (their cells, but an object's age, which differs between the
+// servers, and their objects' kind and the initial-events-end
+// annotation).
+func tableWatchView(code int, b []byte) string {
+	if code != http.StatusOK {
+		return fmt.Sprintf("%d %q", code, b)
+	}
+	var out []string
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for {
+		var e struct {
+			Type   string `json:"type"`
+			Object struct {
+				Kind string `json:"kind"`
+				Rows []struct {
+					Cells  []any `json:"cells"`
+					Object struct {
+						Kind     string `json:"kind"`
+						Metadata struct {
+							Name        string            `json:"name"`
+							Annotations map[string]string `json:"annotations"`
+						} `json:"metadata"`
+					} `json:"object"`
+				} `json:"rows"`
+			} `json:"object"`
+		}
+		if err := dec.Decode(&e); err == io.EOF {
+			break
+		} else if err != nil {
+			return fmt.Sprintf("%d bad stream (%v): %q", code, err, b)
+		}
+		ev := e.Type + " " + e.Object.Kind
+		for _, r := range e.Object.Rows {
+			cells := r.Cells
+			if e.Type != "BOOKMARK" && len(cells) > 0 {
+				cells = cells[:len(cells)-1]
+			}
+			ev += fmt.Sprintf(" [%v %s %s %s]", cells, r.Object.Kind, r.Object.Metadata.Name, r.Object.Metadata.Annotations["k8s.io/initial-events-end"])
+		}
+		if e.Type == "BOOKMARK" && len(e.Object.Rows) > 0 && e.Object.Rows[0].Object.Metadata.Annotations["k8s.io/initial-events-end"] == "" {
+			continue // a periodic bookmark, which kube may send before its timeout
+		}
+		out = append(out, ev)
+	}
+	return fmt.Sprintf("%d %v", code, out)
 }
 
 // get GETs path asking for JSON and reads the whole answer; unlike

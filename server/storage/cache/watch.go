@@ -20,7 +20,9 @@ const preDeadlineBookmark = 2 * time.Second
 //
 //   - SendInitialEvents=true: the state (at least RV when RV is set; at
 //     least etcd's current revision when RV is unset) as ADDED events, a
-//     bookmark with InitialEventsEnd, then the changes after that state.
+//     bookmark with InitialEventsEnd if bookmarks are allowed, then the
+//     changes after that state. (The server's HTTP watches from RV unset
+//     or "0" come here: kube's defaults make them ask for initial events.)
 //   - RV unset or "0" (SendInitialEvents unset): the current state as
 //     ADDED events, then the changes. With SendInitialEvents=false: only
 //     the changes from now on.
@@ -52,10 +54,9 @@ func (c *Cache) WatchList(ctx context.Context, prefix string, opts storage.Watch
 	switch opts.Mode {
 	case storage.ReadMostRecent:
 		// As kube's cacher: only a watch that asked for initial events
-		// (sendInitialEvents=true) waits for the cache to reach etcd's
-		// current revision; the legacy watch without a resourceVersion
-		// starts from the cache's state at once, so it never times out
-		// (504) on a cache that cannot yet prove it is fresh.
+		// (sendInitialEvents=true, which kube's defaults give every HTTP
+		// watch from "now") waits for the cache to reach etcd's current
+		// revision; one without starts from the cache's state at once.
 		if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
 			cur, err := c.cfg.Store.CurrentRevision(ctx)
 			if err != nil {
