@@ -41,6 +41,7 @@ func (c *call) watch() error {
 	if err != nil {
 		return err
 	}
+	o = o.ForWatch() // a /watch/ path's options are a list's
 	fieldSel := o.FieldSelector
 	if c.name != "" && !c.isFieldPinned(fieldSel) {
 		// A watch on /watch/…/{name} is a watch of the collection for one name.

@@ -74,6 +74,31 @@ func TestKubeListWatchParamsSameAsOurs(t *testing.T) {
 			}
 		}
 	}
+	// The deprecated /watch/ path: its options are checked as a list's
+	// (no watch=1, so kube's defaults leave them alone), and it is served
+	// as a watch (from a resourceVersion ahead, it waits for the changes).
+	watchPath := "/api/v1/watch/namespaces/" + ns + "/configmaps"
+	for _, rv := range []string{"", "0", "old", "now", "future"} {
+		for _, bm := range []string{"", "&allowWatchBookmarks=true"} {
+			var views [2]string
+			for j, c := range []*rawClient{kube, ours} {
+				q := "?timeoutSeconds=1" + bm
+				switch rv {
+				case "":
+				case "0":
+					q += "&resourceVersion=0"
+				default:
+					q += "&resourceVersion=" + rvs[c][rv]
+				}
+				code, _, b := c.send("GET", watchPath+q, "", "application/json", "")
+				views[j] = listWatchView(code, b, true, rvs[c])
+			}
+			if views[0] != views[1] {
+				t.Errorf("/watch/ path, resourceVersion %q%s:\n kube: %s\n ours: %s", rv, bm, views[0], views[1])
+			}
+		}
+	}
+
 	// Watches as Table rows: a bookmark comes as a Table too.
 	for _, q := range []string{"", "&includeObject=None", "&includeObject=Object", "&includeObject=Metadata"} {
 		var views [2]string

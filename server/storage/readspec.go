@@ -177,6 +177,21 @@ func SpecOf(o wire.ListOptions) (ReadSpec, error) {
 	return s, nil
 }
 
+// ForWatch is the spec served as a WATCH: a request on a /watch/ path
+// (without watch=true) is parsed, defaulted and validated as a LIST, as
+// kube-apiserver's forceWatch does, but its storage reads it as a watch:
+// resourceVersion N is the changes after N, not a state not older than N.
+func (s ReadSpec) ForWatch() ReadSpec {
+	if s.Watch {
+		return s
+	}
+	s.Watch = true
+	if s.Revision != 0 {
+		s.Mode = revisionMode(wire.ListOptions{Watch: true, SendInitialEvents: s.SendInitialEvents})
+	}
+	return s
+}
+
 // revisionMode is the mode of a valid request with resourceVersion N.
 func revisionMode(o wire.ListOptions) ReadMode {
 	if o.Watch {

@@ -201,6 +201,28 @@ func roundTrip(t *testing.T, spec ReadSpec) {
 	}
 }
 
+// TestForWatch: a /watch/ path's options, parsed as a list's, are served
+// as a watch's: a resourceVersion is where the changes start.
+func TestForWatch(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		want  ReadSpec
+	}{
+		{"", ReadSpec{Watch: true}},
+		{"resourceVersion=0", ReadSpec{Watch: true, Mode: ReadAny}},
+		{"resourceVersion=7", ReadSpec{Watch: true, Mode: ReadExact, Revision: 7}},
+		{"resourceVersion=7&resourceVersionMatch=NotOlderThan", ReadSpec{Watch: true, Mode: ReadExact, Revision: 7}},
+		{"resourceVersion=7&limit=5", ReadSpec{Watch: true, Mode: ReadExact, Revision: 7, Limit: 5}},
+		{"watch=1&resourceVersion=7&sendInitialEvents=true&resourceVersionMatch=NotOlderThan", ReadSpec{Watch: true, Mode: ReadNotOlderThan, Revision: 7, SendInitialEvents: ptrTo(true)}},
+	} {
+		q, _ := url.ParseQuery(tc.query)
+		spec, err := ParseReadSpec(q)
+		if got := spec.ForWatch(); err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %+v %v, want %+v", tc.query, got, err, tc.want)
+		}
+	}
+}
+
 // TestParseReadSpecQuirks: details of the syntax that the table does not
 // vary.
 func TestParseReadSpecQuirks(t *testing.T) {
