@@ -133,11 +133,14 @@ func SpecOf(o wire.ListOptions) (ReadSpec, error) {
 		return ReadSpec{}, st
 	}
 	o.SendInitialEvents, o.ResourceVersionMatch = ko.SendInitialEvents, string(ko.ResourceVersionMatch)
-	// kube's store decodes a list's continue token before it reads the
-	// resourceVersion.
+	// kube's store decodes a list's continue token before it looks at the
+	// resourceVersion, which it then refuses unparsed (but "0").
 	if o.Continue != "" && !o.Watch {
 		if _, err := decodeToken(o.Continue); err != nil {
 			return ReadSpec{}, wire.NewBadRequest("invalid continue token: " + strings.TrimPrefix(err.Error(), ErrInvalidContinue.Error()+": "))
+		}
+		if o.ResourceVersion != "" && o.ResourceVersion != "0" {
+			return ReadSpec{}, wire.NewBadRequest("specifying resource version is not allowed when using continue")
 		}
 	}
 	s := ReadSpec{
@@ -167,9 +170,6 @@ func SpecOf(o wire.ListOptions) (ReadSpec, error) {
 			return ReadSpec{}, wire.NewBadRequest("invalid resource version: " + strconv.Quote(o.ResourceVersion))
 		}
 		s.Revision = int64(n)
-	}
-	if !o.Watch && o.Continue != "" && s.Revision != 0 {
-		return ReadSpec{}, wire.NewBadRequest("specifying resource version is not allowed when using continue")
 	}
 	if s.Revision != 0 {
 		s.Mode = revisionMode(o)
