@@ -225,7 +225,9 @@ func (c *call) validateMeta(d *doc) error {
 }
 
 // prepareCreate sets what the server owns on a new object: name from
-// generateName, uid, creationTimestamp, generation, and no resourceVersion.
+// generateName, uid, creationTimestamp, and no resourceVersion. The
+// generation is the kind's strategy's to set (admit, admitCustom); a kind
+// whose strategy leaves it, as ConfigMap's, keeps the client's, as in kube.
 func (c *call) prepareCreate(d *doc) {
 	if d.metaString("name") == "" {
 		if gen := d.metaString("generateName"); gen != "" {
@@ -238,7 +240,6 @@ func (c *call) prepareCreate(d *doc) {
 	delete(d.meta, "deletionTimestamp")
 	delete(d.meta, "deletionGracePeriodSeconds")
 	delete(d.meta, "selfLink")
-	delete(d.meta, "generation") // the kind's strategy decides (admit, admitCustom)
 	c.prepareKind(d, nil)
 }
 

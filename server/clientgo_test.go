@@ -43,7 +43,15 @@ func TestClientGoTyped(t *testing.T) {
 	if c.UID == "" || c.ResourceVersion == "" || c.CreationTimestamp.IsZero() {
 		t.Fatalf("created: %+v", c.ObjectMeta)
 	}
-	if _, err := cms.Create(ctx, c, metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) {
+	// As kube's storage: a create that names a resourceVersion is a 500
+	// before the name is looked up.
+	_, err = cms.Create(ctx, c, metav1.CreateOptions{})
+	if st, ok := err.(apierrors.APIStatus); !ok || st.Status().Code != 500 || st.Status().Message != "resourceVersion should not be set on objects to be created" {
+		t.Fatalf("create with a resourceVersion: %v", err)
+	}
+	dup := c.DeepCopy()
+	dup.ResourceVersion = ""
+	if _, err := cms.Create(ctx, dup, metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("duplicate create: %v", err)
 	}
 	c.Data["k"] = "v2"

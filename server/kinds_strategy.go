@@ -111,16 +111,7 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) (retErr error) {
 		if err = c.beginAllocation(ctx, obj, oldObj); err != nil {
 			return err
 		}
-		var strategy rest.RESTUpdateStrategy = t.strategy
-		switch {
-		case c.status && t.status != nil:
-			strategy = t.status
-		case c.finalize && t.finalize != nil:
-			strategy = t.finalize
-		case c.sub != "" && t.subs[c.sub] != nil:
-			strategy = t.subs[c.sub]
-		}
-		err = rest.BeforeUpdate(strategy, ctx, obj, oldObj)
+		err = rest.BeforeUpdate(c.updateStrategy(t), ctx, obj, oldObj)
 	}
 	if err != nil {
 		return kubeStatus(err)
@@ -130,6 +121,20 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) (retErr error) {
 		return err
 	}
 	return t.encodeInto(obj, d)
+}
+
+// updateStrategy is the strategy of t that updates the object on the
+// call's path: the status, finalize or other subresource's, or the kind's.
+func (c *call) updateStrategy(t *typedKind) rest.RESTUpdateStrategy {
+	switch {
+	case c.status && t.status != nil:
+		return t.status
+	case c.finalize && t.finalize != nil:
+		return t.finalize
+	case c.sub != "" && t.subs[c.sub] != nil:
+		return t.subs[c.sub]
+	}
+	return t.strategy
 }
 
 // strategyContext is the request context kube's strategies read: the

@@ -170,12 +170,9 @@ func (c *call) updateScale() error {
 	if err != nil {
 		return err
 	}
-	var expect int64
-	if rv := s.ResourceVersion; rv != "" {
-		if expect, err = strconv.ParseInt(rv, 10, 64); err != nil || expect <= 0 {
-			return invalid(c.res.qualifiedKind(), c.res.group, c.res.kind, c.name,
-				fieldInvalid("metadata.resourceVersion", rv, "must be a positive integer"))
-		}
+	expect, err := updateRevision(s.ResourceVersion)
+	if err != nil {
+		return err
 	}
 	return c.writeScaled(expect, func(*doc, *autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return s, nil })
 }
@@ -316,9 +313,10 @@ func (c *call) decodeScale(b []byte, patched bool, bodyErrs strictErrors) (*auto
 		return nil, err
 	}
 	var s autoscalingv1.Scale
-	if err := json.Unmarshal(d.encodeWithRV(d.metaString("resourceVersion")), &s); err != nil {
+	if err := json.Unmarshal(d.encode(), &s); err != nil {
 		return nil, wire.NewBadRequest(fmt.Sprintf("Scale in version \"v1\" cannot be handled as a Scale: %v", err))
 	}
+	s.ResourceVersion = d.metaString("resourceVersion") // as sent: updateRevision reads it
 	switch {
 	case s.Name == "":
 		s.Name = c.name

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,8 +15,8 @@ import (
 
 // update answers PUT on an object. With metadata.resourceVersion it is a
 // compare-and-swap (409 Conflict when stale); without one it is
-// unconditional for built-ins and refused for custom resources, as kube's
-// strategies do (AllowUnconditionalUpdate).
+// unconditional where the kind's strategy allows it (most built-ins; not
+// Leases, PodDisruptionBudgets, custom resources…).
 func (c *call) update() error {
 	if c.scale {
 		return c.updateScale()
@@ -30,25 +31,28 @@ func (c *call) update() error {
 	if err := c.checkName(d); err != nil {
 		return err
 	}
-	var expect int64
-	if rv := d.metaString("resourceVersion"); rv != "" {
-		if expect, err = strconv.ParseInt(rv, 10, 64); err != nil || expect <= 0 {
-			return invalid(c.res.qualifiedKind(), c.res.group, c.res.kind, c.name,
-				fieldInvalid("metadata.resourceVersion", rv, "must be a positive integer"))
-		}
-	} else if c.res.crd != "" {
-		return invalid(c.res.qualifiedKind(), c.res.group, c.res.kind, c.name, wire.StatusCause{
-			Type: "FieldValueInvalid", Field: "metadata.resourceVersion",
-			Message: "Invalid value: 0x0: must be specified for an update"})
-	}
-	// As kube's, an update whose object has a uid has it as a
-	// precondition: another object of the name is a 409, not a change.
+	// As kube's store, in this order once the object is read: the uid
+	// the object names is a precondition (another object of the name is
+	// a 409, not a change); then its resourceVersion is read, and pins
+	// the revision the update applies to (guaranteedUpdate's 409 when
+	// stale); none is an unconditional update, which custom resources
+	// refuse (AllowUnconditionalUpdate).
 	uid := d.metaString("uid")
+	expect, rvErr := updateRevision(d.metaString("resourceVersion"))
 	stored, err := c.s.guaranteedUpdate(c.r.Context(), c, expect, func(cur *doc) (*doc, error) {
 		if have := cur.metaString("uid"); uid != "" && uid != have {
 			return nil, wire.NewConflict(c.res.gr(), c.name, fmt.Sprintf(
 				"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %s, UID in object meta: %s",
-				strings.TrimPrefix(c.res.key(c.ns, c.name), "/registry"), uid, have))
+				c.storageErrorKey(), uid, have))
+		}
+		if rvErr != nil {
+			return nil, rvErr
+		}
+		if expect == 0 && !c.allowUnconditionalUpdate() {
+			// kube names the resource where the kind goes (its TODO).
+			return nil, invalid(c.res.gr().String(), c.res.group, c.res.plural, c.name, wire.StatusCause{
+				Type: "FieldValueInvalid", Field: "metadata.resourceVersion",
+				Message: "Invalid value: 0: must be specified for an update"})
 		}
 		return d, nil
 	})
@@ -56,6 +60,43 @@ func (c *call) update() error {
 		return err
 	}
 	return c.writeObject(http.StatusOK, stored)
+}
+
+// updateRevision is the revision an update's resourceVersion pins, read
+// as kube's versioner reads it: "" and "0" pin none; what ParseUint
+// refuses is kube's plain 500 with ParseUint's message; a number past
+// any revision pins one no object has (a 409).
+func updateRevision(rv string) (int64, error) {
+	if rv == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return 0, plainError(err)
+	}
+	return int64(min(n, math.MaxInt64)), nil
+}
+
+// allowUnconditionalUpdate is the AllowUnconditionalUpdate of the
+// strategy that updates the object: false for custom resources, as kube's
+// strategy for them.
+func (c *call) allowUnconditionalUpdate() bool {
+	t := c.res.typed()
+	if t == nil || t.strategy == nil {
+		return c.res.crd == ""
+	}
+	return c.updateStrategy(t).AllowUnconditionalUpdate(c.strategyContext(false))
+}
+
+// storageErrorKey is the object's key as kube's storage errors name it:
+// the etcd key, but in a dry run, which kube checks above its storage
+// layer, where keys have no "/registry" prefix yet.
+func (c *call) storageErrorKey() string {
+	key := c.res.key(c.ns, c.name)
+	if isDryRun(c.r) {
+		key = strings.TrimPrefix(key, "/registry")
+	}
+	return key
 }
 
 // guaranteedUpdate is the read-modify-write loop of update and patch: read
@@ -112,16 +153,19 @@ var (
 // updateFrom is one attempt of guaranteedUpdate from kv, the stored
 // object as storage (or, if cached, the watch cache) has it.
 func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int64, kv storage.KV, cached bool, fn func(cur *doc) (*doc, error)) ([]byte, error) {
-	if expect != 0 && kv.Revision != expect {
-		return nil, wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
-	}
 	cur, err := decodeDoc(kv.Value)
 	if err != nil {
 		return nil, wire.NewInternalError(err)
 	}
+	// fn first, as kube's store computes the updated object (checking
+	// preconditions, running mutating admission) before it compares
+	// resourceVersions.
 	next, err := fn(cur)
 	if err != nil {
 		return nil, err
+	}
+	if expect != 0 && kv.Revision != expect {
+		return nil, wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
 	}
 	if err := c.checkType(next); err != nil {
 		return nil, err

@@ -183,23 +183,21 @@ func (ew *eventWriter) write(ev storage.WatchEvent) bool {
 	if ew.out.proto {
 		return ew.writeProto(ev)
 	}
-	if ev.Type == wire.Bookmark {
+	var obj []byte
+	switch {
+	case ev.Type == wire.Bookmark:
 		// Bookmarks only go to clients that asked; a Table watch gets each
 		// as a Table of one row, as kube converts every event's object.
 		if !ew.allowBookmarks {
 			return ew.skip()
 		}
-		if ew.out.form != formTable {
-			return ew.line(ev.Type, ew.bookmark(ev))
-		}
-	}
-	if ev.Frame != nil && ew.out.form == formJSON && !ew.res.rewriteVersion {
-		return ew.raw(ev.Frame)
-	}
-	var obj []byte
-	if ev.Type == wire.Bookmark {
 		obj = ew.bookmark(ev)
-	} else {
+		if ew.out.form != formTable {
+			return ew.line(ev.Type, obj)
+		}
+	case ev.Frame != nil && ew.out.form == formJSON && !ew.res.rewriteVersion:
+		return ew.raw(ev.Frame)
+	default:
 		obj = ew.res.relabel(ev.Object)
 	}
 	switch ew.out.form {

@@ -244,11 +244,6 @@ func (r *cachedReader) WatchList(ctx context.Context, prefix string, opts storag
 		var tooLarge *storage.TooLargeResourceVersionError
 		switch {
 		case errors.Is(err, cache.ErrNotReady):
-		case errors.As(err, &tooLarge) && opts.Mode == storage.ReadMostRecent && ctx.Err() != nil:
-			// The watch's own time (its timeoutSeconds) ended the wait: too
-			// late to read etcd; the client gets the 504 as the stream's
-			// ERROR event, as from kube's cacher.
-			return nil, err
 		case errors.As(err, &tooLarge) && opts.Mode == storage.ReadMostRecent:
 			// A watch-list (sendInitialEvents=true, no resourceVersion)
 			// on a cache that could not prove within its timeout that it
@@ -262,6 +257,12 @@ func (r *cachedReader) WatchList(ctx context.Context, prefix string, opts storag
 			// the caches shared one etcd watch stream, which a watch just
 			// opened at etcd's revision + 1 kept from any progress; each
 			// cache now has its own, see cache.Cache.watchStream.)
+			if ctx.Err() != nil {
+				// The watch's own time (its timeoutSeconds) ended the
+				// wait: too late to read etcd; the client gets the 504 as
+				// the stream's ERROR event, as from kube's cacher.
+				return nil, err
+			}
 		default:
 			return w, err
 		}

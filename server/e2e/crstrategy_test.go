@@ -151,14 +151,21 @@ func jsonAt(m map[string]any, p string) string {
 // established and served).
 func (c *rawClient) waitServed(plural string) {
 	c.t.Helper()
+	c.waitOK("/apis/" + crGroup + "/v1/namespaces/default/" + plural)
+}
+
+// waitOK polls until a GET of path answers 200 (a new CRD's resource is
+// served).
+func (c *rawClient) waitOK(path string) {
+	c.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		code, _ := c.do("GET", "/apis/"+crGroup+"/v1/namespaces/default/"+plural, "", "")
+		code, _ := c.do("GET", path, "", "")
 		if code == http.StatusOK {
 			return
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("%s not served: %d", plural, code)
+			c.t.Fatalf("%s%s not served: %d", c.host, path, code)
 		}
 		time.Sleep(50 * time.Millisecond) // polling for an asynchronous condition
 	}

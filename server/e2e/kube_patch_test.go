@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestKubePatchSameAsOurs sends the same patches — JSON, merge and
@@ -30,17 +29,7 @@ func TestKubePatchSameAsOurs(t *testing.T) {
 		t.Cleanup(func() { c.do("DELETE", crds+"/knobs."+group, "", "") })
 	}
 	for _, c := range []*rawClient{kube, ours} {
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			code, _ := c.do("GET", "/apis/"+group+"/v1/namespaces/"+ns+"/knobs", "", "")
-			if code == http.StatusOK {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("knobs not served: %d", code)
-			}
-			time.Sleep(50 * time.Millisecond) // polling for an asynchronous condition
-		}
+		c.waitOK("/apis/" + group + "/v1/namespaces/" + ns + "/knobs")
 	}
 
 	cms := "/api/v1/namespaces/" + ns + "/configmaps"

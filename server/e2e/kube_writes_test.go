@@ -1,0 +1,194 @@
+package e2e
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestKubeWritesSameAsOurs sends the same creates, updates and deletes —
+// with names, namespaces, resourceVersions, uids, preconditions, dry runs,
+// propagation policies and finalizers right and wrong — to a real
+// kube-apiserver and to listwatch, one after the other on the same
+// objects, and requires the same answer from both: the Status (code,
+// reason, message, details) of a refusal, or the object written, with what
+// each server chooses for itself (uids, resourceVersions, times, generated
+// names) masked.
+func TestKubeWritesSameAsOurs(t *testing.T) {
+	kube, ours, ns := sideBySide(t)
+	const group = "writetest.example.com"
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"dials.` + group + `"},
+		"spec":{"group":"` + group + `","scope":"Namespaced","names":{"plural":"dials","singular":"dial","kind":"Dial"},
+		"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+	crds := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	dials := "/apis/" + group + "/v1/namespaces/" + ns + "/dials"
+	for _, c := range []*rawClient{kube, ours} {
+		if code, m := c.do("POST", crds, jsonCT, crd); code != http.StatusCreated {
+			t.Fatalf("crd: %d %v", code, m)
+		}
+		t.Cleanup(func() { c.do("DELETE", crds+"/dials."+group, "", "") })
+	}
+	for _, c := range []*rawClient{kube, ours} {
+		c.waitOK(dials)
+	}
+	dial := func(name, rest string) string {
+		return `{"apiVersion":"` + group + `/v1","kind":"Dial","metadata":{"name":"` + name + `"` + rest + `},"spec":{"v":1}}`
+	}
+	deps := "/apis/apps/v1/namespaces/" + ns + "/deployments"
+	cms := "/api/v1/namespaces/" + ns + "/configmaps"
+	cm := func(name, rest string) string {
+		return `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `","labels":{"set":"w"}` + rest + `},"data":{"a":"1"}}`
+	}
+	const zeroUID = "00000000-0000-0000-0000-000000000000"
+	long := strings.Repeat("a", 254)
+	for _, step := range []struct {
+		name, method, path, ctype, body string
+	}{
+		// Creates.
+		{"create", "POST", cms, jsonCT, cm("a", "")},
+		{"create again", "POST", cms, jsonCT, cm("a", "")},
+		{"create without kind and apiVersion", "POST", cms, jsonCT, `{"metadata":{"name":"bare"}}`},
+		{"create other kind", "POST", cms, jsonCT, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"}}`},
+		{"create other version", "POST", cms, jsonCT, `{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"v2"}}`},
+		{"create other namespace", "POST", cms, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"o","namespace":"elsewhere"}}`},
+		{"create in missing namespace", "POST", "/api/v1/namespaces/nope-" + ns + "/configmaps", jsonCT, cm("m", "")},
+		{"create without name", "POST", cms, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{}}`},
+		{"create name too long", "POST", cms, jsonCT, cm(long, "")},
+		{"create generateName", "POST", cms, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"gen-","labels":{"set":"w"}}}`},
+		{"create bad generateName", "POST", cms, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"Gen_"}}`},
+		{"create with resourceVersion", "POST", cms, jsonCT, cm("rv", `,"resourceVersion":"5"`)},
+		{"create with uid and times", "POST", cms, jsonCT, cm("sys", `,"uid":"`+zeroUID+`","creationTimestamp":"2001-01-01T00:00:00Z","generation":7`)},
+		{"create deleting", "POST", cms, jsonCT, cm("del", `,"deletionTimestamp":"2001-01-01T00:00:00Z","deletionGracePeriodSeconds":5`)},
+		{"create bad finalizer", "POST", cms, jsonCT, cm("fin", `,"finalizers":["no slash"]`)},
+		{"create bad ownerReference", "POST", cms, jsonCT, cm("own", `,"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"a"}]`)},
+		{"create two controllers", "POST", cms, jsonCT, cm("own2", `,"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"a","uid":"`+zeroUID+`","controller":true},{"apiVersion":"v1","kind":"ConfigMap","name":"b","uid":"11111111-0000-0000-0000-000000000000","controller":true}]`)},
+		{"create bad label", "POST", cms, jsonCT, cm("lbl", `,"annotations":{"a b":"c"}`)},
+		{"create dry run", "POST", cms + "?dryRun=All", jsonCT, cm("dry", "")},
+		{"get dry run", "GET", cms + "/dry", "", ""},
+		{"create bad dryRun", "POST", cms + "?dryRun=Some", jsonCT, cm("dry2", "")},
+		{"create long fieldManager", "POST", cms + "?fieldManager=" + strings.Repeat("m", 129), jsonCT, cm("fm", "")},
+		{"create fieldManager", "POST", cms + "?fieldManager=me", jsonCT, cm("fm", "")},
+		{"create on a name", "POST", cms + "/a", jsonCT, cm("a", "")},
+		{"create again dry run", "POST", cms + "?dryRun=All", jsonCT, cm("a", "")},
+		{"create again with resourceVersion", "POST", cms, jsonCT, cm("a", `,"resourceVersion":"5"`)},
+		{"create with resourceVersion 0", "POST", cms, jsonCT, cm("rv0", `,"resourceVersion":"0"`)},
+		{"create with bad resourceVersion", "POST", cms, jsonCT, cm("rvx", `,"resourceVersion":"x1"`)},
+		{"create invalid with resourceVersion", "POST", cms, jsonCT, cm("Bad_Name", `,"resourceVersion":"5"`)},
+		{"create dry run with resourceVersion", "POST", cms + "?dryRun=All", jsonCT, cm("rvd", `,"resourceVersion":"5"`)},
+		{"create deployment with generation", "POST", deps, jsonCT, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","generation":7},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"x"}]}}}}`},
+		{"create custom resource with generation", "POST", dials, jsonCT, dial("g", `,"generation":7`)},
+		{"create custom resource with resourceVersion", "POST", dials, jsonCT, dial("r", `,"resourceVersion":"5"`)},
+		{"create empty body", "POST", cms, jsonCT, ""},
+
+		// Updates.
+		{"update missing", "PUT", cms + "/missing", jsonCT, cm("missing", "")},
+		{"update other name", "PUT", cms + "/a", jsonCT, cm("b", "")},
+		{"update other namespace", "PUT", cms + "/a", jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"elsewhere"}}`},
+		{"update unconditionally", "PUT", cms + "/a", jsonCT, cm("a", "")},
+		{"update stale", "PUT", cms + "/a", jsonCT, cm("a", `,"resourceVersion":"1"`)},
+		{"update bad resourceVersion", "PUT", cms + "/a", jsonCT, cm("a", `,"resourceVersion":"x1"`)},
+		{"update other uid", "PUT", cms + "/a", jsonCT, cm("a", `,"uid":"`+zeroUID+`"`)},
+		{"update other uid dry run", "PUT", cms + "/a?dryRun=All", jsonCT, cm("a", `,"uid":"`+zeroUID+`"`)},
+		{"update other uid and stale", "PUT", cms + "/a", jsonCT, cm("a", `,"uid":"`+zeroUID+`","resourceVersion":"1"`)},
+		{"update other uid and bad resourceVersion", "PUT", cms + "/a", jsonCT, cm("a", `,"uid":"`+zeroUID+`","resourceVersion":"x1"`)},
+		{"update missing with uid", "PUT", cms + "/missing", jsonCT, cm("missing", `,"uid":"`+zeroUID+`"`)},
+		{"update missing with bad resourceVersion", "PUT", cms + "/missing", jsonCT, cm("missing", `,"resourceVersion":"x1"`)},
+		{"update resourceVersion 0", "PUT", cms + "/a", jsonCT, cm("a", `,"resourceVersion":"0"`)},
+		{"update negative resourceVersion", "PUT", cms + "/a", jsonCT, cm("a", `,"resourceVersion":"-1"`)},
+		{"update largest resourceVersion", "PUT", cms + "/a", jsonCT, cm("a", `,"resourceVersion":"18446744073709551615"`)},
+		{"update overflowing resourceVersion", "PUT", cms + "/a", jsonCT, cm("a", `,"resourceVersion":"99999999999999999999"`)},
+		{"update invalid and stale", "PUT", cms + "/a", jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"1"},"data":{"a b":"1"}}`},
+		{"update custom resource without resourceVersion", "PUT", dials + "/g", jsonCT, dial("g", "")},
+		{"update custom resource resourceVersion 0", "PUT", dials + "/g", jsonCT, dial("g", `,"resourceVersion":"0"`)},
+		{"update missing custom resource", "PUT", dials + "/missing", jsonCT, dial("missing", "")},
+		{"update custom resource bad resourceVersion", "PUT", dials + "/g", jsonCT, dial("g", `,"resourceVersion":"x1"`)},
+		{"update scale bad resourceVersion", "PUT", deps + "/d/scale", jsonCT, `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d","resourceVersion":"x1"},"spec":{"replicas":2}}`},
+		{"update scale stale", "PUT", deps + "/d/scale", jsonCT, `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d","resourceVersion":"1"},"spec":{"replicas":2}}`},
+		{"update deployment generation", "PUT", deps + "/d", jsonCT, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","generation":70},"spec":{"replicas":3,"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"x"}]}}}}`},
+		{"update times ignored", "PUT", cms + "/a", jsonCT, cm("a", `,"creationTimestamp":"2001-01-01T00:00:00Z","generation":9`)},
+		{"update dry run", "PUT", cms + "/a?dryRun=All", jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"dry":"1"}}`},
+		{"update without name", "PUT", cms + "/a", jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{},"data":{"n":"1"}}`},
+		{"update collection", "PUT", cms, jsonCT, cm("a", "")},
+		{"get after updates", "GET", cms + "/a", "", ""},
+
+		// Deletes.
+		{"create with finalizer", "POST", cms, jsonCT, cm("f", `,"finalizers":["example.com/hold"]`)},
+		{"delete uid precondition", "DELETE", cms + "/f", jsonCT, `{"preconditions":{"uid":"` + zeroUID + `"}}`},
+		{"delete resourceVersion precondition", "DELETE", cms + "/f", jsonCT, `{"preconditions":{"resourceVersion":"1"}}`},
+		{"delete bad propagationPolicy", "DELETE", cms + "/f", jsonCT, `{"propagationPolicy":"Sometimes"}`},
+		{"delete orphan and policy", "DELETE", cms + "/f", jsonCT, `{"orphanDependents":true,"propagationPolicy":"Foreground"}`},
+		{"delete negative grace", "DELETE", cms + "/f", jsonCT, `{"gracePeriodSeconds":-1}`},
+		{"delete bad dryRun", "DELETE", cms + "/f?dryRun=Some", "", ""},
+		{"delete dry run", "DELETE", cms + "/f?dryRun=All", "", ""},
+		{"delete other kind of options", "DELETE", cms + "/f", jsonCT, `{"kind":"ConfigMap","apiVersion":"v1"}`},
+		{"delete with finalizer", "DELETE", cms + "/f", "", ""},
+		{"delete again", "DELETE", cms + "/f", "", ""},
+		{"update while deleting", "PUT", cms + "/f", jsonCT, cm("f", `,"finalizers":["example.com/hold","example.com/more"]`)},
+		{"release finalizer", "PATCH", cms + "/f", mergePatch, `{"metadata":{"finalizers":null}}`},
+		{"get released", "GET", cms + "/f", "", ""},
+		{"delete foreground", "DELETE", cms + "/a", jsonCT, `{"propagationPolicy":"Foreground"}`},
+		{"delete missing", "DELETE", cms + "/missing", "", ""},
+		{"delete orphan", "DELETE", cms + "/sys", jsonCT, `{"orphanDependents":true}`},
+		{"delete with query options", "DELETE", cms + "/fm?gracePeriodSeconds=0&propagationPolicy=Background", "", ""},
+		{"delete collection bad selector", "DELETE", cms + "?labelSelector=a%20b%20c", "", ""},
+		{"delete collection dry run", "DELETE", cms + "?labelSelector=set%3Dw&dryRun=All", "", ""},
+		{"delete collection", "DELETE", cms + "?labelSelector=set%3Dw", "", ""},
+		{"list after", "GET", cms + "?labelSelector=set%3Dw", "", ""},
+	} {
+		kcode, kbody := kube.do(step.method, step.path, step.ctype, step.body)
+		ocode, obody := ours.do(step.method, step.path, step.ctype, step.body)
+		kw, ow := writeView(kbody), writeView(obody)
+		if kcode != ocode || kw != ow {
+			t.Errorf("%s:\nkube %d %s\nours %d %s", step.name, kcode, kw, ocode, ow)
+		}
+	}
+}
+
+// writeView is comparable's view with also what a write's answer holds of
+// the server's choosing: deletion times, generated names, uids and
+// resourceVersions quoted in messages, and a list's resourceVersion.
+func writeView(m map[string]any) string {
+	if md, ok := m["metadata"].(map[string]any); ok {
+		if _, ok := md["deletionTimestamp"]; ok {
+			md["deletionTimestamp"] = "T"
+		}
+		if g, _ := md["generateName"].(string); g != "" {
+			md["name"] = g + "X"
+		}
+		if m["items"] != nil {
+			delete(md, "resourceVersion")
+		}
+	}
+	if items, ok := m["items"].([]any); ok {
+		for _, it := range items {
+			if im, ok := it.(map[string]any); ok {
+				comparable(im)
+				if md, ok := im["metadata"].(map[string]any); ok {
+					if _, ok := md["deletionTimestamp"]; ok {
+						md["deletionTimestamp"] = "T"
+					}
+					if g, _ := md["generateName"].(string); g != "" {
+						md["name"] = g + "X"
+					}
+				}
+			}
+		}
+	}
+	if d, ok := m["details"].(map[string]any); ok {
+		if n, _ := d["name"].(string); strings.HasPrefix(n, "gen-") {
+			d["name"] = "gen-X"
+		}
+	}
+	s := comparable(m)
+	s = uidRE.ReplaceAllString(s, "<uid>")
+	s = generatedRE.ReplaceAllString(s, "${1}X")
+	return longNumberRE.ReplaceAllString(s, "<n>")
+}
+
+// longNumberRE matches a resourceVersion (or any number of three digits
+// or more) in a message.
+var longNumberRE = regexp.MustCompile(`\b\d{3,}\b`)
+
+// generatedRE matches a name generated from generateName "Gen_".
+var generatedRE = regexp.MustCompile(`(Gen_)[a-z0-9]{5}`)

@@ -1,0 +1,63 @@
+package server
+
+import (
+	"testing"
+)
+
+// TestWriteResourceVersionsAsKube: what a write's metadata.resourceVersion
+// and metadata.generation do, as kube-apiserver's store does with them
+// (TestKubeWritesSameAsOurs compares with kube-apiserver itself).
+func TestWriteResourceVersionsAsKube(t *testing.T) {
+	e := newEnv(t)
+	plain500 := func(msg, method, path string, body any) {
+		t.Helper()
+		m := e.must(500, method, path, body)
+		if m["kind"] != "Status" || m["reason"] != nil || m["message"] != msg {
+			t.Fatalf("%s %s: %v, want a 500 without a reason saying %q", method, path, m, msg)
+		}
+	}
+	cm := func(name, meta string) string {
+		return `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `"` + meta + `},"data":{"a":"1"}}`
+	}
+
+	// A create that names a resourceVersion: kube's storage refuses it
+	// with a plain 500, unless a dry run (which stops above that check)
+	// or the versioner cannot parse it.
+	plain500("resourceVersion should not be set on objects to be created", "POST", cmPath, cm("rv", `,"resourceVersion":"5"`))
+	e.expectStatus(404, "NotFound", `configmaps "rv" not found`, "GET", cmPath+"/rv", nil)
+	e.must(201, "POST", cmPath+"?dryRun=All", cm("rv", `,"resourceVersion":"5"`))
+	e.must(201, "POST", cmPath, cm("rvx", `,"resourceVersion":"x1"`))
+	// A dry-run create of a name that exists is refused, as a real one.
+	e.expectStatus(409, "AlreadyExists", `configmaps "rvx" already exists`, "POST", cmPath+"?dryRun=All", cm("rvx", ""))
+
+	// An update's resourceVersion: what ParseUint refuses is a plain 500,
+	// but after the object was found; "0" is none (unconditional); one
+	// past any revision is stale.
+	plain500(`strconv.ParseUint: parsing "x1": invalid syntax`, "PUT", cmPath+"/rvx", cm("rvx", `,"resourceVersion":"x1"`))
+	plain500(`strconv.ParseUint: parsing "-1": invalid syntax`, "PUT", cmPath+"/rvx", cm("rvx", `,"resourceVersion":"-1"`))
+	e.expectStatus(404, "NotFound", `configmaps "nope" not found`, "PUT", cmPath+"/nope", cm("nope", `,"resourceVersion":"x1"`))
+	e.must(200, "PUT", cmPath+"/rvx", cm("rvx", `,"resourceVersion":"0"`))
+	e.expectStatus(409, "Conflict", "", "PUT", cmPath+"/rvx", cm("rvx", `,"resourceVersion":"18446744073709551615"`))
+
+	// Kinds whose strategy refuses unconditional updates (Leases here):
+	// kube's 422, naming the resource where the kind goes.
+	const leases = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+	e.must(201, "POST", leases, `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l"}}`)
+	m := e.expectStatus(422, "Invalid", `leases.coordination.k8s.io "l" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`,
+		"PUT", leases+"/l", `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l"},"spec":{"holderIdentity":"x"}}`)
+	if d := m["details"].(map[string]any); d["kind"] != "leases" || d["group"] != "coordination.k8s.io" {
+		t.Fatalf("details: %v", d)
+	}
+
+	// generation on create: the kind's strategy's to set (Deployments: 1);
+	// a kind whose strategy leaves it (ConfigMaps) keeps the client's.
+	got := e.must(201, "POST", cmPath, cm("gen", `,"generation":7`))
+	if g := path(got, "metadata", "generation"); g != 7.0 {
+		t.Fatalf("ConfigMap generation %v, want 7", g)
+	}
+	got = e.must(201, "POST", "/apis/apps/v1/namespaces/default/deployments", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","generation":7},
+		"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"x"}]}}}}`)
+	if g := path(got, "metadata", "generation"); g != 1.0 {
+		t.Fatalf("Deployment generation %v, want 1", g)
+	}
+}
