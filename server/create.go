@@ -33,21 +33,23 @@ func (c *call) create() error {
 	return c.writeObject(http.StatusCreated, value)
 }
 
-// createDoc admits and stores a new object d (a create's body, or the
-// result of an apply to an object that does not exist), returning the
-// stored value.
 // errRVSetOnCreate is kube's storage's refusal of a create that names a
 // resourceVersion.
 var errRVSetOnCreate = errors.New("resourceVersion should not be set on objects to be created")
 
+// createDoc admits and stores a new object d (a create's body, or the
+// result of an apply or an update to an object that does not exist),
+// returning the stored value.
 func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	defer func() { c.finishAllocation(err == nil) }()
-	// kube's storage refuses to create an object that names a
-	// resourceVersion (one its versioner parses, but "0"), after
-	// admission, with a plain 500; a dry run never reaches that check.
+	// kube's storage refuses a POST of an object that names a
+	// resourceVersion (one its versioner parses, but "0") with a plain
+	// 500, once the object is admitted; a dry run never reaches that
+	// check, and an apply or update that creates goes through kube's
+	// GuaranteedUpdate, which ignores it.
 	rvSet := false
 	if n, err := strconv.ParseUint(d.metaString("resourceVersion"), 10, 64); err == nil && n != 0 {
-		rvSet = true
+		rvSet = c.r.Method == http.MethodPost
 	}
 	c.prepareCreate(d)
 	if err := c.admit(d, nil); err != nil {
@@ -75,12 +77,8 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	if isDryRun(c.r) {
 		// kube's dry-run storage refuses a name that exists, as a real
 		// create would.
-		_, err := c.s.store.Get(c.r.Context(), c.res.key(c.ns, name))
-		switch {
-		case err == nil:
-			return nil, wire.NewAlreadyExists(c.res.gr(), name)
-		case !errors.Is(err, storage.ErrNotFound):
-			return nil, storageError(err, c.res, name)
+		if err := c.alreadyExists(name); err != nil {
+			return nil, err
 		}
 		return value, nil
 	}
@@ -89,6 +87,11 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	}
 	rev, err := c.s.store.Create(c.r.Context(), c.res.key(c.ns, name), value)
 	c.tr.Step("Object stored in database")
+	if errors.Is(err, storage.ErrExists) {
+		if err := c.alreadyExists(name); err != nil {
+			return nil, err
+		}
+	}
 	if err != nil {
 		return nil, storageError(err, c.res, name)
 	}
@@ -99,6 +102,24 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	c.respondWith(obj, rev, stored)
 	c.s.afterWrite(c.res, stored)
 	return stored, nil
+}
+
+// alreadyExists is kube's 409 for a create of a name whose object is
+// stored, with "object is being deleted: " first when it is being
+// deleted; nil when there is none.
+func (c *call) alreadyExists(name string) error {
+	kv, err := c.s.store.Get(c.r.Context(), c.res.key(c.ns, name))
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return nil
+	case err != nil:
+		return storageError(err, c.res, name)
+	}
+	st := wire.NewAlreadyExists(c.res.gr(), name)
+	if cur, err := decodeDoc(kv.Value); err == nil && cur.metaString("deletionTimestamp") != "" {
+		st.Message = "object is being deleted: " + st.Message
+	}
+	return st
 }
 
 // checkNamespaceOpen: ns exists and is not being deleted.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -175,7 +176,13 @@ func (c *call) patchOnce(ct string, body []byte, cur *doc) (*doc, error) {
 			next.strict = nil
 		}
 	}
-	if rv := next.metaString("resourceVersion"); rv != "" && rv != curRV {
+	// The patched object's resourceVersion (the stored one, unless the
+	// patch changed it), as kube's store reads an update's.
+	rv, err := c.newRevision(next.metaString("resourceVersion"))
+	if err != nil {
+		return nil, err
+	}
+	if rv != 0 && strconv.FormatInt(rv, 10) != curRV {
 		return nil, wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
 	}
 	return next, nil
@@ -414,6 +421,10 @@ func (c *call) apply(opts *metav1.PatchOptions, body []byte) error {
 			return err
 		}
 		if err := c.checkName(d); err != nil {
+			return err
+		}
+		// As an update's, the resourceVersion is parsed, then ignored.
+		if _, err := updateRevision(d.metaString("resourceVersion")); err != nil {
 			return err
 		}
 		if err := c.authorizeCreate(); err != nil {

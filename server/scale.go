@@ -170,11 +170,15 @@ func (c *call) updateScale() error {
 	if err != nil {
 		return err
 	}
-	expect, err := updateRevision(s.ResourceVersion)
-	if err != nil {
-		return err
-	}
-	return c.writeScaled(expect, func(*doc, *autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return s, nil })
+	// The resourceVersion is read as an update's (newRevision), once the
+	// object is found.
+	expect, _ := updateRevision(s.ResourceVersion)
+	return c.writeScaled(expect, func(*doc, *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+		if _, err := c.newRevision(s.ResourceVersion); err != nil {
+			return nil, err
+		}
+		return s, nil
+	})
 }
 
 // patchScale answers PATCH on /scale: the patch applies to the Scale.
@@ -216,7 +220,11 @@ func (c *call) patchScale() error {
 		if err != nil {
 			return nil, err
 		}
-		if rv := s.ResourceVersion; rv != "" && rv != old.ResourceVersion {
+		rv, err := c.newRevision(s.ResourceVersion)
+		if err != nil {
+			return nil, err
+		}
+		if rv != 0 && strconv.FormatInt(rv, 10) != old.ResourceVersion {
 			return nil, wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
 		}
 		return s, nil

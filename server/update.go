@@ -38,28 +38,70 @@ func (c *call) update() error {
 	// stale); none is an unconditional update, which custom resources
 	// refuse (AllowUnconditionalUpdate).
 	uid := d.metaString("uid")
-	expect, rvErr := updateRevision(d.metaString("resourceVersion"))
-	stored, err := c.s.guaranteedUpdate(c.r.Context(), c, expect, func(cur *doc) (*doc, error) {
-		if have := cur.metaString("uid"); uid != "" && uid != have {
-			return nil, wire.NewConflict(c.res.gr(), c.name, fmt.Sprintf(
-				"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %s, UID in object meta: %s",
-				c.storageErrorKey(), uid, have))
+	uidPrecondition := func(have string) error {
+		if uid == "" || uid == have {
+			return nil
 		}
-		if rvErr != nil {
-			return nil, rvErr
-		}
-		if expect == 0 && !c.allowUnconditionalUpdate() {
-			// kube names the resource where the kind goes (its TODO).
-			return nil, invalid(c.res.gr().String(), c.res.group, c.res.plural, c.name, wire.StatusCause{
-				Type: "FieldValueInvalid", Field: "metadata.resourceVersion",
-				Message: "Invalid value: 0: must be specified for an update"})
-		}
-		return d, nil
-	})
-	if err != nil {
-		return err
+		return wire.NewConflict(c.res.gr(), c.name, fmt.Sprintf(
+			"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %s, UID in object meta: %s",
+			c.storageErrorKey(), uid, have))
 	}
-	return c.writeObject(http.StatusOK, stored)
+	expect, _ := updateRevision(d.metaString("resourceVersion")) // fn reports its error
+	for attempt := 0; ; attempt++ {
+		stored, err := c.s.guaranteedUpdate(c.r.Context(), c, expect, func(cur *doc) (*doc, error) {
+			if err := uidPrecondition(cur.metaString("uid")); err != nil {
+				return nil, err
+			}
+			if _, err := c.newRevision(d.metaString("resourceVersion")); err != nil {
+				return nil, err
+			}
+			return d.clone(), nil // updateFrom changes what it gets
+		})
+		if !isNotFoundOf(err, c.name) || !c.allowCreateOnUpdate() || attempt >= 16 {
+			if err != nil {
+				return err
+			}
+			return c.writeObject(http.StatusOK, stored)
+		}
+		// A kind whose strategy allows it (Leases, Services, Events,
+		// RBAC roles…) is created by an update of a name that has no
+		// object, as kube's store does: the uid precondition against no
+		// uid, the resourceVersion parsed (then ignored), and the create
+		// authorized as one.
+		if err := uidPrecondition(""); err != nil {
+			return err
+		}
+		if _, err := updateRevision(d.metaString("resourceVersion")); err != nil {
+			return err
+		}
+		if err := c.authorizeCreate(); err != nil {
+			return err
+		}
+		value, err := c.createDoc(d.clone())
+		if st := (*wire.Status)(nil); errors.As(err, &st) && st.Reason == wire.ReasonAlreadyExists {
+			continue // created meanwhile: update it
+		}
+		if err != nil {
+			return err
+		}
+		return c.writeObject(http.StatusCreated, value)
+	}
+}
+
+// allowCreateOnUpdate is the AllowCreateOnUpdate of the kind's strategy,
+// for an update of the object itself (not of a subresource).
+func (c *call) allowCreateOnUpdate() bool {
+	t := c.res.typed()
+	if t == nil || t.strategy == nil || c.status || c.finalize || c.sub != "" || c.scale {
+		return false
+	}
+	return t.strategy.AllowCreateOnUpdate(c.strategyContext(false))
+}
+
+// isNotFoundOf reports whether err is the 404 of the object name.
+func isNotFoundOf(err error, name string) bool {
+	var st *wire.Status
+	return errors.As(err, &st) && st.Code == http.StatusNotFound && st.Details != nil && st.Details.Name == name
 }
 
 // updateRevision is the revision an update's resourceVersion pins, read
@@ -75,6 +117,26 @@ func updateRevision(rv string) (int64, error) {
 		return 0, plainError(err)
 	}
 	return int64(min(n, math.MaxInt64)), nil
+}
+
+// newRevision is kube's store's check of the resourceVersion of the
+// object an update writes, once the stored object is read and its
+// preconditions hold: ParseUint's error is a plain 500; none ("" or "0")
+// is an unconditional update where the strategy allows one, else its
+// 422. It returns the revision named, 0 for none; the caller compares it
+// with the stored one (a 409 when they differ).
+func (c *call) newRevision(rv string) (int64, error) {
+	n, err := updateRevision(rv)
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 && !c.allowUnconditionalUpdate() {
+		// kube names the resource where the kind goes (its TODO).
+		return 0, invalid(c.res.gr().String(), c.res.group, c.res.plural, c.name, wire.StatusCause{
+			Type: "FieldValueInvalid", Field: "metadata.resourceVersion",
+			Message: "Invalid value: 0: must be specified for an update"})
+	}
+	return n, nil
 }
 
 // allowUnconditionalUpdate is the AllowUnconditionalUpdate of the
@@ -109,10 +171,10 @@ func (c *call) storageErrorKey() string {
 // starts from the cache's copy of the object, which saves a read of etcd.
 // Only a write can show that copy was current: it is conditional on the
 // copy's revision, so a stale copy makes it fail and the loop start again
-// from storage. Anything else that ends an attempt from the cache's copy
-// (a precondition, admission, a no-op, a dry run) starts again from
-// storage too, so every answer but a successful write rests on a read of
-// storage, as before.
+// from storage. An answer without a write from the cache's copy (a
+// no-op, a dry run) starts again from storage too; a refusal (a
+// precondition, admission, validation) stands if storage holds the same
+// revision, as in kube. So every answer rests on a read of storage.
 func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn func(cur *doc) (*doc, error)) ([]byte, error) {
 	key := c.res.key(c.ns, c.name)
 	var (
@@ -122,19 +184,36 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 	if p, ok := c.res.reader.(storage.Peeker); ok {
 		kv, cached = p.Peek(key)
 	}
+	fresh := false // kv was read from storage by the last attempt's case
 	for attempt := 0; ; attempt++ {
-		if !cached {
+		if !cached && !fresh {
 			var err error
 			if kv, err = s.store.Get(ctx, key); err != nil {
 				return nil, storageError(err, c.res, c.name)
 			}
 		}
+		fresh = false
 		stored, err := s.updateFrom(ctx, c, key, expect, kv, cached, fn)
 		switch {
 		case err == nil:
 			return stored, nil
 		case cached:
 			cached = false
+			if errors.Is(err, errFromCache) || errors.Is(err, errWriteConflict) {
+				continue
+			}
+			// Another failure from the cache's copy (a precondition,
+			// admission, validation) stands, as kube's, if storage holds
+			// the same revision: fn (and its webhooks) do not run again.
+			cachedRev := kv.Revision
+			var gerr error
+			if kv, gerr = s.store.Get(ctx, key); gerr != nil {
+				return nil, storageError(gerr, c.res, c.name)
+			}
+			if kv.Revision == cachedRev {
+				return nil, err
+			}
+			fresh = true
 		case errors.Is(err, errWriteConflict) && expect == 0 && attempt < 16:
 		default:
 			return nil, err

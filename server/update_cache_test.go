@@ -2,6 +2,9 @@ package server
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 
@@ -121,4 +124,42 @@ func TestNamespaceCheckFromLaggingCache(t *testing.T) {
 	e.expectStatus(403, "Forbidden", `configmaps "after" is forbidden: unable to create new content in namespace t1 because it is being terminated`,
 		"POST", "/api/v1/namespaces/t1/configmaps", cm("after", nil, nil))
 	e.expectStatus(404, "NotFound", `namespaces "ghost" not found`, "POST", "/api/v1/namespaces/ghost/configmaps", cm("x", nil, nil))
+}
+
+// TestUpdateRefusalFromCacheStands: an attempt from the watch cache's
+// copy that fn refuses (a precondition, admission) stands when storage
+// holds the same revision, as kube's GuaranteedUpdate: fn, and the
+// webhooks it may call, run once. From a stale copy the refusal is
+// retried from storage.
+func TestUpdateRefusalFromCacheStands(t *testing.T) {
+	et := etcdtest.Start(t)
+	readers := &laggingReaders{r: direct.New(et.Store), copies: map[string]storage.KV{}}
+	e := startEnv(t, et.Store, et, func(c *Config) { c.Readers = readers })
+	const key = "/registry/configmaps/default/a"
+	e.must(201, "POST", "/api/v1/namespaces/default/configmaps", cm("a", nil, map[string]string{"x": "1"}))
+	res, ok := e.srv.reg.lookup("", "v1", "configmaps")
+	if !ok {
+		t.Fatal("no configmaps")
+	}
+	refuse := errors.New("refused")
+	attempts := func() int {
+		c := &call{s: e.srv, w: httptest.NewRecorder(), r: internalRequest(t.Context(), http.MethodPut), res: res, ns: "default", name: "a"}
+		n := 0
+		_, err := e.srv.guaranteedUpdate(t.Context(), c, 0, func(*doc) (*doc, error) {
+			n++
+			return nil, refuse
+		})
+		if !errors.Is(err, refuse) {
+			t.Fatalf("guaranteedUpdate: %v, want fn's refusal", err)
+		}
+		return n
+	}
+	readers.keep(t, e.store, key) // current
+	if n := attempts(); n != 1 {
+		t.Errorf("from a current copy: fn ran %d times, want 1", n)
+	}
+	e.must(200, "PUT", "/api/v1/namespaces/default/configmaps/a", cm("a", nil, map[string]string{"x": "2"}))
+	if n := attempts(); n != 2 { // the copy is stale now
+		t.Errorf("from a stale copy: fn ran %d times, want 2", n)
+	}
 }

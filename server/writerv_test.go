@@ -9,9 +9,9 @@ import (
 // (TestKubeWritesSameAsOurs compares with kube-apiserver itself).
 func TestWriteResourceVersionsAsKube(t *testing.T) {
 	e := newEnv(t)
-	plain500 := func(msg, method, path string, body any) {
+	plain500 := func(msg, method, path string, body any, hdr ...string) {
 		t.Helper()
-		m := e.must(500, method, path, body)
+		m := e.must(500, method, path, body, hdr...)
 		if m["kind"] != "Status" || m["reason"] != nil || m["message"] != msg {
 			t.Fatalf("%s %s: %v, want a 500 without a reason saying %q", method, path, m, msg)
 		}
@@ -48,6 +48,27 @@ func TestWriteResourceVersionsAsKube(t *testing.T) {
 	if d := m["details"].(map[string]any); d["kind"] != "leases" || d["group"] != "coordination.k8s.io" {
 		t.Fatalf("details: %v", d)
 	}
+
+	// An update creates where the strategy allows it (Leases): 201, its
+	// resourceVersion parsed and then ignored; a uid precondition against
+	// no object is a 409.
+	e.must(201, "PUT", leases+"/made", `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"made","resourceVersion":"5"}}`)
+	plain500(`strconv.ParseUint: parsing "x1": invalid syntax`, "PUT", leases+"/bad", `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"bad","resourceVersion":"x1"}}`)
+	e.expectStatus(409, "Conflict", "", "PUT", leases+"/uid", `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"uid","uid":"abc"}}`)
+	e.expectStatus(404, "NotFound", "", "GET", leases+"/bad", nil)
+	// A patch's object is read as an update's: a resourceVersion the
+	// patch makes unparsable is a 500; one it removes is none.
+	plain500(`strconv.ParseUint: parsing "x1": invalid syntax`, "PATCH", cmPath+"/rvx", `{"metadata":{"resourceVersion":"x1"}}`, "Content-Type", "application/merge-patch+json")
+	e.must(200, "PATCH", cmPath+"/rvx", `{"metadata":{"resourceVersion":null}}`, "Content-Type", "application/merge-patch+json")
+	e.expectStatus(422, "Invalid", "", "PATCH", leases+"/l", `{"metadata":{"resourceVersion":null}}`, "Content-Type", "application/merge-patch+json")
+	// An apply that creates ignores a resourceVersion that parses.
+	e.must(201, "PATCH", cmPath+"/ap?fieldManager=me", cm("ap", `,"resourceVersion":"5"`), "Content-Type", "application/apply-patch+yaml")
+
+	// A create of a name whose object is being deleted.
+	e.must(201, "POST", cmPath, cm("fin", `,"finalizers":["example.com/hold"]`))
+	e.must(200, "DELETE", cmPath+"/fin", nil)
+	e.expectStatus(409, "AlreadyExists", `object is being deleted: configmaps "fin" already exists`, "POST", cmPath, cm("fin", ""))
+	e.expectStatus(409, "AlreadyExists", `object is being deleted: configmaps "fin" already exists`, "POST", cmPath+"?dryRun=All", cm("fin", ""))
 
 	// generation on create: the kind's strategy's to set (Deployments: 1);
 	// a kind whose strategy leaves it (ConfigMaps) keeps the client's.

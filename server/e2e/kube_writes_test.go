@@ -36,6 +36,11 @@ func TestKubeWritesSameAsOurs(t *testing.T) {
 		return `{"apiVersion":"` + group + `/v1","kind":"Dial","metadata":{"name":"` + name + `"` + rest + `},"spec":{"v":1}}`
 	}
 	deps := "/apis/apps/v1/namespaces/" + ns + "/deployments"
+	leases := "/apis/coordination.k8s.io/v1/namespaces/" + ns + "/leases"
+	lease := func(name, rest string) string {
+		return `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"` + name + `"` + rest + `},"spec":{"holderIdentity":"h"}}`
+	}
+	const applyCT = "application/apply-patch+yaml"
 	cms := "/api/v1/namespaces/" + ns + "/configmaps"
 	cm := func(name, rest string) string {
 		return `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `","labels":{"set":"w"}` + rest + `},"data":{"a":"1"}}`
@@ -110,6 +115,21 @@ func TestKubeWritesSameAsOurs(t *testing.T) {
 		{"update dry run", "PUT", cms + "/a?dryRun=All", jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"dry":"1"}}`},
 		{"update without name", "PUT", cms + "/a", jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{},"data":{"n":"1"}}`},
 		{"update collection", "PUT", cms, jsonCT, cm("a", "")},
+		{"update creates a lease", "PUT", leases + "/l", jsonCT, lease("l", "")},
+		{"update creates a lease, bad resourceVersion", "PUT", leases + "/l2", jsonCT, lease("l2", `,"resourceVersion":"x1"`)},
+		{"update creates a lease, resourceVersion ignored", "PUT", leases + "/l3", jsonCT, lease("l3", `,"resourceVersion":"5"`)},
+		{"update creates a lease, uid precondition", "PUT", leases + "/l4", jsonCT, lease("l4", `,"uid":"`+zeroUID+`"`)},
+		{"update creates a lease, dry run", "PUT", leases + "/l5?dryRun=All", jsonCT, lease("l5", "")},
+		{"update a lease without resourceVersion", "PUT", leases + "/l", jsonCT, lease("l", "")},
+		{"apply creates", "PATCH", cms + "/ap?fieldManager=me", applyCT, cm("ap", `,"resourceVersion":"5"`)},
+		{"apply creates, bad resourceVersion", "PATCH", cms + "/ap2?fieldManager=me", applyCT, cm("ap2", `,"resourceVersion":"x1"`)},
+		{"patch bad resourceVersion", "PATCH", cms + "/a", mergePatch, `{"metadata":{"resourceVersion":"x1"}}`},
+		{"patch resourceVersion 0", "PATCH", cms + "/a", mergePatch, `{"metadata":{"resourceVersion":"0"},"data":{"p":"1"}}`},
+		{"patch drops resourceVersion", "PATCH", cms + "/a", mergePatch, `{"metadata":{"resourceVersion":null},"data":{"q":"1"}}`},
+		{"patch drops a lease's resourceVersion", "PATCH", leases + "/l", mergePatch, `{"metadata":{"resourceVersion":null}}`},
+		{"patch drops a custom resource's resourceVersion", "PATCH", dials + "/g", mergePatch, `{"metadata":{"resourceVersion":null}}`},
+		{"patch scale bad resourceVersion", "PATCH", deps + "/d/scale", mergePatch, `{"metadata":{"resourceVersion":"x1"}}`},
+		{"update missing scale bad resourceVersion", "PUT", deps + "/missing/scale", jsonCT, `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"missing","resourceVersion":"x1"},"spec":{"replicas":2}}`},
 		{"get after updates", "GET", cms + "/a", "", ""},
 
 		// Deletes.
@@ -124,6 +144,8 @@ func TestKubeWritesSameAsOurs(t *testing.T) {
 		{"delete other kind of options", "DELETE", cms + "/f", jsonCT, `{"kind":"ConfigMap","apiVersion":"v1"}`},
 		{"delete with finalizer", "DELETE", cms + "/f", "", ""},
 		{"delete again", "DELETE", cms + "/f", "", ""},
+		{"create while deleting", "POST", cms, jsonCT, cm("f", "")},
+		{"create while deleting, dry run", "POST", cms + "?dryRun=All", jsonCT, cm("f", "")},
 		{"update while deleting", "PUT", cms + "/f", jsonCT, cm("f", `,"finalizers":["example.com/hold","example.com/more"]`)},
 		{"release finalizer", "PATCH", cms + "/f", mergePatch, `{"metadata":{"finalizers":null}}`},
 		{"get released", "GET", cms + "/f", "", ""},
@@ -139,6 +161,7 @@ func TestKubeWritesSameAsOurs(t *testing.T) {
 		kcode, kbody := kube.do(step.method, step.path, step.ctype, step.body)
 		ocode, obody := ours.do(step.method, step.path, step.ctype, step.body)
 		kw, ow := writeView(kbody), writeView(obody)
+		t.Logf("%s: kube %d, ours %d", step.name, kcode, ocode)
 		if kcode != ocode || kw != ow {
 			t.Errorf("%s:\nkube %d %s\nours %d %s", step.name, kcode, kw, ocode, ow)
 		}
