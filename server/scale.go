@@ -170,10 +170,14 @@ func (c *call) updateScale() error {
 	if err != nil {
 		return err
 	}
-	// The resourceVersion is read as an update's (newRevision), once the
-	// object is found.
+	// A Scale's resourceVersion, when it has one, is the object's (kube's
+	// scale REST copies it only when set): read as an update's
+	// (newRevision), once the object is found.
 	expect, _ := updateRevision(s.ResourceVersion)
 	return c.writeScaled(expect, func(*doc, *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+		if s.ResourceVersion == "" {
+			return s, nil
+		}
 		if _, err := c.newRevision(s.ResourceVersion); err != nil {
 			return nil, err
 		}
@@ -219,6 +223,9 @@ func (c *call) patchScale() error {
 		s, err := c.decodeScale(patched, true, bodyErrs)
 		if err != nil {
 			return nil, err
+		}
+		if s.ResourceVersion == "" { // none: the object's own, as above
+			return s, nil
 		}
 		rv, err := c.newRevision(s.ResourceVersion)
 		if err != nil {

@@ -72,6 +72,14 @@ func TestScaleSubresource(t *testing.T) {
 	e.expectStatus(409, "Conflict", `Operation cannot be fulfilled on widgets.example.com "w": the object has been modified; please apply your changes to the latest version and try again`,
 		"PUT", base+"/w/scale", s)
 
+	// Without a resourceVersion the Scale is the object's own (kube's
+	// scale REST copies one only when set), though a custom resource
+	// refuses unconditional updates; "0" is one, and refused.
+	e.must(200, "PUT", base+"/w/scale", `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"w"},"spec":{"replicas":3}}`) // a no-op: the generation stays
+	e.expectStatus(422, "Invalid", `widgets.example.com "w" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`,
+		"PUT", base+"/w/scale", `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"w","resourceVersion":"0"},"spec":{"replicas":4}}`)
+	e.must(200, "PATCH", base+"/w/scale", `{"metadata":{"resourceVersion":null},"spec":{"replicas":3}}`, "Content-Type", "application/merge-patch+json")
+
 	got = e.must(200, "PATCH", base+"/w/scale", `{"spec":{"replicas":5}}`, "Content-Type", "application/merge-patch+json")
 	if path(got, "spec", "replicas") != float64(5) {
 		t.Fatalf("merge patch: %v", got)

@@ -116,7 +116,9 @@ func TestProtobufClientGo(t *testing.T) {
 			if !apierrors.IsConflict(err) || !strings.Contains(err.Error(), "the object has been modified") {
 				t.Fatalf("stale update: %v", err)
 			}
-			_, err = cms.Create(ctx, upd, metav1.CreateOptions{})
+			dup := upd.DeepCopy()
+			dup.ResourceVersion = "" // with one, kube's storage answers its 500 first
+			_, err = cms.Create(ctx, dup, metav1.CreateOptions{})
 			if !apierrors.IsAlreadyExists(err) || err.Error() != `configmaps "cm1" already exists` {
 				t.Fatalf("duplicate create: %v", err)
 			}
