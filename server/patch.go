@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -178,12 +177,8 @@ func (c *call) patchOnce(ct string, body []byte, cur *doc) (*doc, error) {
 	}
 	// The patched object's resourceVersion (the stored one, unless the
 	// patch changed it), as kube's store reads an update's.
-	rv, err := c.newRevision(next.metaString("resourceVersion"))
-	if err != nil {
+	if err := c.checkPatchedRevision(next.metaString("resourceVersion"), curRV); err != nil {
 		return nil, err
-	}
-	if rv != 0 && strconv.FormatInt(rv, 10) != curRV {
-		return nil, wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
 	}
 	return next, nil
 }

@@ -175,11 +175,10 @@ func (c *call) updateScale() error {
 	// (newRevision), once the object is found.
 	expect, _ := updateRevision(s.ResourceVersion)
 	return c.writeScaled(expect, func(*doc, *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
-		if s.ResourceVersion == "" {
-			return s, nil
-		}
-		if _, err := c.newRevision(s.ResourceVersion); err != nil {
-			return nil, err
+		if s.ResourceVersion != "" {
+			if _, err := c.newRevision(s.ResourceVersion); err != nil {
+				return nil, err
+			}
 		}
 		return s, nil
 	})
@@ -227,12 +226,8 @@ func (c *call) patchScale() error {
 		if s.ResourceVersion == "" { // none: the object's own, as above
 			return s, nil
 		}
-		rv, err := c.newRevision(s.ResourceVersion)
-		if err != nil {
+		if err := c.checkPatchedRevision(s.ResourceVersion, old.ResourceVersion); err != nil {
 			return nil, err
-		}
-		if rv != 0 && strconv.FormatInt(rv, 10) != old.ResourceVersion {
-			return nil, wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
 		}
 		return s, nil
 	})

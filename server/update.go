@@ -139,6 +139,20 @@ func (c *call) newRevision(rv string) (int64, error) {
 	return n, nil
 }
 
+// checkPatchedRevision is newRevision for the object a patch made from
+// the stored one (at revision stored): the resourceVersion it names, if
+// any, must be the stored one (a 409 when not).
+func (c *call) checkPatchedRevision(rv, stored string) error {
+	n, err := c.newRevision(rv)
+	if err != nil {
+		return err
+	}
+	if n != 0 && strconv.FormatInt(n, 10) != stored {
+		return wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
+	}
+	return nil
+}
+
 // allowUnconditionalUpdate is the AllowUnconditionalUpdate of the
 // strategy that updates the object: false for custom resources, as kube's
 // strategy for them.
