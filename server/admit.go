@@ -231,7 +231,7 @@ func (c *call) validateMeta(d *doc) error {
 func (c *call) prepareCreate(d *doc) {
 	if d.metaString("name") == "" {
 		if gen := d.metaString("generateName"); gen != "" {
-			d.setMeta("name", generateName(gen))
+			d.setMeta("name", c.s.genName(gen))
 		}
 	}
 	d.setMeta("uid", newUID())

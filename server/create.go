@@ -26,12 +26,33 @@ func (c *call) create() error {
 	if err != nil {
 		return err
 	}
-	value, err := c.createDoc(d)
+	// As kube's store, a create whose name is generated from
+	// generateName is tried again with a new name while the name it
+	// drew exists, up to maxNameGenerationAttempts times in all.
+	attempts := 1
+	if d.metaString("name") == "" && d.metaString("generateName") != "" {
+		attempts = maxNameGenerationAttempts
+	}
+	var value []byte
+	for i := range attempts {
+		try := d
+		if i < attempts-1 {
+			try = d.clone()
+		}
+		value, err = c.createDoc(try)
+		if wire.ReasonOf(err) != wire.ReasonAlreadyExists {
+			break
+		}
+	}
 	if err != nil {
 		return err
 	}
 	return c.writeObject(http.StatusCreated, value)
 }
+
+// maxNameGenerationAttempts is how many names kube's store draws for a
+// create from generateName before it gives up.
+const maxNameGenerationAttempts = 8
 
 // errRVSetOnCreate is kube's storage's refusal of a create that names a
 // resourceVersion.
@@ -48,7 +69,8 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	// check, and an apply or update that creates goes through kube's
 	// GuaranteedUpdate, which ignores it.
 	rvSet := false
-	if n, err := strconv.ParseUint(d.metaString("resourceVersion"), 10, 64); err == nil && n != 0 {
+	sentRV := d.metaString("resourceVersion")
+	if n, err := strconv.ParseUint(sentRV, 10, 64); err == nil && n != 0 {
 		rvSet = c.r.Method == http.MethodPost
 	}
 	c.prepareCreate(d)
@@ -77,8 +99,14 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	if isDryRun(c.r) {
 		// kube's dry-run storage refuses a name that exists, as a real
 		// create would.
-		if err := c.alreadyExists(name); err != nil {
+		if err := c.alreadyExists(d); err != nil {
 			return nil, err
+		}
+		if c.r.Method == http.MethodPost {
+			// It answers the admitted object as it would have stored
+			// it, with the resourceVersion the client sent (kube's
+			// dry-run copyInto); one that is not a number is left out.
+			return d.encodeWithRV(sentRV), nil
 		}
 		return value, nil
 	}
@@ -88,7 +116,7 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	rev, err := c.s.store.Create(c.r.Context(), c.res.key(c.ns, name), value)
 	c.tr.Step("Object stored in database")
 	if errors.Is(err, storage.ErrExists) {
-		if err := c.alreadyExists(name); err != nil {
+		if err := c.alreadyExists(d); err != nil {
 			return nil, err
 		}
 	}
@@ -104,10 +132,13 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	return stored, nil
 }
 
-// alreadyExists is kube's 409 for a create of a name whose object is
-// stored, with "object is being deleted: " first when it is being
-// deleted; nil when there is none.
-func (c *call) alreadyExists(name string) error {
+// alreadyExists is kube's 409 for a create of d when an object of its
+// name is stored, nil when there is none: AlreadyExists, which says that
+// the server could not generate a unique name when d has a generateName
+// (even beside a name of its own, as kube's CheckGeneratedNameError), with
+// "object is being deleted: " first when the stored one is being deleted.
+func (c *call) alreadyExists(d *doc) error {
+	name := d.metaString("name")
 	kv, err := c.s.store.Get(c.r.Context(), c.res.key(c.ns, name))
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
@@ -116,6 +147,10 @@ func (c *call) alreadyExists(name string) error {
 		return storageError(err, c.res, name)
 	}
 	st := wire.NewAlreadyExists(c.res.gr(), name)
+	if d.metaString("generateName") != "" {
+		st.Message += ", the server was not able to generate a unique name for the object"
+		st.Details.RetryAfterSeconds = 1
+	}
 	if cur, err := decodeDoc(kv.Value); err == nil && cur.metaString("deletionTimestamp") != "" {
 		st.Message = "object is being deleted: " + st.Message
 	}

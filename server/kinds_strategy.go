@@ -156,6 +156,8 @@ func (c *call) strategyContext(create bool) context.Context {
 		info.Subresource = "status"
 	case c.finalize:
 		info.Subresource = "finalize"
+	case c.scale:
+		info.Subresource = "scale"
 	case c.sub != "":
 		info.Subresource = c.sub
 	}

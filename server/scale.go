@@ -9,14 +9,19 @@ import (
 	"strconv"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	"k8s.io/kubernetes/pkg/apis/autoscaling"
+	autoscalingvalidation "k8s.io/kubernetes/pkg/apis/autoscaling/validation"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/listwatch/listwatch/server/request"
@@ -170,11 +175,16 @@ func (c *call) updateScale() error {
 	if err != nil {
 		return err
 	}
-	// A Scale's resourceVersion, when it has one, is the object's (kube's
-	// scale REST copies it only when set): read as an update's
-	// (newRevision), once the object is found.
+	// A Scale's uid is the storage precondition of an update's (kube's
+	// scale REST passes the request's preconditions on); its
+	// resourceVersion, when it has one, is the object's (the scale REST
+	// copies it only when set): read as an update's (newRevision), once
+	// the object is found.
 	expect, _ := updateRevision(s.ResourceVersion)
-	return c.writeScaled(expect, func(*doc, *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+	return c.writeScaled(expect, func(cur *doc, _ *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+		if err := c.uidPrecondition(string(s.UID), cur.metaString("uid")); err != nil {
+			return nil, err
+		}
 		if s.ResourceVersion != "" {
 			if _, err := c.newRevision(s.ResourceVersion); err != nil {
 				return nil, err
@@ -259,6 +269,11 @@ func (c *call) writeScaled(expect int64, fn func(cur *doc, old *autoscalingv1.Sc
 		if s, err = c.mutateScale(s, old); err != nil { // scale_admission.go
 			return nil, err
 		}
+		if c.res.crd == "" {
+			if err := c.checkBuiltinScale(cur, s, old); err != nil {
+				return nil, err
+			}
+		}
 		u, err := toUnstructured(cur)
 		if err != nil {
 			return nil, err
@@ -289,6 +304,42 @@ func (c *call) writeScaled(expect int64, fn func(cur *doc, old *autoscalingv1.Sc
 		return wire.NewBadRequest(err.Error())
 	}
 	return c.writeScale(s)
+}
+
+// checkBuiltinScale is what the scale REST of kube's built-in workloads
+// (Deployments, ReplicaSets, StatefulSets, ReplicationControllers) checks
+// of the Scale s to write, once mutated, before it sets the replicas of
+// cur: the Scale's validation (kind Scale, 422), then its uid, when set,
+// as a precondition on cur's (409; a PUT's uid was already the storage
+// precondition, updateScale, so this is a patch's). The apiextensions
+// server's scale REST checks neither (a custom resource is validated as
+// itself).
+func (c *call) checkBuiltinScale(cur *doc, s, old *autoscalingv1.Scale) error {
+	in, err := internalScale(s)
+	if err != nil {
+		return err
+	}
+	oldIn, err := internalScale(old)
+	if err != nil {
+		return err
+	}
+	if errs := autoscalingvalidation.ValidateScaleUpdate(c.strategyContext(false), in, oldIn, legacyscheme.Scheme, builtinScaleKind{}); len(errs) > 0 {
+		return kubeStatus(apierrors.NewInvalid(autoscaling.Kind("Scale"), cur.metaString("name"), errs))
+	}
+	if uid := cur.metaString("uid"); s.UID != "" && string(s.UID) != uid {
+		return wire.NewConflict(wire.GroupResource{Group: c.res.group, Resource: c.res.plural + "/scale"}, cur.metaString("name"),
+			fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", s.UID, uid))
+	}
+	return nil
+}
+
+// builtinScaleKind is the Scale kind of the built-in workloads' scale
+// subresource in the versions serve serves (apps/v1, v1), as their kube
+// scale REST objects map it: autoscaling/v1.
+type builtinScaleKind struct{}
+
+func (builtinScaleKind) GroupVersionKind(schema.GroupVersion) schema.GroupVersionKind {
+	return autoscalingv1.SchemeGroupVersion.WithKind("Scale")
 }
 
 // decodeScale decodes a Scale sent to /scale (patched: the result of a

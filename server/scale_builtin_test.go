@@ -1,6 +1,9 @@
 package server
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestScaleBuiltinWorkloads: Deployments, ReplicaSets, StatefulSets and
 // ReplicationControllers serve kube's autoscaling/v1 Scale: spec.replicas,
@@ -42,6 +45,54 @@ func TestScaleBuiltinWorkloads(t *testing.T) {
 		e.must(200, "PATCH", tc.path+"/w/scale", `{"spec":{"replicas":1}}`, "Content-Type", "application/merge-patch+json")
 		if got := e.must(200, "GET", tc.path+"/w", nil); path(got, "spec", "replicas") != float64(1) {
 			t.Fatalf("%s after patch: %v", tc.kind, path(got, "spec", "replicas"))
+		}
+
+		// Refused as kube's scale REST refuses: a PUT's uid is a storage
+		// precondition (first); the Scale's validation (kind Scale), then
+		// a patched Scale's uid.
+		group, plural, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(tc.path, "/apis/"), "/api/"), "/namespaces/default/")
+		if i := strings.LastIndex(group, "/"); i >= 0 {
+			group = group[:i]
+		} else {
+			group = ""
+		}
+		qualified := plural + "/scale"
+		keyPrefix := plural
+		if plural == "replicationcontrollers" {
+			keyPrefix = "controllers" // kube's etcd prefix for them
+		}
+		if group != "" {
+			qualified += "." + group
+		}
+		other := map[string]any{"metadata": map[string]any{"name": "w", "uid": "00000000-0000-0000-0000-000000000000"}, "spec": map[string]any{"replicas": 3}}
+		for _, c := range []struct {
+			method, ctype string
+			body          any
+			code          int
+			message       string
+		}{
+			{"PUT", "", map[string]any{"metadata": map[string]any{"name": "w"}, "spec": map[string]any{"replicas": -1}}, 422,
+				`Scale.autoscaling "w" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0`},
+			{"PATCH", "application/merge-patch+json", `{"spec":{"replicas":-1}}`, 422,
+				`Scale.autoscaling "w" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0`},
+			{"PUT", "", other, 409,
+				`Operation cannot be fulfilled on ` + strings.TrimSuffix(plural+"."+group, ".") + ` "w": StorageError: invalid object, Code: 4, Key: /registry/` + keyPrefix + `/default/w, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: 00000000-0000-0000-0000-000000000000, UID in object meta: ` + path(got, "metadata", "uid").(string)},
+			{"PATCH", "application/merge-patch+json", `{"metadata":{"uid":"00000000-0000-0000-0000-000000000000"}}`, 409,
+				`Operation cannot be fulfilled on ` + qualified + ` "w": Precondition failed: UID in precondition: 00000000-0000-0000-0000-000000000000, UID in object meta: ` + path(got, "metadata", "uid").(string)},
+			{"PATCH", "application/merge-patch+json", `{"metadata":{"uid":"00000000-0000-0000-0000-000000000000"},"spec":{"replicas":-1}}`, 422,
+				`Scale.autoscaling "w" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0`},
+		} {
+			var hdr []string
+			if c.ctype != "" {
+				hdr = []string{"Content-Type", c.ctype}
+			}
+			r := e.do(c.method, tc.path+"/w/scale", c.body, hdr...)
+			if st := r.json(t); r.code != c.code || st["message"] != c.message {
+				t.Errorf("%s %s scale: %d %v, want %d %q", tc.kind, c.method, r.code, st["message"], c.code, c.message)
+			}
+		}
+		if got := e.must(200, "GET", tc.path+"/w", nil); path(got, "spec", "replicas") != float64(1) {
+			t.Fatalf("%s after refused scales: %v", tc.kind, path(got, "spec", "replicas"))
 		}
 	}
 }

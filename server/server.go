@@ -91,6 +91,9 @@ type Config struct {
 	// ServiceAllocator allocates Services' cluster IPs and node ports
 	// (servicealloc.go). Nil: none are allocated.
 	ServiceAllocator ServiceAllocator
+
+	// generateName, set by tests, replaces generateName (admit.go).
+	generateName func(base string) string
 }
 
 // Server is the API: routing, discovery, and the verbs over storage.
@@ -101,6 +104,9 @@ type Server struct {
 	slow    time.Duration
 	maxBody int64
 	now     func() time.Time
+	// genName names an object from its generateName (generateName,
+	// unless a test set Config.generateName).
+	genName func(base string) string
 	reg     *registry
 	metrics *metrics
 	// nsDeleted: namespaces whose deletion began here lately, which
@@ -162,6 +168,7 @@ func New(cfg Config) (*Server, error) {
 		slow:     cfg.SlowThreshold,
 		maxBody:  cfg.MaxBodyBytes,
 		now:      cfg.Now,
+		genName:  cfg.generateName,
 		booted:   make(chan struct{}),
 		stopping: make(chan struct{}),
 
@@ -202,6 +209,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.genName == nil {
+		s.genName = generateName
 	}
 	m, err := newMetrics(cfg.Registerer, s.reg)
 	if err != nil {

@@ -38,14 +38,7 @@ func (c *call) update() error {
 	// stale); none is an unconditional update, which custom resources
 	// refuse (AllowUnconditionalUpdate).
 	uid := d.metaString("uid")
-	uidPrecondition := func(have string) error {
-		if uid == "" || uid == have {
-			return nil
-		}
-		return wire.NewConflict(c.res.gr(), c.name, fmt.Sprintf(
-			"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %s, UID in object meta: %s",
-			c.storageErrorKey(), uid, have))
-	}
+	uidPrecondition := func(have string) error { return c.uidPrecondition(uid, have) }
 	expect, _ := updateRevision(d.metaString("resourceVersion")) // fn reports its error
 	for attempt := 0; ; attempt++ {
 		stored, err := c.s.guaranteedUpdate(c.r.Context(), c, expect, func(cur *doc) (*doc, error) {
@@ -86,6 +79,18 @@ func (c *call) update() error {
 		}
 		return c.writeObject(http.StatusCreated, value)
 	}
+}
+
+// uidPrecondition is kube's storage precondition of a PUT whose object
+// names a uid (an update's, or a Scale's, whose scale REST passes the
+// uid on): 409 when the stored object, whose uid is have, is another.
+func (c *call) uidPrecondition(uid, have string) error {
+	if uid == "" || uid == have {
+		return nil
+	}
+	return wire.NewConflict(c.res.gr(), c.name, fmt.Sprintf(
+		"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %s, UID in object meta: %s",
+		c.storageErrorKey(), uid, have))
 }
 
 // allowCreateOnUpdate is the AllowCreateOnUpdate of the kind's strategy,

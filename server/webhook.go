@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"reflect"
 	"sync"
@@ -455,11 +454,7 @@ func admissionError(err error) error {
 	if errors.As(err, &api) {
 		return kubeStatus(err)
 	}
-	return &wire.Status{
-		TypeMeta: wire.TypeMeta{Kind: "Status", APIVersion: "v1"},
-		Status:   wire.StatusFailure, Code: http.StatusInternalServerError,
-		Reason: wire.ReasonUnknown, Message: err.Error(),
-	}
+	return plainError(err)
 }
 
 func metaName(obj runtime.Object) (string, error) {

@@ -25,7 +25,12 @@ func TestWriteResourceVersionsAsKube(t *testing.T) {
 	// or the versioner cannot parse it.
 	plain500("resourceVersion should not be set on objects to be created", "POST", cmPath, cm("rv", `,"resourceVersion":"5"`))
 	e.expectStatus(404, "NotFound", `configmaps "rv" not found`, "GET", cmPath+"/rv", nil)
-	e.must(201, "POST", cmPath+"?dryRun=All", cm("rv", `,"resourceVersion":"5"`))
+	if m := e.must(201, "POST", cmPath+"?dryRun=All", cm("rv", `,"resourceVersion":"5"`)); path(m, "metadata", "resourceVersion") != "5" {
+		t.Fatalf("dry-run create: resourceVersion %v, want the one sent (5)", path(m, "metadata", "resourceVersion"))
+	}
+	if m := e.must(201, "POST", cmPath+"?dryRun=All", cm("rv", "")); path(m, "metadata", "resourceVersion") != nil {
+		t.Fatalf("dry-run create without a resourceVersion answered %v", path(m, "metadata", "resourceVersion"))
+	}
 	e.must(201, "POST", cmPath, cm("rvx", `,"resourceVersion":"x1"`))
 	// A dry-run create of a name that exists is refused, as a real one.
 	e.expectStatus(409, "AlreadyExists", `configmaps "rvx" already exists`, "POST", cmPath+"?dryRun=All", cm("rvx", ""))

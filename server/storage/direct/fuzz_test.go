@@ -29,11 +29,13 @@ func FuzzWithRevision(f *testing.F) {
 		if err := json.Unmarshal(out, &got); err != nil {
 			t.Fatalf("output %q is not an object: %v", out, err)
 		}
-		var meta struct {
-			ResourceVersion string `json:"resourceVersion"`
-		}
-		if err := json.Unmarshal(got["metadata"], &meta); err != nil || meta.ResourceVersion != strconv.FormatInt(rev, 10) {
-			t.Fatalf("output %q: resourceVersion %q, want %d (%v)", out, meta.ResourceVersion, rev, err)
+		// A map, not a struct: encoding/json matches a struct's field
+		// names without regard to case, so "resourceversion" (another
+		// member, which kube's case-sensitive decoding ignores) would
+		// be read as the resourceVersion.
+		var meta map[string]any
+		if err := json.Unmarshal(got["metadata"], &meta); err != nil || meta["resourceVersion"] != strconv.FormatInt(rev, 10) {
+			t.Fatalf("output %q: resourceVersion %v, want %d (%v)", out, meta["resourceVersion"], rev, err)
 		}
 		for k, v := range in {
 			if k == "metadata" {
