@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net/http"
 	"time"
 
@@ -303,9 +304,8 @@ func generateName(base string) string {
 		base = base[:maxBase]
 	}
 	var b [5]byte
-	_, _ = rand.Read(b[:])
 	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
+		b[i] = alphabet[mrand.IntN(len(alphabet))] // uniform, as kube's
 	}
 	return base + string(b[:])
 }
