@@ -34,11 +34,13 @@ func (c *call) create() error {
 		attempts = maxNameGenerationAttempts
 	}
 	var value []byte
+	name := c.name
 	for i := range attempts {
 		try := d
 		if i < attempts-1 {
 			try = d.clone()
 		}
+		c.name = name // createDoc names the call after the object
 		value, err = c.createDoc(try)
 		if wire.ReasonOf(err) != wire.ReasonAlreadyExists {
 			break
@@ -69,8 +71,8 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	// check, and an apply or update that creates goes through kube's
 	// GuaranteedUpdate, which ignores it.
 	rvSet := false
-	sentRV := d.metaString("resourceVersion")
-	if n, err := strconv.ParseUint(sentRV, 10, 64); err == nil && n != 0 {
+	sentRV := d.meta["resourceVersion"]
+	if n, err := strconv.ParseUint(d.metaString("resourceVersion"), 10, 64); err == nil && n != 0 {
 		rvSet = c.r.Method == http.MethodPost
 	}
 	c.prepareCreate(d)
@@ -102,11 +104,12 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 		if err := c.alreadyExists(d); err != nil {
 			return nil, err
 		}
-		if c.r.Method == http.MethodPost {
+		if c.r.Method == http.MethodPost && sentRV != nil {
 			// It answers the admitted object as it would have stored
-			// it, with the resourceVersion the client sent (kube's
-			// dry-run copyInto); one that is not a number is left out.
-			return d.encodeWithRV(sentRV), nil
+			// it, with the resourceVersion the client sent, as sent
+			// (kube's dry-run copyInto).
+			d.meta["resourceVersion"] = sentRV
+			return d.encodeFields(), nil
 		}
 		return value, nil
 	}

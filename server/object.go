@@ -126,7 +126,11 @@ func (d *doc) objectMeta() (wire.ObjectMeta, error) {
 
 // encode writes the canonical stored form. It never includes
 // metadata.resourceVersion: storage adds it on read.
-func (d *doc) encode() []byte {
+func (d *doc) encode() []byte { return d.encodeFields("resourceVersion") }
+
+// encodeFields writes the canonical form, without the metadata fields
+// skip names.
+func (d *doc) encodeFields(skip ...string) []byte {
 	var b bytes.Buffer
 	b.Grow(48 + len(d.apiVersion) + len(d.kind) + fieldsLen(d.meta) + fieldsLen(d.rest))
 	b.WriteString(`{"apiVersion":`)
@@ -134,7 +138,7 @@ func (d *doc) encode() []byte {
 	b.WriteString(`,"kind":`)
 	writeJSONString(&b, d.kind)
 	b.WriteString(`,"metadata":{`)
-	writeFields(&b, d.meta, "resourceVersion")
+	writeFields(&b, d.meta, skip...)
 	b.WriteByte('}')
 	if len(d.rest) > 0 {
 		b.WriteByte(',')

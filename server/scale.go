@@ -176,19 +176,12 @@ func (c *call) updateScale() error {
 		return err
 	}
 	// A Scale's uid is the storage precondition of an update's (kube's
-	// scale REST passes the request's preconditions on); its
-	// resourceVersion, when it has one, is the object's (the scale REST
-	// copies it only when set): read as an update's (newRevision), once
-	// the object is found.
+	// scale REST passes the request's preconditions on), checked first;
+	// its resourceVersion (writeScaled) pins the revision written.
 	expect, _ := updateRevision(s.ResourceVersion)
 	return c.writeScaled(expect, func(cur *doc, _ *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
 		if err := c.uidPrecondition(string(s.UID), cur.metaString("uid")); err != nil {
 			return nil, err
-		}
-		if s.ResourceVersion != "" {
-			if _, err := c.newRevision(s.ResourceVersion); err != nil {
-				return nil, err
-			}
 		}
 		return s, nil
 	})
@@ -229,17 +222,7 @@ func (c *call) patchScale() error {
 		} else if patched, bodyErrs, err = c.applyJSONPatch(ct, cur, body); err != nil {
 			return nil, err
 		}
-		s, err := c.decodeScale(patched, true, bodyErrs)
-		if err != nil {
-			return nil, err
-		}
-		if s.ResourceVersion == "" { // none: the object's own, as above
-			return s, nil
-		}
-		if err := c.checkPatchedRevision(s.ResourceVersion, old.ResourceVersion); err != nil {
-			return nil, err
-		}
-		return s, nil
+		return c.decodeScale(patched, true, bodyErrs)
 	})
 }
 
@@ -263,16 +246,22 @@ func (c *call) writeScaled(expect int64, fn func(cur *doc, old *autoscalingv1.Sc
 		if err != nil {
 			return nil, err
 		}
-		if s.Spec.Replicas == invalidSpecReplicas {
-			return nil, wire.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", sc.SpecReplicasPath))
-		}
+		// Then as kube's scale REST makes the object from the Scale
+		// (its UpdatedObject): admission's mutation, the checks of the
+		// Scale; only then does kube's store read the resourceVersion.
 		if s, err = c.mutateScale(s, old); err != nil { // scale_admission.go
 			return nil, err
+		}
+		if s.Spec.Replicas == invalidSpecReplicas {
+			return nil, wire.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", sc.SpecReplicasPath))
 		}
 		if c.res.crd == "" {
 			if err := c.checkBuiltinScale(cur, s, old); err != nil {
 				return nil, err
 			}
+		}
+		if err := c.checkScaleRevision(s, old); err != nil {
+			return nil, err
 		}
 		u, err := toUnstructured(cur)
 		if err != nil {
@@ -323,6 +312,9 @@ func (c *call) checkBuiltinScale(cur *doc, s, old *autoscalingv1.Scale) error {
 	if err != nil {
 		return err
 	}
+	// kube's field manager gives a subresource's object the live
+	// object's managedFields before this, whatever the client sent.
+	in.ManagedFields, oldIn.ManagedFields = nil, nil
 	if errs := autoscalingvalidation.ValidateScaleUpdate(c.strategyContext(false), in, oldIn, legacyscheme.Scheme, builtinScaleKind{}); len(errs) > 0 {
 		return kubeStatus(apierrors.NewInvalid(autoscaling.Kind("Scale"), cur.metaString("name"), errs))
 	}
@@ -331,6 +323,22 @@ func (c *call) checkBuiltinScale(cur *doc, s, old *autoscalingv1.Scale) error {
 			fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", s.UID, uid))
 	}
 	return nil
+}
+
+// checkScaleRevision reads the resourceVersion of s, the Scale to write,
+// as kube's store reads the object's the scale REST made (the Scale's,
+// when set; else the stored object's own): one that does not parse is
+// the update's 500 (newRevision); a PUT's pins the revision written
+// (writeScaled's expect), a patch's must be old's, the stored object's.
+func (c *call) checkScaleRevision(s, old *autoscalingv1.Scale) error {
+	if s.ResourceVersion == "" {
+		return nil
+	}
+	if c.r.Method == http.MethodPatch {
+		return c.checkPatchedRevision(s.ResourceVersion, old.ResourceVersion)
+	}
+	_, err := c.newRevision(s.ResourceVersion)
+	return err
 }
 
 // builtinScaleKind is the Scale kind of the built-in workloads' scale

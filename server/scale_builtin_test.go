@@ -81,6 +81,13 @@ func TestScaleBuiltinWorkloads(t *testing.T) {
 				`Operation cannot be fulfilled on ` + qualified + ` "w": Precondition failed: UID in precondition: 00000000-0000-0000-0000-000000000000, UID in object meta: ` + path(got, "metadata", "uid").(string)},
 			{"PATCH", "application/merge-patch+json", `{"metadata":{"uid":"00000000-0000-0000-0000-000000000000"},"spec":{"replicas":-1}}`, 422,
 				`Scale.autoscaling "w" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0`},
+			// The resourceVersion is read after the Scale's checks.
+			{"PATCH", "application/merge-patch+json", `{"metadata":{"resourceVersion":"1"},"spec":{"replicas":-1}}`, 422,
+				`Scale.autoscaling "w" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0`},
+			{"PUT", "", map[string]any{"metadata": map[string]any{"name": "w", "resourceVersion": "x1"}, "spec": map[string]any{"replicas": -1}}, 422,
+				`Scale.autoscaling "w" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0`},
+			{"PUT", "", map[string]any{"metadata": map[string]any{"name": "w", "resourceVersion": "x1"}, "spec": map[string]any{"replicas": 3}}, 500,
+				`strconv.ParseUint: parsing "x1": invalid syntax`},
 		} {
 			var hdr []string
 			if c.ctype != "" {

@@ -28,6 +28,9 @@ func TestWriteResourceVersionsAsKube(t *testing.T) {
 	if m := e.must(201, "POST", cmPath+"?dryRun=All", cm("rv", `,"resourceVersion":"5"`)); path(m, "metadata", "resourceVersion") != "5" {
 		t.Fatalf("dry-run create: resourceVersion %v, want the one sent (5)", path(m, "metadata", "resourceVersion"))
 	}
+	if m := e.must(201, "POST", cmPath+"?dryRun=All", cm("rv", `,"resourceVersion":"x1"`)); path(m, "metadata", "resourceVersion") != "x1" {
+		t.Fatalf("dry-run create: resourceVersion %v, want the one sent (x1)", path(m, "metadata", "resourceVersion"))
+	}
 	if m := e.must(201, "POST", cmPath+"?dryRun=All", cm("rv", "")); path(m, "metadata", "resourceVersion") != nil {
 		t.Fatalf("dry-run create without a resourceVersion answered %v", path(m, "metadata", "resourceVersion"))
 	}
