@@ -38,11 +38,10 @@ func (c *call) update() error {
 	// stale); none is an unconditional update, which custom resources
 	// refuse (AllowUnconditionalUpdate).
 	uid := d.metaString("uid")
-	uidPrecondition := func(have string) error { return c.uidPrecondition(uid, have) }
 	expect, _ := updateRevision(d.metaString("resourceVersion")) // fn reports its error
 	for attempt := 0; ; attempt++ {
 		stored, err := c.s.guaranteedUpdate(c.r.Context(), c, expect, func(cur *doc) (*doc, error) {
-			if err := uidPrecondition(cur.metaString("uid")); err != nil {
+			if err := c.uidPrecondition(uid, cur.metaString("uid")); err != nil {
 				return nil, err
 			}
 			if _, err := c.newRevision(d.metaString("resourceVersion")); err != nil {
@@ -61,7 +60,7 @@ func (c *call) update() error {
 		// object, as kube's store does: the uid precondition against no
 		// uid, the resourceVersion parsed (then ignored), and the create
 		// authorized as one.
-		if err := uidPrecondition(""); err != nil {
+		if err := c.uidPrecondition(uid, ""); err != nil {
 			return err
 		}
 		if _, err := updateRevision(d.metaString("resourceVersion")); err != nil {
