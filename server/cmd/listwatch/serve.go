@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -30,13 +31,19 @@ func newServeCommand() *cobra.Command {
 		Short: "Run a Kubernetes-compatible API server on etcd",
 		Long: `Run a Kubernetes-compatible API server. By default it stores data in an
 embedded etcd under --data-dir, listens on https://127.0.0.1:6443, and writes
-an admin kubeconfig to <data-dir>/kubeconfig for kubectl and client-go.`,
+an admin kubeconfig to <data-dir>/kubeconfig for kubectl and client-go.
+
+Go's garbage collector runs at GOGC=75 unless GOGC is set in the
+environment: most of the heap is the watch cache's bytes, which a
+collection does not scan, and the lower target keeps the resident set
+about a tenth smaller.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return fmt.Errorf("--log-level: %w", err)
 			}
+			setDefaultGCPercent()
 			o.Controllers = splitControllers(controllers)
 			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			// Kubernetes' libraries inside the server (discovery, …) log
@@ -89,6 +96,26 @@ an admin kubeconfig to <data-dir>/kubeconfig for kubectl and client-go.`,
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&controllers, "controllers", "*", "controllers to run, as kube-controller-manager's: '*' all defaults, 'name' or '-name' one on or off, comma separated; empty for none (kube-apiserver alone, as envtest). Known: "+strings.Join(ctrls.Names(), ", "))
 	return cmd
+}
+
+// defaultGCPercent is serve's GOGC when its environment sets none.
+//
+// Most of a serving heap is the watch cache: every object's encoding, held
+// for as long as the object lives, as pointer-free bytes the collector does
+// not scan. At Go's default of 100 the heap may grow to twice that before
+// a collection, and the pages it grew into stay resident afterwards (the
+// runtime keeps about a heap goal's worth): with 100,000 ConfigMaps, 320 MB
+// live became 660–790 MiB of RSS. At 75 it settles lower (see the README's
+// memory figures) while a collection still scans only the cache's small
+// pointerful part, so the write path's CPU did not measurably change; at 50
+// writes cost a fifth more CPU. GOGC in the environment (any value, "off"
+// too) is left as set.
+const defaultGCPercent = 75
+
+func setDefaultGCPercent() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
 }
 
 // splitControllers splits the --controllers list; "" is none.

@@ -3,13 +3,17 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/listwatch/listwatch/client"
 )
 
 // TestServeLifecycle runs the built binary: a second serve on a data dir
@@ -146,5 +150,55 @@ func TestServeUnknownController(t *testing.T) {
 	}
 	if msg := p.stderr.String(); !strings.Contains(msg, `--controllers: controllers: unknown controller: "nope" is not in the list of known controllers`) {
 		t.Fatalf("stderr:\n%s", msg)
+	}
+}
+
+// TestServeGCPercent: serve runs the collector at defaultGCPercent unless
+// GOGC is set in its environment, as its /metrics report.
+func TestServeGCPercent(t *testing.T) {
+	cliLeakCheck(t)
+	bin := buildCLI(t)
+	for _, tc := range []struct {
+		env  string
+		want string
+	}{
+		{"GOGC=", strconv.Itoa(defaultGCPercent)},
+		{"GOGC=150", "150"},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			dataDir := filepath.Join(t.TempDir(), "data")
+			p := startCLI(t, bin, []string{tc.env}, "serve", "--data-dir", dataDir, "--secure-port", "-1", "--log-level", "error")
+			if l := p.next(t); !strings.HasPrefix(l, "listwatch serving at https://") {
+				t.Fatalf("serve printed %q; stderr:\n%s", l, p.stderr)
+			}
+			cfg, err := client.LoadKubeconfig(filepath.Join(dataDir, "kubeconfig"), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := client.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := c.Do(t.Context(), "GET", "/metrics", nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			c.CloseIdleConnections()
+			if err != nil || resp.StatusCode != 200 {
+				t.Fatalf("GET /metrics: %d, %v", resp.StatusCode, err)
+			}
+			got := ""
+			for l := range strings.Lines(string(body)) {
+				if v, ok := strings.CutPrefix(strings.TrimSpace(l), "go_gc_gogc_percent "); ok {
+					got = v
+				}
+			}
+			if got != tc.want {
+				t.Errorf("go_gc_gogc_percent %q, want %q", got, tc.want)
+			}
+			p.interrupt(t)
+		})
 	}
 }

@@ -11,12 +11,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+
+	"github.com/listwatch/listwatch/server/storage"
 )
 
 // memberTLS is the TLS configuration of the member's own client: its CA
@@ -309,4 +312,72 @@ func TestEmbeddedRetriesTakenPort(t *testing.T) {
 		t.Fatalf("start after a failed one: %v", err)
 	}
 	e.Close()
+}
+
+// TestEmbeddedKeepsFewRaftEntries: the member keeps only
+// embeddedCatchUpEntries applied entries in memory (etcd would keep 5000),
+// and writing well past several of its in-memory snapshots and log
+// compactions loses nothing, before or after a restart.
+func TestEmbeddedKeepsFewRaftEntries(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	start := func() *Embedded {
+		e, err := StartEmbedded(ctx, EmbeddedConfig{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	e := start()
+	defer func() { e.Close() }()
+	if got := e.etcd.Server.Cfg.SnapshotCatchUpEntries; got != embeddedCatchUpEntries {
+		t.Fatalf("etcd keeps %d catch-up entries, want %d", got, embeddedCatchUpEntries)
+	}
+	const n = 6 * embeddedCatchUpEntries
+	s := New(e.Client())
+	errs := make(chan error, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for i := range next {
+				_, err := s.Create(ctx, fmt.Sprintf("/registry/configmaps/default/c%04d", i),
+					fmt.Appendf(nil, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c%04d","namespace":"default"},"data":{"i":"%d"}}`, i, i))
+				errs <- err
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string, s *Store) {
+		t.Helper()
+		l, err := s.List(ctx, "/registry/configmaps/", storage.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Items) != n {
+			t.Fatalf("%s: %d items, want %d", when, len(l.Items), n)
+		}
+		for i, it := range l.Items {
+			if want := fmt.Sprintf(`"data":{"i":"%d"}`, i); !strings.Contains(string(it.Value), want) {
+				t.Fatalf("%s: item %d is %s, want it to hold %s", when, i, it.Value, want)
+			}
+		}
+	}
+	check("after the writes", s)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = start()
+	check("after a restart", New(e.Client()))
 }
