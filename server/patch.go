@@ -399,7 +399,23 @@ func (c *call) apply(opts *metav1.PatchOptions, body []byte) error {
 	ctx := c.r.Context()
 	for attempt := 0; ; attempt++ {
 		stored, err := c.s.guaranteedUpdate(ctx, c, 0, func(cur *doc) (*doc, error) {
-			return c.applyPatch(opts, body, cur)
+			next, err := c.applyPatch(opts, body, cur)
+			if err != nil {
+				return nil, err
+			}
+			// The applied object's resourceVersion, as kube's store reads an
+			// update's: the configuration's, if it names one (a stale one
+			// is a 409, as for any patch), else the stored one (which the
+			// merge of a custom resource leaves out).
+			curRV := cur.metaString("resourceVersion")
+			rv := curRV
+			if _, named := next.meta["resourceVersion"]; named {
+				rv = next.metaString("resourceVersion")
+			}
+			if err := c.checkPatchedRevision(rv, curRV); err != nil {
+				return nil, err
+			}
+			return next, nil
 		})
 		var st *wire.Status
 		if !errors.As(err, &st) || st.Code != http.StatusNotFound || st.Details == nil || st.Details.Name != c.name || attempt >= 16 {

@@ -71,6 +71,17 @@ func TestWriteResourceVersionsAsKube(t *testing.T) {
 	e.expectStatus(422, "Invalid", "", "PATCH", leases+"/l", `{"metadata":{"resourceVersion":null}}`, "Content-Type", "application/merge-patch+json")
 	// An apply that creates ignores a resourceVersion that parses.
 	e.must(201, "PATCH", cmPath+"/ap?fieldManager=me", cm("ap", `,"resourceVersion":"5"`), "Content-Type", "application/apply-patch+yaml")
+	// An apply to an object is read as a patch's: the configuration's
+	// resourceVersion, if any, must be the stored one (kubectl apply
+	// --server-side of a manifest taken from a get is a 409 once the
+	// object changed); one that does not parse is a 500; "0" is none.
+	const applyCT = "application/apply-patch+yaml"
+	e.expectStatus(409, "Conflict", `Operation cannot be fulfilled on configmaps "ap": the object has been modified; please apply your changes to the latest version and try again`,
+		"PATCH", cmPath+"/ap?fieldManager=me", cm("ap", `,"resourceVersion":"1"`), "Content-Type", applyCT)
+	plain500(`strconv.ParseUint: parsing "x1": invalid syntax`, "PATCH", cmPath+"/ap?fieldManager=me", cm("ap", `,"resourceVersion":"x1"`), "Content-Type", applyCT)
+	ap := e.must(200, "PATCH", cmPath+"/ap?fieldManager=me", cm("ap", `,"resourceVersion":"0"`), "Content-Type", applyCT)
+	e.must(200, "PATCH", cmPath+"/ap?fieldManager=me", cm("ap", `,"resourceVersion":"`+path(ap, "metadata", "resourceVersion").(string)+`"`), "Content-Type", applyCT)
+	e.expectStatus(422, "Invalid", "", "PATCH", leases+"/l?fieldManager=me", `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l","resourceVersion":"0"}}`, "Content-Type", applyCT)
 
 	// A create of a name whose object is being deleted.
 	e.must(201, "POST", cmPath, cm("fin", `,"finalizers":["example.com/hold"]`))
@@ -89,4 +100,27 @@ func TestWriteResourceVersionsAsKube(t *testing.T) {
 	if g := path(got, "metadata", "generation"); g != 1.0 {
 		t.Fatalf("Deployment generation %v, want 1", g)
 	}
+}
+
+// TestApplyResourceVersionOfCustomResource: an apply to a custom resource
+// (which refuses unconditional updates) without a resourceVersion applies
+// to the stored object, as kube's; one naming a stale resourceVersion is
+// a 409, and "0" asks for the unconditional update it refuses.
+func TestApplyResourceVersionOfCustomResource(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", crdPath, gadgetCRD(t, gadgetSchema, nil))
+	const applyCT = "application/apply-patch+yaml"
+	withRV := func(rv string) string {
+		return `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g","resourceVersion":"` + rv + `"},"spec":{"name":"abc"}}`
+	}
+	e.must(201, "PATCH", gadgets+"/g?fieldManager=me", gadget("g", `{"name":"abc"}`), "Content-Type", applyCT)
+	got := e.must(200, "PATCH", gadgets+"/g?fieldManager=me", gadget("g", `{"name":"abcd"}`), "Content-Type", applyCT)
+	if n := path(got, "spec", "name"); n != "abcd" {
+		t.Fatalf("applied spec.name %v, want abcd", n)
+	}
+	e.expectStatus(409, "Conflict", `Operation cannot be fulfilled on gadgets.example.com "g": the object has been modified; please apply your changes to the latest version and try again`,
+		"PATCH", gadgets+"/g?fieldManager=me", withRV("1"), "Content-Type", applyCT)
+	e.expectStatus(422, "Invalid", `gadgets.example.com "g" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`,
+		"PATCH", gadgets+"/g?fieldManager=me", withRV("0"), "Content-Type", applyCT)
+	e.must(200, "PATCH", gadgets+"/g?fieldManager=me", withRV(path(got, "metadata", "resourceVersion").(string)), "Content-Type", applyCT)
 }

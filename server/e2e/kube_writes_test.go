@@ -142,6 +142,10 @@ func TestKubeWritesSameAsOurs(t *testing.T) {
 		{"patch drops a custom resource's resourceVersion", "PATCH", dials + "/g", mergePatch, `{"metadata":{"resourceVersion":null}}`},
 		{"patch scale bad resourceVersion", "PATCH", deps + "/d/scale", mergePatch, `{"metadata":{"resourceVersion":"x1"}}`},
 		{"update missing scale bad resourceVersion", "PUT", deps + "/missing/scale", jsonCT, `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"missing","resourceVersion":"x1"},"spec":{"replicas":2}}`},
+		{"apply stale resourceVersion", "PATCH", cms + "/a?fieldManager=me", applyCT, cm("a", `,"resourceVersion":"1"`)},
+		{"apply bad resourceVersion", "PATCH", cms + "/a?fieldManager=me", applyCT, cm("a", `,"resourceVersion":"x1"`)},
+		{"apply resourceVersion 0", "PATCH", cms + "/a?fieldManager=me", applyCT, cm("a", `,"resourceVersion":"0"`)},
+		{"apply custom resource stale resourceVersion", "PATCH", dials + "/g?fieldManager=me", applyCT, dial("g", `,"resourceVersion":"1"`)},
 		{"get after updates", "GET", cms + "/a", "", ""},
 
 		// Deletes.
