@@ -14,7 +14,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/server/bench"
-	"github.com/listwatch/listwatch/server/internal/testsupport"
 )
 
 func verifyNoLeaks(t *testing.T) {
@@ -88,11 +87,7 @@ func TestBenchInformerBinary(t *testing.T) {
 		t.Skip("builds the listwatch binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "listwatch")
-	build := testsupport.GoBuild(context.Background(), bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildCLI(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "bench", "informer", "--data-dir", filepath.Join(dir, "data"),

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,17 +39,41 @@ func cliLeakCheck(t *testing.T) {
 	})
 }
 
-// buildCLI builds this command into a temp dir and returns its path.
+// cli is the command built once for every test that runs it as a
+// process: each link of it is a race-enabled binary of the whole server.
+var cli struct {
+	once sync.Once
+	dir  string
+	path string
+	out  []byte
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cli.dir != "" {
+		os.RemoveAll(cli.dir)
+	}
+	os.Exit(code)
+}
+
+// buildCLI returns the path of this command, built on first use into a
+// directory removed when the tests end.
 func buildCLI(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "listwatch")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	out, err := testsupport.GoBuild(ctx, bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	cli.once.Do(func() {
+		if cli.dir, cli.err = os.MkdirTemp("", "listwatch-cli-test-"); cli.err != nil {
+			return
+		}
+		cli.path = filepath.Join(cli.dir, "listwatch")
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		cli.out, cli.err = testsupport.GoBuild(ctx, cli.path, ".").CombinedOutput()
+	})
+	if cli.err != nil {
+		t.Fatalf("go build: %v\n%s", cli.err, cli.out)
 	}
-	return bin
+	return cli.path
 }
 
 // cliServer is an in-process listwatch server for the CLI tests.
