@@ -5,8 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	aggregatoropenapi "k8s.io/kube-aggregator/pkg/generated/openapi"
-	"k8s.io/kube-openapi/pkg/common"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -22,9 +21,11 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	utilopenapi "k8s.io/apiserver/pkg/util/openapi"
+	aggregatoropenapi "k8s.io/kube-aggregator/pkg/generated/openapi"
 	"k8s.io/kube-openapi/pkg/builder"
 	"k8s.io/kube-openapi/pkg/builder3"
 	"k8s.io/kube-openapi/pkg/cached"
+	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/common/restfuladapter"
 	"k8s.io/kube-openapi/pkg/handler"
 	"k8s.io/kube-openapi/pkg/handler3"
@@ -130,13 +131,9 @@ func newOpenAPIDocs(reg *registry, subs map[string]map[string]rest.Storage) *ope
 			if err != nil {
 				return nil, "", err
 			}
-			ws := wss[gvPath]
-			doc, err := builder3.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices([]*restful.WebService{ws}), openAPIV3Config())
+			doc, err := buildBuiltinV3(wss[gvPath], gvPath)
 			if err != nil {
 				return nil, "", err
-			}
-			if g, v, ok := gvOfPath(gvPath); ok {
-				filterScopedGVKs(doc, g, v)
 			}
 			return doc, uuid.New().String(), nil
 		}))
@@ -214,8 +211,50 @@ func openAPIV2Config() *common.Config {
 	return c
 }
 
+// buildBuiltinV3 builds the v3 document of one built-in group-version
+// path from its web service.
+func buildBuiltinV3(ws *restful.WebService, gvPath string) (*spec3.OpenAPI, error) {
+	doc, err := builder3.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices([]*restful.WebService{ws}), openAPIV3Config())
+	if err != nil {
+		return nil, err
+	}
+	if g, v, ok := gvOfPath(gvPath); ok {
+		filterScopedGVKs(doc, g, v)
+	}
+	return doc, nil
+}
+
+// openAPIV3Definitions are the definitions of every v3 document, named
+// as the v3 config names them (DefaultOpenAPIV3Config), computed once per
+// process as kube-apiserver computes them once for all its
+// group-versions: computed again for each document, they took a fifth
+// of a test server's start. They depend only on the enabled features,
+// fixed for the process.
+var openAPIV3Definitions = sync.OnceValue(func() map[string]common.OpenAPIDefinition {
+	return genericapiserver.DefaultOpenAPIV3Config(openAPIDefinitions, openAPIDefinitionNamer()).Definitions
+})
+
+// openAPIV3BuildDefinitions are the definitions one document is built
+// from: openAPIV3Definitions, but each definition's extensions map a copy,
+// as kube-openapi's builder writes into it (the namer's extensions, and it
+// deletes the embedded v2 schema) while other documents built from the same
+// definitions are read.
+func openAPIV3BuildDefinitions(common.ReferenceCallback) map[string]common.OpenAPIDefinition {
+	shared := openAPIV3Definitions()
+	defs := make(map[string]common.OpenAPIDefinition, len(shared))
+	for name, d := range shared {
+		if d.Schema.Extensions != nil {
+			d.Schema.Extensions = maps.Clone(d.Schema.Extensions)
+		}
+		defs[name] = d
+	}
+	return defs
+}
+
 func openAPIV3Config() *common.OpenAPIV3Config {
-	c := genericapiserver.DefaultOpenAPIV3Config(openAPIDefinitions, openAPIDefinitionNamer())
+	// The constructor asks for the definitions with its own reference
+	// callback, which names types as openAPIV3Definitions' did.
+	c := genericapiserver.DefaultOpenAPIV3Config(openAPIV3BuildDefinitions, openAPIDefinitionNamer())
 	c.Info.Title = "Kubernetes"
 	c.Info.Version = openAPIInfoVersion
 	c.SecuritySchemes = spec3.SecuritySchemes{"BearerToken": &spec3.SecurityScheme{SecuritySchemeProps: spec3.SecuritySchemeProps{

@@ -265,6 +265,46 @@ func TestOpenAPIV3(t *testing.T) {
 	}
 }
 
+// TestOpenAPIV3SameOnEveryServer: the built-in documents are built from
+// definitions every server of the process shares (openAPIV3Definitions),
+// which kube-openapi's builder writes into: a second server's documents
+// hash as the first's, and in each group-version's document DeleteOptions
+// and WatchEvent name only that group-version and core/v1, however many
+// documents were built before it.
+func TestOpenAPIV3SameOnEveryServer(t *testing.T) {
+	a, b := newEnv(t), newEnv(t)
+	ia, ib := getV3Index(t, a), getV3Index(t, b)
+	if len(ia.Paths) != len(ib.Paths) {
+		t.Fatalf("index: %d group-versions, then %d", len(ia.Paths), len(ib.Paths))
+	}
+	scoped := 0
+	for p, ref := range ib.Paths {
+		if ia.Paths[p] != ref {
+			t.Errorf("%s: %s on one server, %s on the other", p, ia.Paths[p].ServerRelativeURL, ref.ServerRelativeURL)
+		}
+		group, version, ok := gvOfPath(p)
+		if !ok {
+			continue
+		}
+		doc, _ := getV3(t, b, ref.ServerRelativeURL)
+		for _, name := range []string{"io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions", "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent"} {
+			s := doc.Components.Schemas[name]
+			if s == nil {
+				continue
+			}
+			scoped++
+			for _, gvk := range gvkOf(s.Extensions) {
+				if g, v := gvk["group"], gvk["version"]; (g != group || v != version) && (g != "" || v != "v1") {
+					t.Errorf("%s: %s names %s/%s", p, name, g, v)
+				}
+			}
+		}
+	}
+	if scoped == 0 {
+		t.Fatal("no document has DeleteOptions or WatchEvent")
+	}
+}
+
 // TestOpenAPICRD: a CRD's schema appears in v2 and in its group-version's
 // v3 document when it is established, changes with it, and disappears
 // when it is deleted.

@@ -145,8 +145,10 @@ type parts struct {
 	loopback    *client.Client
 	// rbac is the RBAC authorizer's informers and bootstrap policy.
 	rbac *rbacParts
-	// webhooks: the informers of admission webhook configurations.
-	webhooks *server.Webhooks
+	// webhooks: the informers of admission webhook configurations, over
+	// admissionHTTP (nil with both).
+	webhooks      *server.Webhooks
+	admissionHTTP *http.Client
 	// services allocates Services' cluster IPs and node ports.
 	services *serviceAllocation
 	// controlPlane keeps kube-apiserver's own objects in kube-system.
@@ -386,6 +388,7 @@ func (a *APIServer) serve(ctx context.Context, p *parts) error {
 		if p.webhooks == nil {
 			return nil
 		}
+		defer p.admissionHTTP.CloseIdleConnections()
 		go func() {
 			select {
 			case <-p.webhooks.Synced():

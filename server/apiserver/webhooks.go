@@ -30,11 +30,19 @@ func (p *parts) buildWebhooks(o Options, creds *pki.Credentials, authz auth.Auth
 		// of ResourceQuota's status updates.
 		UserAgent: "kube-apiserver/" + server.GitVersion + " (listwatch admission)",
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	// Our own HTTP client, not client-go's shared transport cache (which
+	// keeps a transport per server for the life of the process), so that
+	// its connections are closed when the informers stop.
+	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return fmt.Errorf("apiserver: admission client: %w", err)
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	p.admissionHTTP = hc
+	cs, err := kubernetes.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return fmt.Errorf("apiserver: admission client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfigAndClient(cfg, hc)
 	if err != nil {
 		return fmt.Errorf("apiserver: admission client: %w", err)
 	}

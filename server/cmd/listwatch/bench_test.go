@@ -84,7 +84,7 @@ func TestBenchQueueCommandTable(t *testing.T) {
 // implementation.
 func TestBenchInformerBinary(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the listwatch binary")
+		t.Skip("runs the listwatch command as a process")
 	}
 	dir := t.TempDir()
 	bin := buildCLI(t)
