@@ -227,9 +227,11 @@ func buildBuiltinV3(ws *restful.WebService, gvPath string) (*spec3.OpenAPI, erro
 // openAPIV3Definitions are the definitions of every v3 document, named
 // as the v3 config names them (DefaultOpenAPIV3Config), computed once per
 // process as kube-apiserver computes them once for all its
-// group-versions: computed again for each document, they took a fifth
-// of a test server's start. They depend only on the enabled features,
-// fixed for the process.
+// group-versions. Computed again for each of the ~30 documents (the MAP
+// plugin's poll of the index builds them all at start), they were 6% of
+// the end-to-end tests' CPU, and a test server started in 2.2–2.4 s
+// instead of 1.5–1.6 s. They depend only on the enabled features, fixed
+// for the process.
 var openAPIV3Definitions = sync.OnceValue(func() map[string]common.OpenAPIDefinition {
 	return genericapiserver.DefaultOpenAPIV3Config(openAPIDefinitions, openAPIDefinitionNamer()).Definitions
 })
