@@ -87,7 +87,7 @@ func TestBenchInformerBinary(t *testing.T) {
 		t.Skip("runs the listwatch command as a process")
 	}
 	dir := t.TempDir()
-	bin := buildCLI(t)
+	bin := commandPath(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "bench", "informer", "--data-dir", filepath.Join(dir, "data"),

@@ -69,9 +69,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildCLI returns the path of this command: a link named listwatch to
+// commandPath returns the path of this command: a link named listwatch to
 // the test binary, made on first use.
-func buildCLI(t *testing.T) string {
+func commandPath(t *testing.T) string {
 	t.Helper()
 	cli.once.Do(func() {
 		self, err := os.Executable()
@@ -227,7 +227,7 @@ func (p *proc) expectText(t *testing.T, typ, key string) {
 
 func TestWatchCommand(t *testing.T) {
 	cliLeakCheck(t)
-	bin := buildCLI(t)
+	bin := commandPath(t)
 	s := startCLIServer(t)
 	s.create(t, "marker", map[string]any{"k": "v"})
 
@@ -381,7 +381,7 @@ func decodeJSONLine(t *testing.T, line string) jsonEvent {
 
 func TestDemoCommand(t *testing.T) {
 	cliLeakCheck(t)
-	bin := buildCLI(t)
+	bin := commandPath(t)
 	p := startCLI(t, bin, nil, "demo")
 	var lines []string
 	for l := range p.lines {

@@ -22,7 +22,7 @@ import (
 // stuck opening its database.
 func TestServeLifecycle(t *testing.T) {
 	cliLeakCheck(t)
-	bin := buildCLI(t)
+	bin := commandPath(t)
 	serve := func(t *testing.T, dataDir string) *proc {
 		return startCLI(t, bin, nil, "serve", "--data-dir", dataDir, "--secure-port", "-1", "--log-level", "error")
 	}
@@ -140,7 +140,7 @@ func waitOpen(t *testing.T, p *proc, path string) {
 // serve at once with kube-controller-manager's words for it.
 func TestServeUnknownController(t *testing.T) {
 	cliLeakCheck(t)
-	bin := buildCLI(t)
+	bin := commandPath(t)
 	p := startCLI(t, bin, nil, "serve", "--data-dir", filepath.Join(t.TempDir(), "data"), "--secure-port", "-1",
 		"--log-level", "error", "--controllers", "*,-nope")
 	err := waitExit(t, p, 10*time.Second)
@@ -157,7 +157,7 @@ func TestServeUnknownController(t *testing.T) {
 // GOGC is set in its environment, as its /metrics report.
 func TestServeGCPercent(t *testing.T) {
 	cliLeakCheck(t)
-	bin := buildCLI(t)
+	bin := commandPath(t)
 	for _, tc := range []struct {
 		env  string
 		want string
