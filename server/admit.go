@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/listwatch/listwatch/wire"
@@ -225,10 +227,11 @@ func (c *call) validateMeta(d *doc) error {
 	return nil
 }
 
-// prepareCreate sets what the server owns on a new object: name from
-// generateName, uid, creationTimestamp, and no resourceVersion. The
-// generation is the kind's strategy's to set (admit, admitCustom); a kind
-// whose strategy leaves it, as ConfigMap's, keeps the client's, as in kube.
+// prepareCreate sets what the server owns on a new custom resource d,
+// after mutating admission, as kube's store does before BeforeCreate: name
+// from generateName, uid, creationTimestamp, and no resourceVersion. The
+// generation is the strategy's to set (admitCustom); prepareCreateMeta is
+// the same for a built-in kind's typed object.
 func (c *call) prepareCreate(d *doc) {
 	if d.metaString("name") == "" {
 		if gen := d.metaString("generateName"); gen != "" {
@@ -241,17 +244,34 @@ func (c *call) prepareCreate(d *doc) {
 	delete(d.meta, "deletionTimestamp")
 	delete(d.meta, "deletionGracePeriodSeconds")
 	delete(d.meta, "selfLink")
-	c.prepareKind(d, nil)
 }
 
-// prepareUpdate carries the server-owned fields of old into d and checks
-// that the immutable ones were not changed.
+// prepareCreateMeta is prepareCreate for m, the metadata of a built-in
+// kind's new object. The generation is its strategy's to set; a kind whose
+// strategy leaves it, as ConfigMap's, keeps the client's, as in kube.
+func (c *call) prepareCreateMeta(m metav1.Object) {
+	if m.GetName() == "" && m.GetGenerateName() != "" {
+		m.SetName(c.s.genName(m.GetGenerateName()))
+	}
+	m.SetUID(types.UID(newUID()))
+	m.SetCreationTimestamp(metav1.NewTime(c.s.now().UTC().Truncate(time.Second)))
+	m.SetResourceVersion("")
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	m.SetSelfLink("")
+}
+
+// prepareUpdate carries the server-owned fields of old into d, a custom
+// resource's update, and checks that the immutable ones were not changed,
+// as kube's BeforeUpdate does (a built-in kind's is BeforeUpdate itself,
+// in admitTyped).
 func (c *call) prepareUpdate(d, old *doc) error {
 	if c.res.converted {
 		old = c.res.servedDoc(old) // convert.go: d is in the served version
 	}
 	if c.status {
-		// Only .status changes; the rest, metadata included, is the stored one.
+		// Only .status changes; the rest, metadata included, is the
+		// stored one (kube's status strategy for custom resources).
 		st, has := d.rest["status"]
 		mf, hasMF := d.meta["managedFields"]
 		d.meta, d.rest = cloneRaw(old.meta), cloneRaw(old.rest)
@@ -263,13 +283,10 @@ func (c *call) prepareUpdate(d, old *doc) error {
 		} else {
 			delete(d.rest, "status")
 		}
-		if c.res.isCRDs() {
-			// A CRD's names and conditions are the server's to decide.
-			setCRDStatus(d, old, c.s.reg, c.s.now())
-		}
 		return nil
 	}
-	for _, k := range []string{"creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"} {
+	// (deletionTimestamp and its grace period: checkDeletionUpdate.)
+	for _, k := range []string{"creationTimestamp", "generation"} {
 		if v, ok := old.meta[k]; ok {
 			d.meta[k] = v
 		} else {
@@ -283,16 +300,7 @@ func (c *call) prepareUpdate(d, old *doc) error {
 		return invalid(c.res.qualifiedKind(), c.res.group, c.res.kind, c.name,
 			fieldInvalid("metadata.uid", uid, "field is immutable"))
 	}
-	c.prepareKind(d, old)
 	return nil
-}
-
-// prepareKind sets a CRD's status: established under its names.
-func (c *call) prepareKind(d, old *doc) {
-	switch {
-	case c.res.isCRDs():
-		setCRDStatus(d, old, c.s.reg, c.s.now())
-	}
 }
 
 // generateName appends five random characters from kube's alphabet (no

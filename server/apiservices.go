@@ -498,8 +498,7 @@ func (a *apiServices) create(ctx context.Context, desired *apiregv1.APIService) 
 	r := internalRequest(ctx, http.MethodPost)
 	r.Header.Set("User-Agent", "kube-apiserver/"+GitVersion) // the managedFields' manager, as kube's loopback client
 	c := &call{s: a.s, res: a.res, name: desired.Name, r: r}
-	c.prepareCreate(d)
-	if err := c.admit(d, nil); err != nil {
+	if err := c.admit(d, nil, nil); err != nil {
 		return fmt.Errorf("server: creating APIService %s: %w", desired.Name, err)
 	}
 	if desired.Spec.Service == nil {

@@ -75,8 +75,7 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	if n, err := strconv.ParseUint(d.metaString("resourceVersion"), 10, 64); err == nil && n != 0 {
 		rvSet = c.r.Method == http.MethodPost
 	}
-	c.prepareCreate(d)
-	if err := c.admit(d, nil); err != nil {
+	if err := c.admit(d, nil, nil); err != nil {
 		return nil, err
 	}
 	if err := c.admitCustom(d, nil); err != nil {

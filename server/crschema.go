@@ -116,6 +116,7 @@ func (rc *readCache) add(k readKey) {
 // validates.
 type crValidator interface {
 	crPreparer
+	rest.RESTUpdateStrategy
 	Validate(ctx context.Context, obj runtime.Object) field.ErrorList
 	ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
 	WarningsOnCreate(ctx context.Context, obj runtime.Object) []string
@@ -123,7 +124,7 @@ type crValidator interface {
 }
 
 type crUpdateValidator interface {
-	ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
+	rest.RESTUpdateStrategy
 }
 
 // crdDefinition decodes a stored CRD as kube's typed v1 object.
@@ -418,10 +419,13 @@ func (c *call) validateSchema(d, old *doc) error {
 		rv := old.metaString("resourceVersion")
 		u.SetResourceVersion(rv)
 		was.SetResourceVersion(rv)
+		// As kube's BeforeUpdate: the metadata rules common to every
+		// kind, then the strategy's (which check the metadata again:
+		// kube reports such a fault twice).
 		if c.status {
-			errs = cs.statusStrategy.ValidateUpdate(ctx, u, was)
+			errs = rest.ValidateUpdate(ctx, u, was, cs.statusStrategy)
 		} else {
-			errs = cs.strategy.ValidateUpdate(ctx, u, was)
+			errs = rest.ValidateUpdate(ctx, u, was, cs.strategy)
 			warnings = cs.strategy.WarningsOnUpdate(ctx, u, was)
 		}
 	}

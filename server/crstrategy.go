@@ -131,7 +131,7 @@ func (c *call) validateCustomMeta(d, old *doc) error {
 		if err != nil {
 			return err
 		}
-		// The write is at the stored revision (guaranteedUpdate checked
+		// The write is at the stored revision (updateFrom checked
 		// the client's), as kube's store sets it before validating.
 		rv := old.metaString("resourceVersion")
 		u.SetResourceVersion(rv)

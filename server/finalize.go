@@ -164,14 +164,17 @@ func (d *doc) bumpGeneration() {
 	}
 }
 
-// checkDeletionUpdate applies to an update (or patch) of cur into next what
-// kube's BeforeUpdate and ValidateObjectMetaAccessorUpdate rule about
-// deletion: a deletionTimestamp, once set, stays as it is and a grace
-// period is kept when the update leaves it out; a client may not set or
-// change either (422, "field is immutable"); no finalizer may be added to
-// an object being deleted (422 Forbidden); and the orphan and
-// foregroundDeletion finalizers exclude each other (ValidateFinalizers).
-// A status write keeps the stored metadata and is not checked.
+// checkDeletionUpdate applies to an update (or patch) of cur into next, a
+// custom resource, what kube's BeforeUpdate and
+// ValidateObjectMetaAccessorUpdate rule about deletion: a
+// deletionTimestamp, once set, stays as it is and a grace period is kept
+// when the update leaves it out; a client may not set or change either
+// (422, "field is immutable"); no finalizer may be added to an object
+// being deleted (422 Forbidden); and the orphan and foregroundDeletion
+// finalizers exclude each other (ValidateFinalizers). A resource with a
+// schema gets those refusals from kube's validation (validateSchema), with
+// its other faults; a built-in kind gets all of it from BeforeUpdate. A
+// status write keeps the stored metadata and is not checked.
 func (c *call) checkDeletionUpdate(next, cur *doc) error {
 	if c.status {
 		return nil
@@ -182,6 +185,9 @@ func (c *call) checkDeletionUpdate(next, cur *doc) error {
 				next.meta[k] = v
 			}
 		}
+	}
+	if c.res.schema != nil {
+		return nil
 	}
 	var causes []wire.StatusCause
 	fins := next.finalizers()

@@ -78,8 +78,7 @@ func (s *Server) createFlowControlObject(ctx context.Context, o runtime.Object) 
 	req := internalRequest(ctx, http.MethodPost)
 	req.URL.RawQuery = "fieldManager=api-priority-and-fairness-config-producer-v1" // kube's ensurer's
 	c := &call{s: s, res: r, name: name, r: req}
-	c.prepareCreate(d)
-	if err := c.admit(d, nil); err != nil {
+	if err := c.admit(d, nil, nil); err != nil {
 		return fmt.Errorf("server: creating %s %s: %w", plural, name, err)
 	}
 	if _, err := s.store.Create(ctx, r.key("", name), d.encode()); err != nil && !errors.Is(err, storage.ErrExists) {

@@ -59,8 +59,7 @@ func FuzzTypedAdmission(f *testing.F) {
 			return
 		}
 		c.name = d.metaString("name")
-		c.prepareCreate(d)
-		if err := c.admit(d, nil); err != nil {
+		if err := c.admit(d, nil, nil); err != nil {
 			asStatus(err) // any error is a Status
 			return
 		}
@@ -76,10 +75,7 @@ func FuzzTypedAdmission(f *testing.F) {
 		u := call(http.MethodPut)
 		u.name = c.name
 		u.r.URL = &url.URL{RawQuery: "fieldValidation=Strict"}
-		if err := u.prepareUpdate(again, stored); err != nil {
-			return
-		}
-		if err := u.admit(again, stored); err != nil {
+		if err := u.admit(again, stored, anyRevision); err != nil {
 			if st := asStatus(err); st.Code == http.StatusBadRequest {
 				t.Fatalf("admitted object fails strict decoding: %v\n%s", st.Message, d.encode())
 			}

@@ -23,35 +23,71 @@ import (
 	"github.com/listwatch/listwatch/wire"
 )
 
-// admit validates a write before it is stored: d is the object to write,
-// old the stored one (nil on create). A built-in kind goes through
-// kube-apiserver's own pipeline (admitTyped); a custom resource gets our
-// metadata rules (validateMeta).
-func (c *call) admit(d, old *doc) error {
+// admit runs what kube-apiserver runs over a write d between decoding it
+// and storing it (old: the stored object, nil on create), in kube's order.
+// First what kube's handler does to the object as the client sent it (on
+// an update, as kube's UpdatedObject builds it): the managed fields, then
+// mutating admission. Its webhooks and policies therefore see a create
+// without uid, creationTimestamp or generated name, and an update with the
+// resourceVersion the client sent and, on /status, with the metadata and
+// spec the client sent. Then, on an update, settle gets the mutated
+// object's resourceVersion, which kube's store checks only now (a 422
+// where the strategy needs one, a 409 when stale). Then the store's part:
+// the server-owned metadata (prepareCreate, prepareUpdate), the strategy
+// with its validation (BeforeCreate, BeforeUpdate), and validating
+// admission. A built-in kind goes through kube-apiserver's own pipeline
+// (admitTyped); a custom resource gets our metadata rules here
+// (validateMeta) and its strategy in admitCustom.
+func (c *call) admit(d, old *doc, settle func(rv string) error) error {
 	t := c.res.typed()
 	if t == nil {
+		if old == nil && c.r.Method == http.MethodPost {
+			// kube's create handler wipes them before admission.
+			for _, k := range systemMetaFields {
+				delete(d.meta, k)
+			}
+		}
 		if err := c.mutateCustom(d, old); err != nil {
+			return err
+		}
+		if old == nil {
+			c.prepareCreate(d)
+			return c.validateMeta(d)
+		}
+		if err := settle(d.metaString("resourceVersion")); err != nil {
+			return err
+		}
+		if err := c.checkDeletionUpdate(d, old); err != nil {
+			return err
+		}
+		if err := c.prepareUpdate(d, old); err != nil {
 			return err
 		}
 		return c.validateMeta(d)
 	}
-	if err := c.admitTyped(t, d, old); err != nil {
+	if err := c.admitTyped(t, d, old, settle); err != nil {
 		return err
 	}
-	if c.res.isCRDs() && !c.status {
+	if c.res.isCRDs() {
 		// The strategy resets status; its names and conditions are ours.
 		setCRDStatus(d, old, c.s.reg, c.s.now())
 	}
 	return nil
 }
 
+// systemMetaFields are the metadata kube's create handler wipes from the
+// object sent (rest.WipeObjectMetaSystemFields).
+var systemMetaFields = []string{"creationTimestamp", "uid", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"}
+
 // admitTyped does to d what kube-apiserver does to a write of a built-in
 // kind: decode it into the versioned type (fieldValidation deciding about
 // unknown and duplicate fields), apply the scheme's defaults, convert it
-// to the internal type, run rest.BeforeCreate or rest.BeforeUpdate with
-// the kind's strategy (the status strategy on /status), and convert back.
-// d then holds the typed object re-encoded, so unknown fields are gone.
-func (c *call) admitTyped(t *typedKind, d, old *doc) (retErr error) {
+// to the internal type, record the managed fields, run mutating
+// admission, then (on an update, after settle) run rest.BeforeCreate or
+// rest.BeforeUpdate with the kind's strategy (the status strategy on
+// /status) and validating admission, and convert back. d then holds the
+// typed object re-encoded, so unknown fields are gone.
+func (c *call) admitTyped(t *typedKind, d, old *doc, settle func(rv string) error) (retErr error) {
 	if t.strategy == nil {
 		// A read-only kind (componentstatuses): its routes refuse writes
 		// with this Status before they get here.
@@ -72,10 +108,25 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) (retErr error) {
 	if err != nil {
 		return err
 	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return wire.NewInternalError(err)
+	}
+	// kube's decode keeps the resourceVersion sent (d.encode leaves it
+	// out), and admission sees it.
+	m.SetResourceVersion(d.metaString("resourceVersion"))
+	if old == nil && c.r.Method == http.MethodPost {
+		// kube's create handler wipes them before admission (a create
+		// by update or apply has them wiped by kube's store, after).
+		rest.WipeObjectMetaSystemFields(m)
+	}
 	var oldObj runtime.Object
 	if old != nil {
 		if oldObj, err = t.decodeStored(old); err != nil {
 			return wire.NewInternalError(err)
+		}
+		if om, merr := meta.Accessor(oldObj); merr == nil {
+			om.SetResourceVersion(old.metaString("resourceVersion"))
 		}
 	}
 	// managedFields (ssa.go), computed in kube's handler before admission.
@@ -83,12 +134,16 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) (retErr error) {
 		return err
 	}
 	// kube's mutating admission: after decoding and defaulting, before the
-	// strategy (webhook.go).
+	// store's own steps (webhook.go).
 	if err := c.mutateTyped(t, obj, oldObj); err != nil {
 		return err
 	}
+	if m, err = meta.Accessor(obj); err != nil {
+		return wire.NewInternalError(err)
+	}
 	ctx := c.strategyContext(old == nil)
 	if old == nil {
+		c.prepareCreateMeta(m)
 		if err = c.checkEscalation(ctx, obj, nil); err != nil {
 			return err
 		}
@@ -97,14 +152,13 @@ func (c *call) admitTyped(t *typedKind, d, old *doc) (retErr error) {
 		}
 		err = rest.BeforeCreate(t.strategy, ctx, obj)
 	} else {
-		// The write is at the stored revision (guaranteedUpdate checked
-		// the client's), as kube's store sets it before BeforeUpdate.
-		rv := old.metaString("resourceVersion")
-		for _, o := range []runtime.Object{obj, oldObj} {
-			if m, merr := meta.Accessor(o); merr == nil {
-				m.SetResourceVersion(rv)
-			}
+		if err := settle(m.GetResourceVersion()); err != nil {
+			return err
 		}
+		// The write is at the stored revision, as kube's store sets it
+		// before BeforeUpdate.
+		rv := old.metaString("resourceVersion")
+		m.SetResourceVersion(rv)
 		if err = c.checkEscalation(ctx, obj, oldObj); err != nil {
 			return err
 		}

@@ -31,8 +31,7 @@ func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 		c := &call{s: s, res: r, name: ns, r: req}
 		d := &doc{apiVersion: "v1", kind: "Namespace", meta: map[string]json.RawMessage{}, rest: map[string]json.RawMessage{}}
 		d.setMeta("name", ns)
-		c.prepareCreate(d)
-		if err := c.admit(d, nil); err != nil {
+		if err := c.admit(d, nil, nil); err != nil {
 			return fmt.Errorf("server: creating namespace %s: %w", ns, err)
 		}
 		_, err := s.store.Create(ctx, r.key("", ns), d.encode())

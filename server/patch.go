@@ -176,10 +176,8 @@ func (c *call) patchOnce(ct string, body []byte, cur *doc) (*doc, error) {
 		}
 	}
 	// The patched object's resourceVersion (the stored one, unless the
-	// patch changed it), as kube's store reads an update's.
-	if err := c.checkPatchedRevision(next.metaString("resourceVersion"), curRV); err != nil {
-		return nil, err
-	}
+	// patch changed it) is read as kube's store reads an update's, once
+	// mutating admission has run (updateFrom's settle).
 	return next, nil
 }
 
@@ -403,17 +401,13 @@ func (c *call) apply(opts *metav1.PatchOptions, body []byte) error {
 			if err != nil {
 				return nil, err
 			}
-			// The applied object's resourceVersion, as kube's store reads an
-			// update's: the configuration's, if it names one (a stale one
-			// is a 409, as for any patch), else the stored one (which the
-			// merge of a custom resource leaves out).
-			curRV := cur.metaString("resourceVersion")
-			rv := curRV
-			if _, named := next.meta["resourceVersion"]; named {
-				rv = next.metaString("resourceVersion")
-			}
-			if err := c.checkPatchedRevision(rv, curRV); err != nil {
-				return nil, err
+			// The applied object's resourceVersion, which kube's store reads
+			// as an update's (updateFrom's settle): the configuration's, if
+			// it names one (a stale one is a 409, as for any patch), else
+			// the stored one (which the merge of a custom resource leaves
+			// out).
+			if _, named := next.meta["resourceVersion"]; !named {
+				next.setMeta("resourceVersion", cur.metaString("resourceVersion"))
 			}
 			return next, nil
 		})

@@ -335,7 +335,8 @@ func (c *call) checkScaleRevision(s, old *autoscalingv1.Scale) error {
 		return nil
 	}
 	if c.r.Method == http.MethodPatch {
-		return c.checkPatchedRevision(s.ResourceVersion, old.ResourceVersion)
+		stored, _ := strconv.ParseInt(old.ResourceVersion, 10, 64)
+		return c.writeRevision(s.ResourceVersion, stored)
 	}
 	_, err := c.newRevision(s.ResourceVersion)
 	return err

@@ -33,18 +33,15 @@ func (c *call) update() error {
 	}
 	// As kube's store, in this order once the object is read: the uid
 	// the object names is a precondition (another object of the name is
-	// a 409, not a change); then its resourceVersion is read, and pins
-	// the revision the update applies to (guaranteedUpdate's 409 when
-	// stale); none is an unconditional update, which custom resources
-	// refuse (AllowUnconditionalUpdate).
+	// a 409, not a change); then, once mutating admission has run, its
+	// resourceVersion is read, and pins the revision the update applies
+	// to (a 409 when stale, writeRevision); none is an unconditional
+	// update, which custom resources refuse (AllowUnconditionalUpdate).
 	uid := d.metaString("uid")
 	expect, _ := updateRevision(d.metaString("resourceVersion")) // fn reports its error
 	for attempt := 0; ; attempt++ {
 		stored, err := c.s.guaranteedUpdate(c.r.Context(), c, expect, func(cur *doc) (*doc, error) {
 			if err := c.uidPrecondition(uid, cur.metaString("uid")); err != nil {
-				return nil, err
-			}
-			if _, err := c.newRevision(d.metaString("resourceVersion")); err != nil {
 				return nil, err
 			}
 			return d.clone(), nil // updateFrom changes what it gets
@@ -143,15 +140,16 @@ func (c *call) newRevision(rv string) (int64, error) {
 	return n, nil
 }
 
-// checkPatchedRevision is newRevision for the object a patch made from
-// the stored one (at revision stored): the resourceVersion it names, if
-// any, must be the stored one (a 409 when not).
-func (c *call) checkPatchedRevision(rv, stored string) error {
+// writeRevision is newRevision for rv, the resourceVersion of the object
+// an update, patch or apply is about to write over the stored one (at
+// revision stored), once mutating admission has run: the revision it
+// names, if any, must be the stored one (a 409 when not).
+func (c *call) writeRevision(rv string, stored int64) error {
 	n, err := c.newRevision(rv)
 	if err != nil {
 		return err
 	}
-	if n != 0 && strconv.FormatInt(n, 10) != stored {
+	if n != 0 && n != stored {
 		return wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
 	}
 	return nil
@@ -255,14 +253,11 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 		return nil, wire.NewInternalError(err)
 	}
 	// fn first, as kube's store computes the updated object (checking
-	// preconditions, running mutating admission) before it compares
-	// resourceVersions.
+	// preconditions; admit then runs mutating admission) before it
+	// compares resourceVersions (settle).
 	next, err := fn(cur)
 	if err != nil {
 		return nil, err
-	}
-	if expect != 0 && kv.Revision != expect {
-		return nil, wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
 	}
 	if err := c.checkType(next); err != nil {
 		return nil, err
@@ -270,13 +265,18 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 	if err := c.checkName(next); err != nil {
 		return nil, err
 	}
-	if err := c.checkDeletionUpdate(next, cur); err != nil {
-		return nil, err
+	settle := func(rv string) error {
+		if c.scale {
+			// The Scale's resourceVersion was read by writeScaled's fn;
+			// a PUT's pins the revision.
+			if expect != 0 && kv.Revision != expect {
+				return wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
+			}
+			return nil
+		}
+		return c.writeRevision(rv, kv.Revision)
 	}
-	if err := c.prepareUpdate(next, cur); err != nil {
-		return nil, err
-	}
-	if err := c.admit(next, cur); err != nil {
+	if err := c.admit(next, cur, settle); err != nil {
 		return nil, err
 	}
 	if err := c.admitCustom(next, cur); err != nil {

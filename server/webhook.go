@@ -345,10 +345,11 @@ func (c *call) customGVK() schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: c.res.group, Version: c.res.version, Kind: c.res.kind}
 }
 
-// unstructuredOf is d as kube holds a custom resource.
+// unstructuredOf is d as kube holds a custom resource, with the
+// resourceVersion it has (a write's as the client sent it).
 func unstructuredOf(d *doc) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(d.encode()); err != nil {
+	if err := u.UnmarshalJSON(d.encodeFields()); err != nil {
 		return nil, wire.NewInternalError(err)
 	}
 	return u, nil

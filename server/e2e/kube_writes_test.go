@@ -146,6 +146,11 @@ func TestKubeWritesSameAsOurs(t *testing.T) {
 		{"apply bad resourceVersion", "PATCH", cms + "/a?fieldManager=me", applyCT, cm("a", `,"resourceVersion":"x1"`)},
 		{"apply resourceVersion 0", "PATCH", cms + "/a?fieldManager=me", applyCT, cm("a", `,"resourceVersion":"0"`)},
 		{"apply custom resource stale resourceVersion", "PATCH", dials + "/g?fieldManager=me", applyCT, dial("g", `,"resourceVersion":"1"`)},
+		{"patch sets deletionTimestamp", "PATCH", cms + "/a", mergePatch, `{"metadata":{"deletionTimestamp":"2020-01-01T00:00:00Z"}}`},
+		{"patch sets deletionGracePeriodSeconds", "PATCH", cms + "/a", mergePatch, `{"metadata":{"deletionGracePeriodSeconds":5}}`},
+		{"patch sets orphan and foreground", "PATCH", cms + "/a", mergePatch, `{"metadata":{"finalizers":["orphan","foregroundDeletion"]}}`},
+		{"patch sets deletionTimestamp and bad data", "PATCH", cms + "/a", mergePatch, `{"metadata":{"deletionTimestamp":"2020-01-01T00:00:00Z"},"data":{"a b":"1"}}`},
+		{"patch custom resource sets deletionTimestamp", "PATCH", dials + "/g", mergePatch, `{"metadata":{"deletionTimestamp":"2020-01-01T00:00:00Z"}}`},
 		{"get after updates", "GET", cms + "/a", "", ""},
 
 		// Deletes.
@@ -163,6 +168,8 @@ func TestKubeWritesSameAsOurs(t *testing.T) {
 		{"create while deleting", "POST", cms, jsonCT, cm("f", "")},
 		{"create while deleting, dry run", "POST", cms + "?dryRun=All", jsonCT, cm("f", "")},
 		{"update while deleting", "PUT", cms + "/f", jsonCT, cm("f", `,"finalizers":["example.com/hold","example.com/more"]`)},
+		{"patch moves deletionTimestamp", "PATCH", cms + "/f", mergePatch, `{"metadata":{"deletionTimestamp":"2099-01-01T00:00:00Z","deletionGracePeriodSeconds":null}}`},
+		{"patch adds a finalizer while deleting, bad data", "PATCH", cms + "/f", mergePatch, `{"metadata":{"finalizers":["example.com/hold","example.com/more"]},"data":{"a b":"1"}}`},
 		{"release finalizer", "PATCH", cms + "/f", mergePatch, `{"metadata":{"finalizers":null}}`},
 		{"get released", "GET", cms + "/f", "", ""},
 		{"delete foreground", "DELETE", cms + "/a", jsonCT, `{"propagationPolicy":"Foreground"}`},
