@@ -439,10 +439,17 @@ func (c *call) applyPatch(opts *metav1.PatchOptions, body []byte, cur *doc) (*do
 			return nil, err
 		}
 		next.apiVersion, next.kind = c.res.apiVersion(), c.res.kind
-		return next, nil
-	}
-	if err := setDoc(next, obj); err != nil {
+	} else if err := setDoc(next, obj); err != nil {
 		return nil, err
+	}
+	// The resourceVersion the configuration names, even "", is the
+	// applied object's, as kube merges it into the live one's (which an
+	// empty one then leaves without: an unconditional update, refused
+	// where the strategy needs one); the typed encoding drops an empty one.
+	if md, ok := patchObj.Object["metadata"].(map[string]any); ok {
+		if rv, ok := md["resourceVersion"].(string); ok {
+			next.setMeta("resourceVersion", rv)
+		}
 	}
 	return next, nil
 }
