@@ -490,6 +490,7 @@ func handler(o Options, api *server.Server, authn auth.Authenticator, authz auth
 		request.WithRequestInfo,
 		filters.BodyDeadline(o.RequestTimeout),
 		filters.Authentication(authn, metrics),
+		filters.Impersonation(authz),
 		filters.Metrics(metrics, api.Serves),
 		request.WithScope(api), // 404 for a cluster-scoped resource under a namespace, before authz judges it there
 		filters.Authorization(authz),

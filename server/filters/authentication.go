@@ -13,7 +13,6 @@ import (
 // (request.WithUser), in group system:authenticated (the anonymous user of
 // auth.AnonymousPublicInfo stays in system:unauthenticated only), and
 // removes the Authorization header so no handler can replay the credential.
-// A request asking to impersonate is refused (see refuseImpersonation).
 // A request that no authenticator accepts gets 401 Unauthorized. Each
 // attempt is counted in m's authentication_attempts (m may be nil): that is
 // the only metric a request without valid credentials reaches.
@@ -31,10 +30,6 @@ func Authentication(authn auth.Authenticator, m *RequestMetrics) Filter {
 			}
 			r.Header.Del("Authorization")
 			u = auth.WithAuthenticatedGroup(u)
-			if s := refuseImpersonation(r, u); s != nil {
-				writeStatus(w, r, s)
-				return
-			}
 			h.ServeHTTP(w, r.WithContext(request.WithUser(r.Context(), u)))
 		})
 	}

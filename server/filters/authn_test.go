@@ -3,6 +3,7 @@ package filters
 import (
 	"io"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/listwatch/listwatch/wire"
@@ -89,21 +90,22 @@ func TestStatusPretty(t *testing.T) {
 	}
 }
 
-// TestImpersonationRefused: a request asking to act as someone else
-// (kubectl --as) is refused as kube-apiserver refuses a sender who may
-// not impersonate, never run with the sender's own rights; the rest of
-// the headers without Impersonate-User is a 500, as in kube.
-func TestImpersonationRefused(t *testing.T) {
+// TestImpersonation: a request asking to act as someone else (kubectl
+// --as) runs as that user when the sender may impersonate (the admin, in
+// system:masters), and is refused with kube's Status when not (bob) or
+// when it names groups without a user. e2e's
+// TestKubeImpersonationSideBySide compares it all with kube-apiserver.
+func TestImpersonation(t *testing.T) {
 	e := newEnv(t, envConfig{})
 	c := e.client(t)
-	req := func(h map[string]string) *http.Response {
+	req := func(token string, h [][2]string) *http.Response {
 		r, err := http.NewRequest(http.MethodGet, e.srv.URL+"/api/v1/namespaces/default/pods", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.Header.Set("Authorization", "Bearer "+e.creds.AdminToken)
-		for k, v := range h {
-			r.Header.Set(k, v)
+		r.Header.Set("Authorization", "Bearer "+token)
+		for _, kv := range h {
+			r.Header.Add(kv[0], kv[1])
 		}
 		resp, err := c.Do(r)
 		if err != nil {
@@ -112,14 +114,23 @@ func TestImpersonationRefused(t *testing.T) {
 		t.Cleanup(func() { resp.Body.Close() })
 		return resp
 	}
-	s := wantStatus(t, req(map[string]string{"Impersonate-User": "bob", "Impersonate-Group": "dev"}), http.StatusForbidden, wire.ReasonForbidden,
-		`users "bob" is forbidden: User "admin" cannot impersonate resource "users" in API group "" at the cluster scope: impersonation is not supported by listwatch serve`)
-	if s.Details == nil || s.Details.Name != "bob" || s.Details.Kind != "users" {
+	got := decodeEcho(t, req(e.creds.AdminToken, [][2]string{{"Impersonate-User", "carol"}, {"Impersonate-Group", "system:masters"}}))
+	if got.User != "carol" || !slices.Equal(got.Groups, []string{"system:masters", "system:authenticated"}) {
+		t.Errorf("admin as carol: %+v", got)
+	}
+	// carol's own rights, not the admin's.
+	wantStatus(t, req(e.creds.AdminToken, [][2]string{{"Impersonate-User", "carol"}}), http.StatusForbidden, wire.ReasonForbidden,
+		`pods is forbidden: User "carol" cannot list resource "pods" in API group "" in the namespace "default"`)
+	// bob may impersonate no one: kube names the narrowest check that
+	// failed, constrained impersonation's.
+	s := wantStatus(t, req(bobToken, [][2]string{{"Impersonate-User", "admin"}}), http.StatusForbidden, wire.ReasonForbidden,
+		`pods is forbidden: User "bob" cannot impersonate-on:user-info:list resource "pods" in API group "" in the namespace "default"`)
+	if s.Details == nil || s.Details.Kind != "pods" {
 		t.Errorf("details %+v", s.Details)
 	}
-	wantStatus(t, req(map[string]string{"impersonate-group": "dev"}), http.StatusInternalServerError, wire.ReasonInternalError,
-		"Internal error occurred: requested impersonation without impersonating a user")
-	if got := decodeEcho(t, req(nil)); got.User != "admin" {
+	wantStatus(t, req(e.creds.AdminToken, [][2]string{{"impersonate-group", "dev"}}), http.StatusBadRequest, wire.ReasonBadRequest,
+		`requested &user.DefaultInfo{Name:"", UID:"", Groups:[]string{"dev"}, Extra:map[string][]string(nil)} without impersonating a user name`)
+	if got := decodeEcho(t, req(e.creds.AdminToken, nil)); got.User != "admin" {
 		t.Errorf("without impersonation: %+v", got)
 	}
 }

@@ -4,7 +4,8 @@
 // func(http.Handler) http.Handler (Recovery(logger), Timeout(d), …);
 // Chain composes them. A Filter may wrap any number of handlers; each
 // wrap has its own state (MaxInFlight's semaphores). Every refusal is a Kubernetes Status document with
-// the right code, written as JSON.
+// the right code, written as JSON (Impersonation's, by kube's own filter, as
+// the client's Accept asks).
 //
 // # Order
 //
@@ -15,6 +16,7 @@
 //		request.WithRequestInfo,               // puts *request.Info in the context
 //		filters.BodyDeadline(60*time.Second),  // read deadline for bodies, even unread ones
 //		filters.Authentication(authn, m),      // 401; anonymous only for public info
+//		filters.Impersonation(authz),          // kubectl --as: 403 unless allowed, then the impersonated user
 //		filters.Metrics(m, api.Serves),        // counts authenticated requests, 403s and 429s included
 //		request.WithScope(api),                // 404: no cluster-scoped resource under a namespace
 //		filters.Authorization(authz),          // 403, kube's message

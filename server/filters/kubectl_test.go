@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,9 +58,18 @@ func TestKubeconfigWithRealClients(t *testing.T) {
 		t.Errorf("kubectl saw %s (%v)", out, err)
 	}
 
-	// kubectl --as is refused, not run as the admin.
+	// kubectl --as runs as bob, with bob's rights (none here), not the
+	// admin's; with --as-group system:masters, as bob in that group.
 	out, err = exec.CommandContext(ctx, kubectl, "--kubeconfig", path, "--as", "bob", "get", "--raw", "/api/v1/namespaces/default/pods").CombinedOutput()
-	if want := `Error from server (Forbidden): users "bob" is forbidden: User "admin" cannot impersonate resource "users" in API group "" at the cluster scope: impersonation is not supported by listwatch serve`; err == nil || !strings.Contains(string(out), want) {
+	if want := `Error from server (Forbidden): pods is forbidden: User "bob" cannot list resource "pods" in API group "" in the namespace "default"`; err == nil || !strings.Contains(string(out), want) {
 		t.Errorf("kubectl --as bob: %v\n%s\nwant %s", err, out, want)
+	}
+	out, err = exec.CommandContext(ctx, kubectl, "--kubeconfig", path, "--as", "bob", "--as-group", "system:masters", "get", "--raw", "/api/v1/namespaces/default/pods").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl --as bob --as-group system:masters: %v\n%s", err, out)
+	}
+	got = echo{}
+	if err := json.Unmarshal(out, &got); err != nil || got.User != "bob" || !slices.Equal(got.Groups, []string{"system:masters", "system:authenticated"}) {
+		t.Errorf("kubectl --as bob --as-group system:masters: the API saw %s (%v)", out, err)
 	}
 }

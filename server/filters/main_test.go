@@ -97,13 +97,15 @@ func newEnv(t *testing.T, cfg envConfig) *env {
 	if api == nil {
 		api = http.HandlerFunc(e.echoAPI)
 	}
+	authz := auth.NewAuthorizer(cfg.policy)
 	h := Chain(api,
 		Recovery(slog.New(slog.NewTextHandler(e.logs, nil))),
 		request.WithRequestInfo,
 		BodyDeadline(cfg.timeout),
 		Authentication(auth.AnonymousPublicInfo{Authenticator: auth.Union{auth.X509{Roots: pki.ClientCAPool(creds)}, tokens}}, metrics),
+		Impersonation(authz),
 		Metrics(metrics, servesPodsAndConfigMaps),
-		Authorization(auth.NewAuthorizer(cfg.policy)),
+		Authorization(authz),
 		MaxInFlight(cfg.limits),
 		Timeout(cfg.timeout),
 		BodyLimit(DefaultMaxBodyBytes),
