@@ -91,15 +91,15 @@ func impersonationScript(sfx string) (setup [][2]string, steps []impersonationSt
 const unboundSteps = 4
 
 // runImpersonationScript runs the script against x and returns, for each
-// step, its code and either the Status message or who the review says the
-// requester is.
+// step, its name, its code and either the Status message or who the review
+// says the requester is.
 func runImpersonationScript(t *testing.T, x *rbacTarget, sfx string) []string {
 	t.Helper()
 	setup, steps := impersonationScript(sfx)
 	// Before alice may impersonate anyone.
 	var unbound []string
 	for _, s := range steps[len(steps)-unboundSteps:] {
-		unbound = append(unbound, x.impersonate(t, s))
+		unbound = append(unbound, s.name+": "+x.impersonate(t, s))
 	}
 	steps = steps[:len(steps)-unboundSteps]
 	for _, s := range setup {
@@ -117,7 +117,7 @@ func runImpersonationScript(t *testing.T, x *rbacTarget, sfx string) []string {
 	}
 	var out []string
 	for _, s := range steps {
-		out = append(out, x.impersonate(t, s))
+		out = append(out, s.name+": "+x.impersonate(t, s))
 	}
 	return append(out, unbound...)
 }
@@ -222,52 +222,38 @@ func TestKubeImpersonationSideBySide(t *testing.T) {
 		})
 		want = runImpersonationScript(t, kx, sfx)
 	}
-	_, steps := impersonationScript(sfx)
-	for i, s := range steps {
-		var g, w string
-		if i < len(got) {
-			g = got[i]
-		}
-		if i < len(want) {
-			w = want[i]
-		}
-		if g != w {
-			t.Errorf("%s:\n ours: %s\n kube: %s", s.name, g, w)
-		} else {
-			t.Logf("same: %s: %s", s.name, g)
-		}
-	}
+	compareLogs(t, got, want)
 }
 
 // kubeImpersonationLog is the script's answers from kube-apiserver v1.37.2.
 var kubeImpersonationLog = []string{
-	`201 user=bob groups=[system:authenticated]`,
-	`201 user=bob groups=[dev ops system:authenticated]`,
-	`201 user=system:serviceaccount:ns1:sa1 groups=[system:serviceaccounts system:serviceaccounts:ns1 system:authenticated]`,
-	`201 user=system:serviceaccount:ns1:sa1 groups=[dev system:authenticated]`,
-	`201 user=bob groups=[system:authenticated] uid=u-1 extra=map[scopes:[a b]]`,
-	`201 user=bob groups=[system:authenticated] extra=map[example.com/key:[v]]`,
-	`403 Forbidden "selfsubjectreviews.authentication.k8s.io is forbidden: User \"system:anonymous\" cannot create resource \"selfsubjectreviews\" in API group \"authentication.k8s.io\" at the cluster scope"`,
-	`403 Forbidden "selfsubjectreviews.authentication.k8s.io is forbidden: User \"bob\" cannot create resource \"selfsubjectreviews\" in API group \"authentication.k8s.io\" at the cluster scope"`,
-	`201 user=bob groups=[system:authenticated]`,
-	`400 BadRequest "requested &user.DefaultInfo{Name:\"\", UID:\"\", Groups:[]string{\"dev\"}, Extra:map[string][]string(nil)} without impersonating a user name"`,
-	`400 BadRequest "requested &user.DefaultInfo{Name:\"\", UID:\"u-1\", Groups:[]string(nil), Extra:map[string][]string(nil)} without impersonating a user name"`,
-	`400 BadRequest "requested &user.DefaultInfo{Name:\"\", UID:\"\", Groups:[]string(nil), Extra:map[string][]string{\"scopes\":[]string{\"a\"}}} without impersonating a user name"`,
-	`403 Forbidden "configmaps is forbidden: User \"bob\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\""`,
-	`200`,
-	`200`,
-	`201 user=bob groups=[system:authenticated]`,
-	`403 Forbidden "users \"carol\" is forbidden: User \"alice\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope"`,
-	`403 Forbidden "groups \"dev\" is forbidden: User \"alice\" cannot impersonate resource \"groups\" in API group \"\" at the cluster scope"`,
-	`201 user=system:serviceaccount:ns1:sa1 groups=[system:serviceaccounts system:serviceaccounts:ns1 system:authenticated]`,
-	`403 Forbidden "serviceaccounts \"sa2\" is forbidden: User \"alice\" cannot impersonate resource \"serviceaccounts\" in API group \"\" in the namespace \"ns1\""`,
-	`201 user=bob groups=[system:authenticated] extra=map[scopes:[x]]`,
-	`403 Forbidden "uids.authentication.k8s.io \"u-1\" is forbidden: User \"alice\" cannot impersonate resource \"uids\" in API group \"authentication.k8s.io\" at the cluster scope"`,
-	`403 Forbidden "configmaps is forbidden: User \"bob\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\""`,
-	`200`,
-	`403 Forbidden "users \"carol\" is forbidden: User \"alice\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope"`,
-	`403 Forbidden "selfsubjectreviews.authentication.k8s.io is forbidden: User \"alice\" cannot impersonate-on:user-info:create resource \"selfsubjectreviews\" in API group \"authentication.k8s.io\" at the cluster scope"`,
-	`403 Forbidden "configmaps is forbidden: User \"alice\" cannot impersonate-on:user-info:list resource \"configmaps\" in API group \"\" in the namespace \"default\""`,
-	`403 Forbidden "configmaps is forbidden: User \"alice\" cannot impersonate-on:serviceaccount:list resource \"configmaps\" in API group \"\" in the namespace \"default\""`,
-	`403 Forbidden "forbidden: User \"alice\" cannot impersonate-on:user-info:get path \"/version\""`,
+	`user: 201 user=bob groups=[system:authenticated]`,
+	`user and groups: 201 user=bob groups=[dev ops system:authenticated]`,
+	`service account: 201 user=system:serviceaccount:ns1:sa1 groups=[system:serviceaccounts system:serviceaccounts:ns1 system:authenticated]`,
+	`service account and a group: 201 user=system:serviceaccount:ns1:sa1 groups=[dev system:authenticated]`,
+	`uid and extra: 201 user=bob groups=[system:authenticated] uid=u-1 extra=map[scopes:[a b]]`,
+	`escaped extra key: 201 user=bob groups=[system:authenticated] extra=map[example.com/key:[v]]`,
+	`anonymous: 403 Forbidden "selfsubjectreviews.authentication.k8s.io is forbidden: User \"system:anonymous\" cannot create resource \"selfsubjectreviews\" in API group \"authentication.k8s.io\" at the cluster scope"`,
+	`unauthenticated group: 403 Forbidden "selfsubjectreviews.authentication.k8s.io is forbidden: User \"bob\" cannot create resource \"selfsubjectreviews\" in API group \"authentication.k8s.io\" at the cluster scope"`,
+	`authenticated group: 201 user=bob groups=[system:authenticated]`,
+	`group without user: 400 BadRequest "requested &user.DefaultInfo{Name:\"\", UID:\"\", Groups:[]string{\"dev\"}, Extra:map[string][]string(nil)} without impersonating a user name"`,
+	`uid without user: 400 BadRequest "requested &user.DefaultInfo{Name:\"\", UID:\"u-1\", Groups:[]string(nil), Extra:map[string][]string(nil)} without impersonating a user name"`,
+	`extra without user: 400 BadRequest "requested &user.DefaultInfo{Name:\"\", UID:\"\", Groups:[]string(nil), Extra:map[string][]string{\"scopes\":[]string{\"a\"}}} without impersonating a user name"`,
+	`impersonated user's rights: 403 Forbidden "configmaps is forbidden: User \"bob\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\""`,
+	`impersonated group's rights: 200`,
+	`impersonated user on a public path: 200`,
+	`alice as bob: 201 user=bob groups=[system:authenticated]`,
+	`alice as carol: 403 Forbidden "users \"carol\" is forbidden: User \"alice\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope"`,
+	`alice as bob in a group: 403 Forbidden "groups \"dev\" is forbidden: User \"alice\" cannot impersonate resource \"groups\" in API group \"\" at the cluster scope"`,
+	`alice as the service account: 201 user=system:serviceaccount:ns1:sa1 groups=[system:serviceaccounts system:serviceaccounts:ns1 system:authenticated]`,
+	`alice as another service account: 403 Forbidden "serviceaccounts \"sa2\" is forbidden: User \"alice\" cannot impersonate resource \"serviceaccounts\" in API group \"\" in the namespace \"ns1\""`,
+	`alice as bob with extra: 201 user=bob groups=[system:authenticated] extra=map[scopes:[x]]`,
+	`alice as bob with a uid: 403 Forbidden "uids.authentication.k8s.io \"u-1\" is forbidden: User \"alice\" cannot impersonate resource \"uids\" in API group \"authentication.k8s.io\" at the cluster scope"`,
+	`alice as bob, bob's rights: 403 Forbidden "configmaps is forbidden: User \"bob\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\""`,
+	`alice as bob on a public path: 200`,
+	`alice as carol on a public path: 403 Forbidden "users \"carol\" is forbidden: User \"alice\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope"`,
+	`alice, unbound, as bob: 403 Forbidden "selfsubjectreviews.authentication.k8s.io is forbidden: User \"alice\" cannot impersonate-on:user-info:create resource \"selfsubjectreviews\" in API group \"authentication.k8s.io\" at the cluster scope"`,
+	`alice, unbound, as bob, listing: 403 Forbidden "configmaps is forbidden: User \"alice\" cannot impersonate-on:user-info:list resource \"configmaps\" in API group \"\" in the namespace \"default\""`,
+	`alice, unbound, as a service account: 403 Forbidden "configmaps is forbidden: User \"alice\" cannot impersonate-on:serviceaccount:list resource \"configmaps\" in API group \"\" in the namespace \"default\""`,
+	`alice, unbound, as bob in a group: 403 Forbidden "forbidden: User \"alice\" cannot impersonate-on:user-info:get path \"/version\""`,
 }
