@@ -275,7 +275,7 @@ func (c *call) prepareUpdate(d, old *doc) error {
 		st, has := d.rest["status"]
 		mf, hasMF := d.meta["managedFields"]
 		d.meta, d.rest = cloneRaw(old.meta), cloneRaw(old.rest)
-		if c.applied && hasMF { // computed by the apply (ssa.go)
+		if hasMF { // computed for this write (ssa.go), kept as kube's strategy keeps them
 			d.meta["managedFields"] = mf
 		}
 		if has {

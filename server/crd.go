@@ -81,12 +81,12 @@ func setCRDStatus(d, old *doc, reg *registry, now time.Time) {
 	st.AcceptedNames = names
 	st.setCondition(namesCond)
 	st.setCondition(established)
-	st.StoredVersions = nil
-	for _, v := range spec.Versions {
-		if v.Storage {
-			st.StoredVersions = append(st.StoredVersions, v.Name)
-		}
-	}
+	// The stored versions are as kube's strategy left them in d: every
+	// version ever stored, the current one appended (a /status write's
+	// as written, validated).
+	var written crdStatus
+	_ = d.field("status", &written)
+	st.StoredVersions = written.StoredVersions
 	d.setField("status", st)
 }
 

@@ -65,23 +65,23 @@ var errRVSetOnCreate = errors.New("resourceVersion should not be set on objects 
 // returning the stored value.
 func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	defer func() { c.finishAllocation(err == nil) }()
-	// kube's storage refuses a POST of an object that names a
-	// resourceVersion (one its versioner parses, but "0") with a plain
-	// 500, once the object is admitted; a dry run never reaches that
-	// check, and an apply or update that creates goes through kube's
-	// GuaranteedUpdate, which ignores it.
-	rvSet := false
-	sentRV := d.meta["resourceVersion"]
-	if n, err := strconv.ParseUint(d.metaString("resourceVersion"), 10, 64); err == nil && n != 0 {
-		rvSet = c.r.Method == http.MethodPost
-	}
 	if err := c.admit(d, nil, nil); err != nil {
 		return nil, err
 	}
-	if err := c.admitCustom(d, nil); err != nil {
-		return nil, err
+	// kube's storage refuses a POST of an object that names a
+	// resourceVersion (one its versioner parses, but "0") once mutating
+	// admission has run (c.createRV), with a plain 500; a dry run never
+	// reaches that check, and an apply or update that creates goes
+	// through kube's GuaranteedUpdate, which ignores it.
+	rvSet := false
+	sentRV := c.createRV
+	var rv string
+	if json.Unmarshal(sentRV, &rv) == nil {
+		if n, err := strconv.ParseUint(rv, 10, 64); err == nil && n != 0 {
+			rvSet = c.r.Method == http.MethodPost
+		}
 	}
-	if err := c.manageCustom(d, nil); err != nil { // managedFields (ssa.go)
+	if err := c.admitCustom(d, nil); err != nil {
 		return nil, err
 	}
 	if err := c.webhookValidateCustom(d, nil); err != nil {

@@ -299,9 +299,9 @@ func setContent(d *doc, u, was map[string]any) error {
 }
 
 // schemaCoerce prunes and defaults d as kube decodes a custom resource
-// written to a version with a schema; unknown fields follow the
-// request's fieldValidation (a 400 under Strict, warnings under Warn).
-func (c *call) schemaCoerce(d *doc) error {
+// written to a version with a schema; with report, unknown fields follow
+// the request's fieldValidation (a 400 under Strict, warnings under Warn).
+func (c *call) schemaCoerce(d *doc, report bool) error {
 	cs := c.res.schema
 	u, err := toUnstructured(d)
 	if err != nil {
@@ -316,7 +316,7 @@ func (c *call) schemaCoerce(d *doc) error {
 	// A create's or update's body had its unknown fields checked when
 	// it was decoded (schemaUnknownFields); a patch's result is checked
 	// here.
-	if len(unknown) > 0 && c.r.Method == http.MethodPatch && c.fieldValidation() != fieldValidationIgnore {
+	if report && len(unknown) > 0 && c.r.Method == http.MethodPatch && c.fieldValidation() != fieldValidationIgnore {
 		found := &doc{}
 		for _, p := range unknown {
 			found.strict = append(found.strict, fmt.Sprintf("unknown field %q", p))

@@ -92,7 +92,9 @@ func (c *call) admitCustom(d, old *doc) error {
 		return nil
 	}
 	if c.res.schema != nil {
-		if err := c.schemaCoerce(d); err != nil {
+		// Again after mutating admission, as kube prunes and defaults
+		// what the webhooks made; silently (admit checked the client's).
+		if err := c.schemaCoerce(d, false); err != nil {
 			return err
 		}
 	}

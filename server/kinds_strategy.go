@@ -47,10 +47,28 @@ func (c *call) admit(d, old *doc, settle func(rv string) error) error {
 				delete(d.meta, k)
 			}
 		}
+		// Both rebuild d from its stored form, which has no
+		// resourceVersion: the one sent is kept for settle.
+		rv, hasRV := d.meta["resourceVersion"]
+		if c.res.schema != nil {
+			// As kube decodes a custom resource: pruned and defaulted.
+			if err := c.schemaCoerce(d, true); err != nil {
+				return err
+			}
+		}
+		// managedFields (ssa.go), computed in kube's handler before
+		// admission: what mutation adds is not the client's.
+		if err := c.manageCustom(d, old); err != nil {
+			return err
+		}
+		if hasRV {
+			d.meta["resourceVersion"] = rv
+		}
 		if err := c.mutateCustom(d, old); err != nil {
 			return err
 		}
 		if old == nil {
+			c.createRV = d.meta["resourceVersion"]
 			c.prepareCreate(d)
 			return c.validateMeta(d)
 		}
@@ -143,6 +161,10 @@ func (c *call) admitTyped(t *typedKind, d, old *doc, settle func(rv string) erro
 	}
 	ctx := c.strategyContext(old == nil)
 	if old == nil {
+		c.createRV = nil
+		if rv := m.GetResourceVersion(); rv != "" {
+			c.createRV, _ = json.Marshal(rv)
+		}
 		c.prepareCreateMeta(m)
 		if err = c.checkEscalation(ctx, obj, nil); err != nil {
 			return err

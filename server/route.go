@@ -257,6 +257,10 @@ type call struct {
 	// applied: the write is a server-side apply, whose field manager
 	// ran already (ssa.go).
 	applied bool
+	// createRV is the resourceVersion of a new object once mutating
+	// admission has run (admit), nil for none: kube's storage refuses a
+	// create that still names one.
+	createRV json.RawMessage
 	// evictAttrs and evictOI: an eviction's admission attributes, for
 	// the validating chain evictPod runs (eviction.go).
 	evictAttrs admission.Attributes

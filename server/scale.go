@@ -325,21 +325,17 @@ func (c *call) checkBuiltinScale(cur *doc, s, old *autoscalingv1.Scale) error {
 	return nil
 }
 
-// checkScaleRevision reads the resourceVersion of s, the Scale to write,
-// as kube's store reads the object's the scale REST made (the Scale's,
-// when set; else the stored object's own): one that does not parse is
-// the update's 500 (newRevision); a PUT's pins the revision written
-// (writeScaled's expect), a patch's must be old's, the stored object's.
+// checkScaleRevision reads the resourceVersion of s, the Scale to write
+// once mutating admission has run, as kube's store reads the object's the
+// scale REST made (the Scale's, when set; else the stored object's own):
+// one that does not parse is the update's 500 (newRevision), and it must
+// be old's, the stored object's (a 409 when stale).
 func (c *call) checkScaleRevision(s, old *autoscalingv1.Scale) error {
 	if s.ResourceVersion == "" {
 		return nil
 	}
-	if c.r.Method == http.MethodPatch {
-		stored, _ := strconv.ParseInt(old.ResourceVersion, 10, 64)
-		return c.writeRevision(s.ResourceVersion, stored)
-	}
-	_, err := c.newRevision(s.ResourceVersion)
-	return err
+	stored, _ := strconv.ParseInt(old.ResourceVersion, 10, 64)
+	return c.writeRevision(s.ResourceVersion, stored)
 }
 
 // builtinScaleKind is the Scale kind of the built-in workloads' scale

@@ -16,6 +16,7 @@ import (
 	apiextensionsopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -367,7 +368,22 @@ func (c *call) manageCustom(d, old *doc) error {
 			return err
 		}
 	}
-	return setDoc(d, fm.UpdateNoErrors(live, obj, c.manager()))
+	// Only the managed fields change: d keeps its own encoding of the
+	// rest (1.0 stays 1.0, which kube's strategy tells from 1).
+	out, err := meta.Accessor(fm.UpdateNoErrors(live, obj, c.manager()))
+	if err != nil {
+		return wire.NewInternalError(err)
+	}
+	if mf := out.GetManagedFields(); len(mf) > 0 {
+		b, err := json.Marshal(mf)
+		if err != nil {
+			return wire.NewInternalError(err)
+		}
+		d.meta["managedFields"] = b
+	} else {
+		delete(d.meta, "managedFields")
+	}
+	return nil
 }
 
 // setDoc replaces d's fields with obj's.

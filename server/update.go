@@ -267,12 +267,7 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 	}
 	settle := func(rv string) error {
 		if c.scale {
-			// The Scale's resourceVersion was read by writeScaled's fn;
-			// a PUT's pins the revision.
-			if expect != 0 && kv.Revision != expect {
-				return wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
-			}
-			return nil
+			return nil // writeScaled's fn read the Scale's (checkScaleRevision)
 		}
 		return c.writeRevision(rv, kv.Revision)
 	}
@@ -280,9 +275,6 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 		return nil, err
 	}
 	if err := c.admitCustom(next, cur); err != nil {
-		return nil, err
-	}
-	if err := c.manageCustom(next, cur); err != nil { // managedFields (ssa.go)
 		return nil, err
 	}
 	if err := c.webhookValidateCustom(next, cur); err != nil {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -50,12 +51,17 @@ var kubeOrderLog = []string{
 	`create to drop the resourceVersion of: 201 data={"a":"1"}`,
 	`stale update, resourceVersion dropped: 200 data={"a":"1"}`,
 	`stale patch, resourceVersion dropped: 200 data={"a":"1","p":"1"}`,
+	`create with resourceVersion, dropped: 201 data={"a":"1"}`,
+	`dry-run create with resourceVersion, dropped: 201 data={"a":"1"} metadata.resourceVersion=-`,
 	`deployment: 201 metadata.annotations={"seen":"name=d uid=none created=none rv=none extra=none replicas=1"} metadata.labels={"probe":"seen"} metadata.generateName=- spec.replicas=1`,
 	`deployment status with metadata and spec: 200 metadata.annotations={"client":"y","seen":"name=d uid=none created=none rv=none extra=x replicas=5"} metadata.labels={"probe":"seen"} metadata.generateName=- spec.replicas=1 metadata.finalizers=["example.com/f"]`,
 	`deployment status patch: 200 metadata.annotations={"client":"y","patched":"z","seen":"name=d uid=set created=set rv=stored extra=none replicas=7"} metadata.labels={"probe":"seen"} metadata.generateName=- spec.replicas=1`,
 	`deployment after: 200 metadata.annotations={"client":"y","patched":"z","seen":"name=d uid=set created=set rv=stored extra=none replicas=7"} metadata.labels={"probe":"seen"} metadata.generateName=- spec.replicas=1 metadata.finalizers=["example.com/f"]`,
+	`stale scale, resourceVersion dropped: 200 spec.replicas=3`,
 	`custom resource: 201 metadata.annotations={"seen":"name=w uid=none created=none rv=none extra=none replicas=1"} metadata.labels={"probe":"seen"} metadata.generateName=-`,
 	`custom resource status with metadata and spec: 200 metadata.annotations={"seen":"name=w uid=none created=none rv=none extra=none replicas=1"} metadata.labels={"probe":"seen"} metadata.generateName=- spec={"replicas":1} status={"ok":true,"seen":"name=w uid=none created=none rv=stored extra=x replicas=5"}`,
+	`w managedFields: [{"apiVersion":"scaletest.example.com/v1","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:probe":{}}},"f:spec":{".":{},"f:replicas":{}}},"manager":"Go-http-client","operation":"Update"},{"apiVersion":"scaletest.example.com/v1","fieldsType":"FieldsV1","fieldsV1":{"f:status":{".":{},"f:ok":{}}},"manager":"Go-http-client","operation":"Update","subresource":"status"}]`,
+	`a managedFields: [{"apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{".":{},"f:a":{},"f:b":{}},"f:metadata":{"f:labels":{".":{},"f:probe":{}}}},"manager":"Go-http-client","operation":"Update"}]`,
 }
 
 // orderScript runs TestKubeMutationSeesTheWriteAsSent's steps against the
@@ -65,7 +71,7 @@ func orderScript(t *testing.T, c *rawClient) []string {
 	const admreg = "/apis/admissionregistration.k8s.io/v1/"
 	rules := `"matchConstraints":{"resourceRules":[` +
 		`{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["configmaps"]},` +
-		`{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["deployments","deployments/status"]},` +
+		`{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["deployments","deployments/status","deployments/scale"]},` +
 		`{"apiGroups":["` + crGroup + `"],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["orderwidgets","orderwidgets/status"]}]}`
 	seen := `"name=" + (has(object.metadata.name) ? object.metadata.name : "none") +
 		" uid=" + (has(object.metadata.uid) ? "set" : "none") +
@@ -91,6 +97,12 @@ func orderScript(t *testing.T, c *rawClient) []string {
 		policy("droprv", `"matchConditions":[{"name":"has-rv","expression":"has(object.metadata.resourceVersion)"}],`+
 			`"mutations":[{"patchType":"JSONPatch","jsonPatch":{"expression":"[JSONPatch{op: 'remove', path: '/metadata/resourceVersion'}]"}}]`),
 		binding("droprv"),
+		// A Scale has no labels to select: this binding of droprv selects
+		// the writes to deployments/scale.
+		[2]string{"mutatingadmissionpolicybindings", `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingAdmissionPolicyBinding","metadata":{"name":"` +
+			ns + `-droprv-scale"},"spec":{"policyName":"` + ns + `-droprv","matchResources":{` +
+			`"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"` + ns + `"}},` +
+			`"resourceRules":[{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["UPDATE"],"resources":["deployments/scale"]}]}}}`},
 		// A custom resource's status strategy keeps only the status
 		// written: what the policy saw goes there.
 		policy("status", `"matchConditions":[{"name":"status","expression":"request.subResource == 'status' && has(object.status)"}],`+
@@ -154,18 +166,29 @@ func orderScript(t *testing.T, c *rawClient) []string {
 	c.step("create to drop the resourceVersion of", "POST", cms, jsonCT, cm("r", "droprv", ""), "data")
 	c.step("stale update, resourceVersion dropped", "PUT", cms+"/r", jsonCT, cm("r", "droprv", `,"resourceVersion":"1"`), "data")
 	c.step("stale patch, resourceVersion dropped", "PATCH", cms+"/r", mergePatch, `{"metadata":{"resourceVersion":"1"},"data":{"p":"1"}}`, "data")
+	c.step("create with resourceVersion, dropped", "POST", cms, jsonCT, cm("r2", "droprv", `,"resourceVersion":"7"`), "data")
+	c.step("dry-run create with resourceVersion, dropped", "POST", cms+"?dryRun=All", jsonCT, cm("r3", "droprv", `,"resourceVersion":"7"`), "data", "metadata.resourceVersion")
 	c.step("deployment", "POST", deps, jsonCT, dep(`"probe":"seen"`, "1", ""), append(fields, "spec.replicas")...)
 	c.step("deployment status with metadata and spec", "PUT", deps+"/d/status", jsonCT,
 		dep(`"probe":"seen","extra":"x"`, "5", `,"annotations":{"client":"y"},"finalizers":["example.com/f"]`), append(fields, "spec.replicas", "metadata.finalizers")...)
 	c.step("deployment status patch", "PATCH", deps+"/d/status", mergePatch,
 		`{"metadata":{"labels":{"patched":"z"},"annotations":{"patched":"z"}},"spec":{"replicas":7}}`, append(fields, "spec.replicas")...)
 	c.step("deployment after", "GET", deps+"/d", "", "", append(fields, "spec.replicas", "metadata.finalizers")...)
+	c.step("stale scale, resourceVersion dropped", "PUT", deps+"/d/scale", jsonCT,
+		`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d","resourceVersion":"1"},"spec":{"replicas":3}}`, "spec.replicas")
 	c.step("custom resource", "POST", crs, jsonCT, widget(`"probe":"seen"`, "1", ""), fields...)
 	_, w := c.do("GET", crs+"/w", "", "")
 	rv := strings.Trim(jsonAt(w, "metadata.resourceVersion"), `"`)
 	c.step("custom resource status with metadata and spec", "PUT", crs+"/w/status", jsonCT,
 		strings.Replace(widget(`"probe":"status","extra":"x"`, "5", `,"status":{"ok":true}`), `"name":"w"`, `"name":"w","resourceVersion":"`+rv+`"`, 1),
 		append(fields, "spec", "status")...)
+	// The managed fields are the client's: kube records them before
+	// admission, so what the policies added belongs to no manager.
+	times := regexp.MustCompile(`,?"time":"[^"]*"`)
+	for _, p := range []string{crs + "/w", cms + "/a"} {
+		_, m := c.do("GET", p, "", "")
+		c.log = append(c.log, p[strings.LastIndex(p, "/")+1:]+" managedFields: "+times.ReplaceAllString(jsonAt(m, "metadata.managedFields"), ""))
+	}
 	return c.log
 }
 
