@@ -197,7 +197,10 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 		kv     storage.KV
 		cached bool
 	)
-	if p, ok := c.res.reader.(storage.Peeker); ok {
+	// A dry run would answer without writing, which only a read of
+	// storage may confirm: it reads storage at once, so that admission
+	// runs once, as in kube.
+	if p, ok := c.res.reader.(storage.Peeker); ok && !isDryRun(c.r) {
 		kv, cached = p.Peek(key)
 	}
 	fresh := false // kv was read from storage by the last attempt's case

@@ -329,6 +329,22 @@ func TestWebhooks(t *testing.T) {
 		if got := warn.take(); len(got) != 1 || got[0] != "careful with warn-me" {
 			t.Errorf("warnings = %q", got)
 		}
+		// A dry-run update runs admission once (as kube's, from a read
+		// of storage), also when the watch cache holds the object.
+		if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			l, err := cms.List(ctx, metav1.ListOptions{ResourceVersion: "0", FieldSelector: "metadata.name=warn-me"})
+			return err == nil && len(l.Items) == 1, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		before := len(h.requests("/warn"))
+		if _, err := cms.Update(ctx, cm("warn-me", "dry", "run"), metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(h.requests("/warn")) - before; n != 1 {
+			t.Errorf("a dry-run update called the validating webhook %d times", n)
+		}
+		warn.take()
 		if _, err := cms.Create(ctx, cm("quiet"), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
