@@ -180,15 +180,17 @@ func (c *call) storageErrorKey() string {
 // guaranteedUpdate is the read-modify-write loop of update and patch: read
 // the object, let fn compute the new one from it, admit and write it at
 // the read revision, and retry from the read when another writer got in
-// between — unless expect pins the revision the client saw, in which case
-// a mismatch is the client's 409 Conflict.
+// between — unless the object written pins the revision it replaces (its
+// resourceVersion once mutating admission has run; expect, the one a
+// Scale was sent with), in which case a mismatch is the client's 409
+// Conflict. A dry run reads storage at once.
 //
 // As kube's GuaranteedUpdate over its watch cache, the first attempt
 // starts from the cache's copy of the object, which saves a read of etcd.
 // Only a write can show that copy was current: it is conditional on the
 // copy's revision, so a stale copy makes it fail and the loop start again
 // from storage. An answer without a write from the cache's copy (a
-// no-op, a dry run) starts again from storage too; a refusal (a
+// no-op) starts again from storage too; a refusal (a
 // precondition, admission, validation) stands if storage holds the same
 // revision, as in kube. So every answer rests on a read of storage.
 func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn func(cur *doc) (*doc, error)) ([]byte, error) {
@@ -233,7 +235,9 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 				return nil, err
 			}
 			fresh = true
-		case errors.Is(err, errWriteConflict) && expect == 0 && attempt < 16:
+		case errors.Is(err, errWriteConflict) && attempt < 16:
+			// updateFrom said so only for a write whose object pins no
+			// revision.
 		default:
 			return nil, err
 		}
@@ -268,9 +272,19 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 	if err := c.checkName(next); err != nil {
 		return nil, err
 	}
+	// pinned: the object written names the revision it replaces, so
+	// another write in between is the client's 409, not a retry. The
+	// resourceVersion is the mutated object's (settle); a Scale's is read
+	// by writeScaled's fn (checkScaleRevision), pinned by the one sent.
+	pinned := expect != 0
 	settle := func(rv string) error {
 		if c.scale {
-			return nil // writeScaled's fn read the Scale's (checkScaleRevision)
+			return nil
+		}
+		n, err := c.newRevision(rv)
+		pinned = n != 0
+		if err != nil {
+			return err
 		}
 		return c.writeRevision(rv, kv.Revision)
 	}
@@ -287,7 +301,7 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 	obj := next.takeView() // the typed object value encodes, if any
 	if c.finalizedByUpdate(next, cur) {
 		stored, err := s.deleteFinalized(ctx, c, kv.Revision, next)
-		if errors.Is(err, storage.ErrConflict) && (expect == 0 || cached) {
+		if errors.Is(err, storage.ErrConflict) && (!pinned || cached) {
 			return nil, errWriteConflict
 		}
 		return stored, storageError(err, c.res, c.name)
@@ -306,7 +320,7 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 	}
 	c.tr.Step("About to store object in database")
 	rev, err := s.store.Update(ctx, key, value, kv.Revision)
-	if errors.Is(err, storage.ErrConflict) && (expect == 0 || cached) {
+	if errors.Is(err, storage.ErrConflict) && (!pinned || cached) {
 		return nil, errWriteConflict
 	}
 	if err != nil {
