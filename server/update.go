@@ -189,10 +189,10 @@ func (c *call) storageErrorKey() string {
 // starts from the cache's copy of the object, which saves a read of etcd.
 // Only a write can show that copy was current: it is conditional on the
 // copy's revision, so a stale copy makes it fail and the loop start again
-// from storage. An answer without a write from the cache's copy (a
-// no-op) starts again from storage too; a refusal (a
-// precondition, admission, validation) stands if storage holds the same
-// revision, as in kube. So every answer rests on a read of storage.
+// from storage. An answer without a write from the cache's copy (a no-op,
+// a refusal by a precondition, admission or validation) stands if storage
+// holds the same revision, as in kube. So every answer rests on a read of
+// storage.
 func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn func(cur *doc) (*doc, error)) ([]byte, error) {
 	key := c.res.key(c.ns, c.name)
 	var (
@@ -220,18 +220,22 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 			return stored, nil
 		case cached:
 			cached = false
-			if errors.Is(err, errFromCache) || errors.Is(err, errWriteConflict) {
+			if errors.Is(err, errWriteConflict) {
 				continue
 			}
-			// Another failure from the cache's copy (a precondition,
-			// admission, validation) stands, as kube's, if storage holds
-			// the same revision: fn (and its webhooks) do not run again.
+			// Another answer from the cache's copy (a no-op, a
+			// precondition, admission, validation) stands, as kube's, if
+			// storage holds the same revision: fn (and its webhooks) do
+			// not run again.
 			cachedRev := kv.Revision
 			var gerr error
 			if kv, gerr = s.store.Get(ctx, key); gerr != nil {
 				return nil, storageError(gerr, c.res, c.name)
 			}
 			if kv.Revision == cachedRev {
+				if errors.Is(err, errFromCache) {
+					return kv.Value, nil // no-op: nothing written (noop.go)
+				}
 				return nil, err
 			}
 			fresh = true
@@ -247,8 +251,8 @@ func (s *Server) guaranteedUpdate(ctx context.Context, c *call, expect int64, fn
 var (
 	// errWriteConflict: another write got in since kv was read.
 	errWriteConflict = errors.New("server: object changed since it was read")
-	// errFromCache: the attempt would answer without writing, from the
-	// cache's copy, which storage must confirm first.
+	// errFromCache: the attempt would write nothing, from the cache's
+	// copy, which storage must confirm first.
 	errFromCache = errors.New("server: answer from the cache's copy")
 )
 
@@ -312,10 +316,7 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 		}
 		return kv.Value, nil // no-op: nothing written (noop.go)
 	}
-	if isDryRun(c.r) {
-		if cached {
-			return nil, errFromCache
-		}
+	if isDryRun(c.r) { // never from the cache's copy (guaranteedUpdate)
 		return storage.WithResourceVersion(value, kv.Revision)
 	}
 	c.tr.Step("About to store object in database")

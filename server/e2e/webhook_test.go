@@ -344,6 +344,18 @@ func TestWebhooks(t *testing.T) {
 		if n := len(h.requests("/warn")) - before; n != 1 {
 			t.Errorf("a dry-run update called the validating webhook %d times", n)
 		}
+		// So does an update that changes nothing.
+		cur, err := cms.Get(ctx, "warn-me", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before = len(h.requests("/warn"))
+		if _, err := cms.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(h.requests("/warn")) - before; n != 1 {
+			t.Errorf("an update that changes nothing called the validating webhook %d times", n)
+		}
 		warn.take()
 		if _, err := cms.Create(ctx, cm("quiet"), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
