@@ -242,13 +242,24 @@ func (c *call) writeScaled(expect int64, fn func(cur *doc, old *autoscalingv1.Sc
 		if !found {
 			old.Spec.Replicas = invalidSpecReplicas
 		}
+		fields, err := c.scaleFields(cur) // scale_fields.go
+		if err != nil {
+			return nil, err
+		}
+		if old.ManagedFields, err = fields.ToSubresource(); err != nil {
+			return nil, wire.NewInternalError(err)
+		}
 		s, err := fn(cur, old)
 		if err != nil {
 			return nil, err
 		}
 		// Then as kube's scale REST makes the object from the Scale
-		// (its UpdatedObject): admission's mutation, the checks of the
-		// Scale; only then does kube's store read the resourceVersion.
+		// (its UpdatedObject): the managed fields, admission's mutation,
+		// the checks of the Scale; only then does kube's store read the
+		// resourceVersion.
+		if err := c.manageScale(s, old); err != nil {
+			return nil, err
+		}
 		if s, err = c.mutateScale(s, old); err != nil { // scale_admission.go
 			return nil, err
 		}
@@ -278,6 +289,9 @@ func (c *call) writeScaled(expect int64, fn func(cur *doc, old *autoscalingv1.Sc
 		next := &doc{apiVersion: c.res.apiVersion(), kind: cur.kind, meta: cloneRaw(cur.meta), rest: cloneRaw(cur.rest)}
 		next.rest[spec] = b
 		delete(next.meta, "resourceVersion")
+		if err := setScaleFields(next, fields, s); err != nil {
+			return nil, err
+		}
 		return next, nil
 	})
 	if err != nil {

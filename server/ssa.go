@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	apiextensionsopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
@@ -69,6 +70,8 @@ var builtinModels = sync.OnceValues(func() (map[string]*spec.Schema, error) {
 		}
 		names = append(names, openapiutil.GetCanonicalTypeName(obj))
 	}
+	// The object of every /scale subresource (scale_fields.go).
+	names = append(names, openapiutil.GetCanonicalTypeName(&autoscalingv1.Scale{}))
 	return builder3.BuildOpenAPIDefinitionsForResources(cfg, names...)
 })
 
@@ -332,7 +335,7 @@ var skipManagedFields bool
 // managedFields, as kube's handlers do before admission; a no-op for
 // apply, whose field manager ran already.
 func (c *call) manageTyped(t *typedKind, obj, old runtime.Object) (runtime.Object, error) {
-	if c.applied || skipManagedFields || c.r.ContentLength > largeBody {
+	if c.applied || c.scale || skipManagedFields || c.r.ContentLength > largeBody { // a Scale's: manageScale
 		return obj, nil
 	}
 	fm, err := c.fieldManager(c.r.Context())
@@ -349,7 +352,7 @@ func (c *call) manageTyped(t *typedKind, obj, old runtime.Object) (runtime.Objec
 
 // manageCustom is manageTyped for a custom resource's documents.
 func (c *call) manageCustom(d, old *doc) error {
-	if c.applied || c.res.crd == "" || skipManagedFields || c.r.ContentLength > largeBody {
+	if c.applied || c.scale || c.res.crd == "" || skipManagedFields || c.r.ContentLength > largeBody { // a Scale's: manageScale
 		return nil
 	}
 	fm, err := c.fieldManager(c.r.Context())

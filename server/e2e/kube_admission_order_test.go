@@ -62,6 +62,7 @@ var kubeOrderLog = []string{
 	`custom resource status with metadata and spec: 200 metadata.annotations={"seen":"name=w uid=none created=none rv=none extra=none replicas=1"} metadata.labels={"probe":"seen"} metadata.generateName=- spec={"replicas":1} status={"ok":true,"seen":"name=w uid=none created=none rv=stored extra=x replicas=5"}`,
 	`w managedFields: [{"apiVersion":"scaletest.example.com/v1","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:probe":{}}},"f:spec":{".":{},"f:replicas":{}}},"manager":"Go-http-client","operation":"Update"},{"apiVersion":"scaletest.example.com/v1","fieldsType":"FieldsV1","fieldsV1":{"f:status":{".":{},"f:ok":{}}},"manager":"Go-http-client","operation":"Update","subresource":"status"}]`,
 	`a managedFields: [{"apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{".":{},"f:a":{},"f:b":{}},"f:metadata":{"f:labels":{".":{},"f:probe":{}}}},"manager":"Go-http-client","operation":"Update"}]`,
+	`d managedFields: [{"apiVersion":"apps/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:replicas":{}}},"manager":"Go-http-client","operation":"Update","subresource":"scale"},{"apiVersion":"apps/v1","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:probe":{}}},"f:spec":{"f:progressDeadlineSeconds":{},"f:revisionHistoryLimit":{},"f:selector":{},"f:strategy":{"f:rollingUpdate":{".":{},"f:maxSurge":{},"f:maxUnavailable":{}},"f:type":{}},"f:template":{"f:metadata":{"f:labels":{".":{},"f:a":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"c\"}":{".":{},"f:image":{},"f:imagePullPolicy":{},"f:name":{},"f:resources":{},"f:terminationMessagePath":{},"f:terminationMessagePolicy":{}}},"f:dnsPolicy":{},"f:restartPolicy":{},"f:schedulerName":{},"f:securityContext":{},"f:terminationGracePeriodSeconds":{}}}}},"manager":"Go-http-client","operation":"Update"},{"apiVersion":"apps/v1","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:annotations":{"f:client":{},"f:patched":{}},"f:finalizers":{".":{},"v:\"example.com/f\"":{}}}},"manager":"Go-http-client","operation":"Update","subresource":"status"}]`,
 }
 
 // orderScript runs TestKubeMutationSeesTheWriteAsSent's steps against the
@@ -185,7 +186,7 @@ func orderScript(t *testing.T, c *rawClient) []string {
 	// The managed fields are the client's: kube records them before
 	// admission, so what the policies added belongs to no manager.
 	times := regexp.MustCompile(`,?"time":"[^"]*"`)
-	for _, p := range []string{crs + "/w", cms + "/a"} {
+	for _, p := range []string{crs + "/w", cms + "/a", deps + "/d"} {
 		_, m := c.do("GET", p, "", "")
 		c.log = append(c.log, p[strings.LastIndex(p, "/")+1:]+" managedFields: "+times.ReplaceAllString(jsonAt(m, "metadata.managedFields"), ""))
 	}
