@@ -318,11 +318,7 @@ func (c *call) writeScaled(expect int64, fn func(cur *doc, old *autoscalingv1.Sc
 // server's scale REST checks neither (a custom resource is validated as
 // itself).
 func (c *call) checkBuiltinScale(cur *doc, s, old *autoscalingv1.Scale) error {
-	in, err := internalScale(s)
-	if err != nil {
-		return err
-	}
-	oldIn, err := internalScale(old)
+	in, oldIn, err := internalScales(s, old)
 	if err != nil {
 		return err
 	}

@@ -38,17 +38,26 @@ func internalScale(s *autoscalingv1.Scale) (*autoscaling.Scale, error) {
 	return out, nil
 }
 
+// internalScales are s and old as kube's internal Scales.
+func internalScales(s, old *autoscalingv1.Scale) (*autoscaling.Scale, *autoscaling.Scale, error) {
+	in, err := internalScale(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	oldIn, err := internalScale(old)
+	if err != nil {
+		return nil, nil, err
+	}
+	return in, oldIn, nil
+}
+
 // mutateScale runs the mutating admission chain over s, the Scale to
 // write (old: the stored object's), and returns it as mutated.
 func (c *call) mutateScale(s, old *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
 	if !c.scaleAdmissionOn() {
 		return s, nil
 	}
-	in, err := internalScale(s)
-	if err != nil {
-		return nil, err
-	}
-	oldIn, err := internalScale(old)
+	in, oldIn, err := internalScales(s, old)
 	if err != nil {
 		return nil, err
 	}

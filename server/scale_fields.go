@@ -71,11 +71,7 @@ func (c *call) manageScale(s, old *autoscalingv1.Scale) error {
 	if err != nil {
 		return wire.NewInternalError(err)
 	}
-	in, err := internalScale(s)
-	if err != nil {
-		return err
-	}
-	oldIn, err := internalScale(old)
+	in, oldIn, err := internalScales(s, old)
 	if err != nil {
 		return err
 	}
