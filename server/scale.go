@@ -345,7 +345,8 @@ func (c *call) checkScaleRevision(s, old *autoscalingv1.Scale) error {
 		return nil
 	}
 	stored, _ := strconv.ParseInt(old.ResourceVersion, 10, 64)
-	return c.writeRevision(s.ResourceVersion, stored)
+	_, err := c.writeRevision(s.ResourceVersion, stored)
+	return err
 }
 
 // builtinScaleKind is the Scale kind of the built-in workloads' scale

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sync"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -11,8 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 
 	"github.com/listwatch/listwatch/wire"
 )
@@ -89,14 +88,5 @@ func setScaleFields(next *doc, h *managedfields.ScaleHandler, s *autoscalingv1.S
 	if err != nil {
 		return wire.NewInternalError(err)
 	}
-	if len(entries) == 0 {
-		delete(next.meta, "managedFields")
-		return nil
-	}
-	b, err := json.Marshal(entries)
-	if err != nil {
-		return wire.NewInternalError(err)
-	}
-	next.meta["managedFields"] = b
-	return nil
+	return setManagedFields(next, entries)
 }

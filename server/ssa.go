@@ -377,15 +377,20 @@ func (c *call) manageCustom(d, old *doc) error {
 	if err != nil {
 		return wire.NewInternalError(err)
 	}
-	if mf := out.GetManagedFields(); len(mf) > 0 {
-		b, err := json.Marshal(mf)
-		if err != nil {
-			return wire.NewInternalError(err)
-		}
-		d.meta["managedFields"] = b
-	} else {
+	return setManagedFields(d, out.GetManagedFields())
+}
+
+// setManagedFields makes entries d's managedFields (none when empty).
+func setManagedFields(d *doc, entries []metav1.ManagedFieldsEntry) error {
+	if len(entries) == 0 {
 		delete(d.meta, "managedFields")
+		return nil
 	}
+	b, err := json.Marshal(entries)
+	if err != nil {
+		return wire.NewInternalError(err)
+	}
+	d.meta["managedFields"] = b
 	return nil
 }
 

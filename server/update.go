@@ -143,16 +143,17 @@ func (c *call) newRevision(rv string) (int64, error) {
 // writeRevision is newRevision for rv, the resourceVersion of the object
 // an update, patch or apply is about to write over the stored one (at
 // revision stored), once mutating admission has run: the revision it
-// names, if any, must be the stored one (a 409 when not).
-func (c *call) writeRevision(rv string, stored int64) error {
+// names, if any (0 for none; returned), must be the stored one (a 409 when
+// not).
+func (c *call) writeRevision(rv string, stored int64) (int64, error) {
 	n, err := c.newRevision(rv)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if n != 0 && n != stored {
-		return wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
+		return n, wire.NewConflict(c.res.gr(), c.name, wire.ConflictModified)
 	}
-	return nil
+	return n, nil
 }
 
 // allowUnconditionalUpdate is the AllowUnconditionalUpdate of the
@@ -285,12 +286,9 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 		if c.scale {
 			return nil
 		}
-		n, err := c.newRevision(rv)
+		n, err := c.writeRevision(rv, kv.Revision)
 		pinned = n != 0
-		if err != nil {
-			return err
-		}
-		return c.writeRevision(rv, kv.Revision)
+		return err
 	}
 	if err := c.admit(next, cur, settle); err != nil {
 		return nil, err
