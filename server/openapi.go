@@ -28,7 +28,6 @@ import (
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/common/restfuladapter"
 	"k8s.io/kube-openapi/pkg/handler"
-	"k8s.io/kube-openapi/pkg/handler3"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -43,9 +42,10 @@ import (
 // generated definitions (pkg/generated/openapi) through kube-openapi's
 // builders; each CRD's paths and schemas come from the apiextensions
 // server's builder, merged in as kube's CRD OpenAPI controllers merge
-// them. kube-openapi's handlers serve them: JSON and protobuf for v2, the
-// v3 index with each group-version's hash, ETags, 304s, gzip, and
-// immutable caching of a v3 document asked for by its hash.
+// them. kube-openapi's handler serves v2 (JSON and protobuf);
+// openapi_v3.go serves v3 as kube-openapi's handler3 does (the index with
+// each group-version's hash, ETags, 304s, immutable caching of a document
+// asked for by its hash), keeping only each document's bytes.
 //
 // Nothing is built when the server starts. The built-in documents are
 // built on their first request and kept (they never change); a CRD's are
@@ -55,7 +55,6 @@ import (
 // openAPIDocs holds the documents and what they are built from.
 type openAPIDocs struct {
 	v2 *handler.OpenAPIService
-	v3 *handler3.OpenAPIService
 	// v2Handler serves /openapi/v2 (kube-openapi registers it on a mux).
 	v2Handler http.Handler
 
@@ -63,7 +62,7 @@ type openAPIDocs struct {
 	builtinV2 cached.Value[*spec.Swagger]
 	// builtinV3 holds each built-in group-version's document ("api/v1",
 	// "apis/apps/v1"), built on first use.
-	builtinV3 map[string]cached.Value[*spec3.OpenAPI]
+	builtinV3 map[string]*v3Doc
 	// routes are the built-ins' routes the documents are built from.
 	routes *builtinRoutes
 	// built is set once the built-ins' routes are built.
@@ -81,6 +80,12 @@ type openAPIDocs struct {
 	// crdGVs are the group-version paths last published for CRDs.
 	// guarded by mu
 	crdGVs map[string]bool
+	// v3Docs is the served set of v3 documents by group-version path,
+	// replaced (never changed) when it changes, which adds one to v3Gen;
+	// v3Index is the index last built. guarded by mu
+	v3Docs  map[string]*v3Doc
+	v3Gen   uint64
+	v3Index *v3Index
 }
 
 // crdOpenAPI is one CRD's documents: v2 (all served versions merged) and
@@ -88,14 +93,14 @@ type openAPIDocs struct {
 type crdOpenAPI struct {
 	hash string
 	v2   cached.Value[*spec.Swagger]
-	v3   map[string]cached.Value[*spec3.OpenAPI]
+	v3   map[string]func() (*spec3.OpenAPI, error)
 }
 
 // newOpenAPIDocs describes the resources of reg, with subs, by
 // group-version path, the subresources kube's REST objects describe
 // (Server.openAPISubresources).
 func newOpenAPIDocs(reg *registry, subs map[string]map[string]rest.Storage) *openAPIDocs {
-	o := &openAPIDocs{crds: map[string]*crdOpenAPI{}, crdGVs: map[string]bool{}, builtinV3: map[string]cached.Value[*spec3.OpenAPI]{}}
+	o := &openAPIDocs{crds: map[string]*crdOpenAPI{}, crdGVs: map[string]bool{}, builtinV3: map[string]*v3Doc{}, v3Docs: map[string]*v3Doc{}}
 	gvPaths := builtinGVPaths(reg)
 	o.routes = &builtinRoutes{pendingV3: len(gvPaths), build: func() (map[string]*restful.WebService, error) {
 		o.built.Store(true)
@@ -122,23 +127,20 @@ func newOpenAPIDocs(reg *registry, subs map[string]map[string]rest.Storage) *ope
 	mux := &openAPIMux{}
 	o.v2.RegisterOpenAPIVersionedService("/openapi/v2", mux)
 	o.v2Handler = mux.h
-	o.v3 = handler3.NewOpenAPIService()
 	// The built-in group-versions are fixed: publish each one lazily.
 	for _, gvPath := range gvPaths {
-		v := cached.Once(cached.Func(func() (*spec3.OpenAPI, string, error) {
+		d := newV3Doc(func() (*spec3.OpenAPI, error) {
 			wss, err := o.routes.get()
 			defer o.routes.release(true)
 			if err != nil {
-				return nil, "", err
+				return nil, err
 			}
-			doc, err := buildBuiltinV3(wss[gvPath], gvPath)
-			if err != nil {
-				return nil, "", err
-			}
-			return doc, uuid.New().String(), nil
-		}))
-		o.builtinV3[gvPath] = v
-		o.v3.UpdateGroupVersionLazy(gvPath, v)
+			defs := builtinV3Definitions.acquire()
+			defer builtinV3Definitions.release()
+			return buildBuiltinV3(wss[gvPath], gvPath, defs)
+		})
+		o.builtinV3[gvPath] = d
+		o.v3Docs[gvPath] = d
 	}
 	return o
 }
@@ -212,9 +214,9 @@ func openAPIV2Config() *common.Config {
 }
 
 // buildBuiltinV3 builds the v3 document of one built-in group-version
-// path from its web service.
-func buildBuiltinV3(ws *restful.WebService, gvPath string) (*spec3.OpenAPI, error) {
-	doc, err := builder3.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices([]*restful.WebService{ws}), openAPIV3Config())
+// path from its web service and the v3 definitions.
+func buildBuiltinV3(ws *restful.WebService, gvPath string, defs map[string]common.OpenAPIDefinition) (*spec3.OpenAPI, error) {
+	doc, err := builder3.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices([]*restful.WebService{ws}), openAPIV3Config(defs))
 	if err != nil {
 		return nil, err
 	}
@@ -224,39 +226,71 @@ func buildBuiltinV3(ws *restful.WebService, gvPath string) (*spec3.OpenAPI, erro
 	return doc, nil
 }
 
-// openAPIV3Definitions are the definitions of every v3 document, named
-// as the v3 config names them (DefaultOpenAPIV3Config), computed once per
-// process as kube-apiserver computes them once for all its
-// group-versions. Computed again for each of the ~30 documents (the MAP
-// plugin's poll of the index builds them all at start), they were 6% of
-// the end-to-end tests' CPU, and a test server started in 2.2–2.4 s
+// builtinV3Definitions are the definitions of every v3 document, named
+// as the v3 config names them (DefaultOpenAPIV3Config), computed once for
+// all the documents being built, as kube-apiserver computes them once for
+// all its group-versions. Computed again for each of the ~30 documents
+// (the MAP plugin's poll of the index builds them all at start), they were
+// 6% of the end-to-end tests' CPU, and a test server started in 2.2–2.4 s
 // instead of 1.5–1.6 s. They depend only on the enabled features, fixed
-// for the process.
-var openAPIV3Definitions = sync.OnceValue(func() map[string]common.OpenAPIDefinition {
+// for the process, so servers of one process share them; they are dropped
+// (7.5 MB) when no document is being built.
+var builtinV3Definitions = sharedValue[map[string]common.OpenAPIDefinition]{make: func() map[string]common.OpenAPIDefinition {
 	return genericapiserver.DefaultOpenAPIV3Config(openAPIDefinitions, openAPIDefinitionNamer()).Definitions
-})
+}}
 
-// openAPIV3BuildDefinitions are the definitions one document is built
-// from: openAPIV3Definitions, but each definition's extensions map a copy,
-// as kube-openapi's builder writes into it (the namer's extensions, and it
-// deletes the embedded v2 schema) while other documents built from the same
-// definitions are read.
-func openAPIV3BuildDefinitions(common.ReferenceCallback) map[string]common.OpenAPIDefinition {
-	shared := openAPIV3Definitions()
-	defs := make(map[string]common.OpenAPIDefinition, len(shared))
-	for name, d := range shared {
-		if d.Schema.Extensions != nil {
-			d.Schema.Extensions = maps.Clone(d.Schema.Extensions)
-		}
-		defs[name] = d
-	}
-	return defs
+// sharedValue is a value made when first acquired and dropped when the
+// last holder releases it.
+type sharedValue[T any] struct {
+	make func() T
+
+	mu    sync.Mutex
+	held  int
+	value T
+	made  bool
 }
 
-func openAPIV3Config() *common.OpenAPIV3Config {
+func (s *sharedValue[T]) acquire() T {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.made {
+		s.value, s.made = s.make(), true
+	}
+	s.held++
+	return s.value
+}
+
+func (s *sharedValue[T]) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held--; s.held == 0 {
+		var zero T
+		s.value, s.made = zero, false
+	}
+}
+
+// openAPIV3BuildDefinitions returns the definitions one document is built
+// from: shared, but each definition's extensions map a copy, as
+// kube-openapi's builder writes into it (the namer's extensions, and it
+// deletes the embedded v2 schema) while other documents built from the
+// same definitions are read.
+func openAPIV3BuildDefinitions(shared map[string]common.OpenAPIDefinition) common.GetOpenAPIDefinitions {
+	return func(common.ReferenceCallback) map[string]common.OpenAPIDefinition {
+		defs := make(map[string]common.OpenAPIDefinition, len(shared))
+		for name, d := range shared {
+			if d.Schema.Extensions != nil {
+				d.Schema.Extensions = maps.Clone(d.Schema.Extensions)
+			}
+			defs[name] = d
+		}
+		return defs
+	}
+}
+
+func openAPIV3Config(defs map[string]common.OpenAPIDefinition) *common.OpenAPIV3Config {
 	// The constructor asks for the definitions with its own reference
-	// callback, which names types as openAPIV3Definitions' did.
-	c := genericapiserver.DefaultOpenAPIV3Config(openAPIV3BuildDefinitions, openAPIDefinitionNamer())
+	// callback, which names types as builtinV3Definitions' did.
+	c := genericapiserver.DefaultOpenAPIV3Config(openAPIV3BuildDefinitions(defs), openAPIDefinitionNamer())
 	c.Info.Title = "Kubernetes"
 	c.Info.Version = openAPIInfoVersion
 	c.SecuritySchemes = spec3.SecuritySchemes{"BearerToken": &spec3.SecurityScheme{SecuritySchemeProps: spec3.SecuritySchemeProps{
@@ -397,7 +431,7 @@ func (o *openAPIDocs) sync(reg *registry) {
 func (o *openAPIDocs) publishLocked() {
 	names := sortedKeys(o.crds)
 	crdV2 := make([]cached.Value[*spec.Swagger], 0, len(names))
-	byGV := map[string][]cached.Value[*spec3.OpenAPI]{}
+	byGV := map[string][]func() (*spec3.OpenAPI, error){}
 	for _, n := range names {
 		c := o.crds[n]
 		crdV2 = append(crdV2, c.v2)
@@ -423,42 +457,44 @@ func (o *openAPIDocs) publishLocked() {
 		}
 		return merged, uuid.New().String(), nil
 	})))
+	docs := make(map[string]*v3Doc, len(o.v3Docs))
+	for p, d := range o.v3Docs {
+		if !o.crdGVs[p] {
+			docs[p] = d
+		}
+	}
 	for p := range o.crdGVs {
 		if _, ok := byGV[p]; !ok {
 			delete(o.crdGVs, p)
 			if b, ok := o.builtinV3[p]; ok {
-				o.v3.UpdateGroupVersionLazy(p, b)
-			} else {
-				o.v3.DeleteGroupVersion(p)
+				docs[p] = b
 			}
 		}
 	}
 	for p, vs := range byGV {
 		o.crdGVs[p] = true
 		if b, ok := o.builtinV3[p]; ok {
-			vs = append([]cached.Value[*spec3.OpenAPI]{b}, vs...)
+			vs = append([]func() (*spec3.OpenAPI, error){b.spec}, vs...)
 		}
-		o.v3.UpdateGroupVersionLazy(p, cached.Once(cached.Func(func() (*spec3.OpenAPI, string, error) {
+		docs[p] = newV3Doc(func() (*spec3.OpenAPI, error) {
 			// A document that fails to build is left out, as kube's CRD
 			// controller leaves out a CRD it cannot build, so that one
 			// CRD cannot take the index down.
 			var specs []*spec3.OpenAPI
 			for _, v := range vs {
-				if s, _, err := v.Get(); err == nil {
+				if s, err := v(); err == nil {
 					specs = append(specs, s)
 				}
 			}
 			if len(specs) == 0 {
 				return &spec3.OpenAPI{Version: "3.0.0", Info: &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: openAPIInfoVersion}},
-					Paths: &spec3.Paths{Paths: map[string]*spec3.Path{}}, Components: &spec3.Components{Schemas: map[string]*spec.Schema{}}}, uuid.New().String(), nil
+					Paths: &spec3.Paths{Paths: map[string]*spec3.Path{}}, Components: &spec3.Components{Schemas: map[string]*spec.Schema{}}}, nil
 			}
-			merged, err := crdopenapi.MergeSpecsV3(specs...)
-			if err != nil {
-				return nil, "", err
-			}
-			return merged, uuid.New().String(), nil
-		})))
+			return crdopenapi.MergeSpecsV3(specs...)
+		})
 	}
+	o.v3Docs = docs
+	o.v3Gen++
 }
 
 // newCRDOpenAPI returns the (lazily built) documents of the stored CRD
@@ -474,7 +510,7 @@ func newCRDOpenAPI(value []byte, hash string) *crdOpenAPI {
 	var d crdHead
 	_ = json.Unmarshal(value, &d)
 	selectable := utilfeature.DefaultFeatureGate.Enabled(apiextensionsfeatures.CustomResourceFieldSelectors)
-	c := &crdOpenAPI{hash: hash, v3: map[string]cached.Value[*spec3.OpenAPI]{}}
+	c := &crdOpenAPI{hash: hash, v3: map[string]func() (*spec3.OpenAPI, error){}}
 	c.v2 = cached.Once(cached.Func(func() (*spec.Swagger, string, error) {
 		def, err := crd()
 		if err != nil {
@@ -501,17 +537,15 @@ func newCRDOpenAPI(value []byte, hash string) *crdOpenAPI {
 			continue
 		}
 		version := v.Name
-		c.v3[gvPath(d.Spec.Group, version)] = cached.Once(cached.Func(func() (*spec3.OpenAPI, string, error) {
+		// Built each time a merged document of its group-version is
+		// built (once per change of the group-version's CRDs).
+		c.v3[gvPath(d.Spec.Group, version)] = func() (*spec3.OpenAPI, error) {
 			def, err := crd()
 			if err != nil {
-				return nil, "", err
+				return nil, err
 			}
-			s, err := crdopenapi.BuildOpenAPIV3(def, version, crdopenapi.Options{V2: false, IncludeSelectableFields: selectable})
-			if err != nil {
-				return nil, "", err
-			}
-			return s, hash + version, nil
-		}))
+			return crdopenapi.BuildOpenAPIV3(def, version, crdopenapi.Options{V2: false, IncludeSelectableFields: selectable})
+		}
 	}
 	return c
 }
@@ -535,34 +569,12 @@ func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
 	case p == "/openapi/v2":
 		s.openapi.v2Handler.ServeHTTP(w, r)
 	case p == "/openapi/v3":
-		s.openapi.v3.HandleDiscovery(w, r)
+		s.openapi.serveV3Index(w, r)
 	case strings.HasPrefix(p, "/openapi/v3/"):
-		// kube-openapi answers nothing for a group-version it does not
-		// have; kube-apiserver's answer is an empty 404.
-		rw := &openAPIWriter{ResponseWriter: w}
-		s.openapi.v3.HandleGroupVersion(rw, r)
-		if !rw.wrote {
-			w.WriteHeader(http.StatusNotFound)
-		}
+		s.openapi.serveV3Document(w, r)
 	default:
 		writeNoRoute(w, r)
 	}
-}
-
-// openAPIWriter records whether a handler answered.
-type openAPIWriter struct {
-	http.ResponseWriter
-	wrote bool
-}
-
-func (w *openAPIWriter) WriteHeader(code int) {
-	w.wrote = true
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *openAPIWriter) Write(b []byte) (int, error) {
-	w.wrote = true
-	return w.ResponseWriter.Write(b)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

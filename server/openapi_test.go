@@ -266,7 +266,7 @@ func TestOpenAPIV3(t *testing.T) {
 }
 
 // TestOpenAPIV3SameOnEveryServer: the built-in documents are built from
-// definitions every server of the process shares (openAPIV3Definitions),
+// definitions every server of the process shares (builtinV3Definitions),
 // which kube-openapi's builder writes into: a second server's documents
 // hash as the first's, and in each group-version's document DeleteOptions
 // and WatchEvent name only that group-version and core/v1, however many
