@@ -7,14 +7,21 @@ import (
 
 // Memo holds a second encoding of a value the watch cache keeps (the
 // server's protobuf bytes of an object, or of a watch frame): built at
-// most once, by the first reader that asks, then shared by every request
-// and watcher that sends it. Readers without a cache hand out nil Memos,
-// and a nil Memo builds on every call.
+// most once, by the first reader that asks (readers asking meanwhile wait
+// for it), then shared by every request and watcher that sends it.
+// Readers without a cache hand out nil Memos, and a nil Memo builds on
+// every call. An unbuilt Memo is one pointer: every cached object holds
+// one, and most are never asked for.
 type Memo struct {
-	once  sync.Once
-	built atomic.Bool // set once b and err are
-	b     []byte
-	err   error
+	s atomic.Pointer[memoState]
+}
+
+// memoState is a Memo's build: in progress while done is open, then
+// replaced by a state without a channel once built.
+type memoState struct {
+	b    []byte
+	err  error
+	done chan struct{}
 }
 
 // Get returns the memoized bytes, building them with build the first time.
@@ -23,20 +30,38 @@ func (m *Memo) Get(build func() ([]byte, error)) ([]byte, error) {
 	if m == nil {
 		return build()
 	}
-	m.once.Do(func() {
-		m.b, m.err = build()
-		m.built.Store(true)
-	})
-	return m.b, m.err
+	s := m.s.Load()
+	if s == nil {
+		mine := &memoState{done: make(chan struct{})}
+		if m.s.CompareAndSwap(nil, mine) {
+			// Also when build panics (as sync.Once, the Memo then
+			// holds nothing and is not built again).
+			defer func() {
+				m.s.Store(&memoState{b: mine.b, err: mine.err})
+				close(mine.done)
+			}()
+			mine.b, mine.err = build()
+			return mine.b, mine.err
+		}
+		s = m.s.Load()
+	}
+	if s.done != nil {
+		<-s.done
+	}
+	return s.b, s.err
 }
 
 // Peek returns the memoized bytes if they have been built, without
 // building them.
 func (m *Memo) Peek() ([]byte, bool) {
-	if m == nil || !m.built.Load() || m.err != nil {
+	if m == nil {
 		return nil, false
 	}
-	return m.b, true
+	s := m.s.Load()
+	if s == nil || s.done != nil || s.err != nil {
+		return nil, false
+	}
+	return s.b, true
 }
 
 // Run marks Items[Start:End] of a ListPage as a stretch of objects that

@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -29,6 +30,44 @@ func TestMemo(t *testing.T) {
 	failed.Get(func() ([]byte, error) { return nil, errors.New("bad") })
 	if _, ok := failed.Peek(); ok {
 		t.Fatal("Peek of a failed build")
+	}
+}
+
+// TestMemoConcurrent: readers asking while the first builds wait for its
+// build and get its bytes; a build may read another Memo; a build that
+// panics leaves the Memo empty for good, its waiters released.
+func TestMemoConcurrent(t *testing.T) {
+	var m, inner Memo
+	var builds atomic.Int32
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	got := make([][]byte, 16)
+	for i := range got {
+		wg.Go(func() {
+			got[i], _ = m.Get(func() ([]byte, error) {
+				builds.Add(1)
+				<-release
+				return inner.Get(func() ([]byte, error) { return []byte("built"), nil })
+			})
+		})
+	}
+	close(release)
+	wg.Wait()
+	for i, b := range got {
+		if string(b) != "built" || (i > 0 && &b[0] != &got[0][0]) {
+			t.Fatalf("reader %d got %q, not the one build's bytes", i, b)
+		}
+	}
+	if n := builds.Load(); n != 1 {
+		t.Fatalf("%d builds", n)
+	}
+	var p Memo
+	func() {
+		defer func() { _ = recover() }()
+		p.Get(func() ([]byte, error) { panic("boom") })
+	}()
+	if b, err := p.Get(func() ([]byte, error) { return []byte("again"), nil }); b != nil || err != nil {
+		t.Fatalf("after a panicking build: %q, %v", b, err)
 	}
 }
 
