@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -110,6 +111,8 @@ type Cache struct {
 	// under it only an event's frame, once for all watchers (or, past
 	// the ring's frame window, for itself). It is a leaf lock.
 	mu sync.RWMutex
+	// valueBytes is the size of the values snap holds (HeldValueBytes).
+	valueBytes int64
 	// snap is the current state; rev is the latest revision seen
 	// (>= every event's revision; progress notifications advance it).
 	snap tree
@@ -252,4 +255,20 @@ func (c *Cache) Reaches(rev int64) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return rev >= c.ring.startRev
+}
+
+// heldValueBytes is the size of the values every running Cache of the
+// process holds in its current state.
+var heldValueBytes atomic.Int64
+
+// HeldValueBytes returns the size of the objects' values that the running
+// watch caches of this process hold in their current state: the bulk of an
+// API server's live heap, as bytes the garbage collector does not scan
+// (their older versions in the caches' histories are not counted).
+func HeldValueBytes() int64 { return heldValueBytes.Load() }
+
+// holdValues adds n bytes to the values c holds; c.mu is held.
+func (c *Cache) holdValues(n int64) {
+	c.valueBytes += n
+	heldValueBytes.Add(n)
 }

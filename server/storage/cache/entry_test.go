@@ -85,6 +85,8 @@ func FuzzEntryMatches(f *testing.F) {
 	f.Add("app=web,tier", "metadata.name=a", "app", "web", "tier", "", "a", "ns")
 	f.Add("!app,x in (1,2)", "metadata.namespace!=ns", "x", "2", "y", "3", "b", "")
 	f.Add("n>3", "spec.nodeName=", "n", "5", "m", "x", "", "ns")
+	f.Add("", "spec.nodeName=b,metadata.name=b", "n", "5", "m", "b", "b", "ns")
+	f.Add("", "metadata.name=c/d", "n", "5", "m", "d", "c/d", "ns")
 	f.Fuzz(func(t *testing.T, labelSel, fieldSel, k1, v1, k2, v2, name, ns string) {
 		ls, err1 := object.ParseLabelSelector(labelSel)
 		fs, err2 := object.ParseFieldSelector(fieldSel)
@@ -92,9 +94,11 @@ func FuzzEntryMatches(f *testing.F) {
 			return
 		}
 		labels := map[string]string{k1: v1, k2: v2}
-		fields := map[string]string{"metadata.name": name, "metadata.namespace": ns}
+		// spec.nodeName may equal the name too: such a field is read
+		// from the key as metadata.name is.
+		fields := map[string]string{"metadata.name": name, "metadata.namespace": ns, "spec.nodeName": v2}
 		p := storage.Predicate{Label: ls, Field: fs}
-		e := newEntry(storage.KV{Key: "/k", Value: []byte("{}")}, func([]byte) (map[string]string, map[string]string, error) {
+		e := newEntry(storage.KV{Key: "/registry/things/" + ns + "/" + name, Value: []byte("{}")}, func([]byte) (map[string]string, map[string]string, error) {
 			return labels, fields, nil
 		})
 		if got, want := e.matches(p), p.MatchesAttrs(labels, fields); got != want {
@@ -120,7 +124,7 @@ func BenchmarkEntryAttrs(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		for i, v := range values {
-			entries[i] = newEntry(storage.KV{Key: "/k", Value: v, Revision: 1}, storage.DefaultAttrs)
+			entries[i] = newEntry(storage.KV{Key: fmt.Sprintf("/registry/configmaps/ns-%d/cm-%06d", i%10, i), Value: v, Revision: 1}, storage.DefaultAttrs)
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)

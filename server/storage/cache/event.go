@@ -16,7 +16,6 @@ import (
 type event struct {
 	seq uint64 // position in the ring's history, dense and increasing
 	rev int64
-	key string
 	// cur is the new entry of a put, nil for a delete.
 	cur *entry
 	// prev is the entry before the change, nil for a create.
@@ -25,25 +24,45 @@ type event struct {
 	// checkpointEvery); the ring's lock guards both.
 	snap tree
 	held bool
-	at   time.Time
+	// at is when the cache applied it, on the monotonic clock (mono).
+	at int64
 
-	frames [3]atomic.Pointer[frame] // indexed by frameAdded etc., built on first use
+	frames atomic.Pointer[eventFrames] // built on first use
 }
+
+// An event is 64 bytes: the history holds up to 102,400 of them. Its key
+// is its entries', its time a number, its frames allocated when first
+// kept.
+
+// eventFrames are an event's frames, indexed by frameAdded etc.
+type eventFrames [3]atomic.Pointer[frame]
+
+// key returns the key the event changed.
+func (ev *event) key() string {
+	if ev.cur != nil {
+		return ev.cur.key
+	}
+	return ev.prev.key
+}
+
+// monoBase is the origin of mono.
+var monoBase = time.Now()
+
+// mono returns t on the process's monotonic clock, in nanoseconds.
+func mono(t time.Time) int64 { return int64(t.Sub(monoBase)) }
 
 // applyTo returns t with this event's change made.
 func (ev *event) applyTo(t tree) tree {
 	if ev.cur != nil {
-		return t.Put(ev.key, ev.cur)
+		return t.Put(ev.cur.key, ev.cur)
 	}
-	return t.Delete(ev.key)
+	return t.Delete(ev.prev.key)
 }
 
 // releaseFrames drops the event's frames; watchers that hold their bytes
 // keep them.
 func (ev *event) releaseFrames() {
-	for i := range ev.frames {
-		ev.frames[i].Store(nil)
-	}
+	ev.frames.Store(nil)
 }
 
 // frame is one encoded watch line, built once whatever the number of
@@ -82,11 +101,20 @@ func (ev *event) render(old, now, keep bool) (typ wire.EventType, obj, line []by
 	default:
 		return "", nil, nil, nil, nil, false
 	}
-	f := ev.frames[i].Load()
+	var f *frame
+	fs := ev.frames.Load()
+	if fs == nil && keep {
+		if fs = new(eventFrames); !ev.frames.CompareAndSwap(nil, fs) {
+			fs = ev.frames.Load()
+		}
+	}
+	if fs != nil {
+		f = fs[i].Load()
+	}
 	if f == nil {
 		f = new(frame)
-		if keep && !ev.frames[i].CompareAndSwap(nil, f) {
-			f = ev.frames[i].Load()
+		if keep && fs != nil && !fs[i].CompareAndSwap(nil, f) {
+			f = fs[i].Load()
 		}
 	}
 	f.once.Do(func() {

@@ -28,8 +28,9 @@ func TestRingSnapshots(t *testing.T) {
 	r := newRing(capacity, 1, cur, 0, capacity)
 	for rev := int64(2); rev < 2000; rev++ {
 		key := fmt.Sprintf("k%02d", rng.IntN(40))
-		ev := &event{rev: rev, key: key}
-		if _, ok := model[key]; ok && rng.IntN(3) == 0 {
+		ev := &event{rev: rev}
+		if old, ok := model[key]; ok && rng.IntN(3) == 0 {
+			ev.prev = old
 			delete(model, key)
 			cur = cur.Delete(key)
 		} else {
@@ -95,7 +96,7 @@ func TestRingFrameWindow(t *testing.T) {
 		key := fmt.Sprint("k", rev)
 		e := &entry{key: key, value: fmt.Appendf(nil, `{"metadata":{"name":%q}}`, key), rev: rev}
 		cur = cur.Put(key, e)
-		ev := &event{rev: rev, key: key, cur: e}
+		ev := &event{rev: rev, cur: e}
 		r.push(ev, cur, capacity)
 		return ev
 	}
@@ -108,14 +109,14 @@ func TestRingFrameWindow(t *testing.T) {
 	for rev := int64(3); r.recent(first.seq); rev++ {
 		push(rev)
 	}
-	if first.frames[frameAdded].Load() != nil {
-		t.Fatal("an event past the frame window still holds its frame")
+	if first.frames.Load() != nil {
+		t.Fatal("an event past the frame window still holds its frames")
 	}
 	typ, _, old, _, _, ok := first.render(false, true, r.recent(first.seq))
 	if want := wire.EventLine(wire.Added, first.cur.value); !ok || typ != wire.Added || !bytes.Equal(old, want) {
 		t.Fatalf("old event rendered %v %s %q, want ADDED %q", ok, typ, old, want)
 	}
-	if first.frames[frameAdded].Load() != nil {
+	if first.frames.Load() != nil {
 		t.Fatal("a frame built for an event past the window was kept")
 	}
 }
@@ -158,7 +159,7 @@ func BenchmarkRingRetained(b *testing.B) {
 				cur := start
 				for i, e := range writes {
 					cur = cur.Put(e.key, e)
-					r.push(&event{rev: int64(i + 2), key: e.key, cur: e}, cur, n)
+					r.push(&event{rev: int64(i + 2), cur: e}, cur, n)
 				}
 				runtime.GC()
 				runtime.ReadMemStats(&after)

@@ -28,6 +28,7 @@ func (c *Cache) Run(ctx context.Context) error {
 		wg.Wait()
 		c.mu.Lock()
 		c.stopped = true
+		c.holdValues(-c.valueBytes)
 		c.broadcastLocked()
 		c.mu.Unlock()
 		c.m.forget()
@@ -84,6 +85,10 @@ func (c *Cache) relist(ctx context.Context) error {
 		start = res.Items[len(res.Items)-1].Key + "\x00"
 	}
 	snap := buildSorted(entries)
+	var held int64
+	for _, e := range entries {
+		held += int64(len(e.value))
+	}
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -92,6 +97,7 @@ func (c *Cache) relist(ctx context.Context) error {
 		next = c.ring.nextSeq()
 	}
 	c.snap, c.rev = snap, rev
+	c.holdValues(held - c.valueBytes)
 	c.ring = newRing(c.cfg.HistorySize, rev, snap, next, c.cfg.WatcherBuffer)
 	c.lastEventRev, c.keysAtLastRev = 0, nil
 	if !c.ready {
@@ -160,13 +166,17 @@ func (c *Cache) apply(ev storage.Event) {
 		prev := c.snap.Get(key)
 		if ev.Type == storage.EventPut {
 			c.snap = c.snap.Put(key, cur)
+			c.holdValues(int64(len(cur.value)))
 		} else if prev != nil {
 			c.snap = c.snap.Delete(key)
 		} else {
 			c.log.Warn("watch cache: delete of a key it does not hold", "key", key, "revision", ev.Revision)
 			break
 		}
-		c.ring.push(&event{rev: ev.Revision, key: key, cur: cur, prev: prev, at: now}, c.snap, c.cfg.HistorySize)
+		if prev != nil {
+			c.holdValues(-int64(len(prev.value)))
+		}
+		c.ring.push(&event{rev: ev.Revision, cur: cur, prev: prev, at: mono(now)}, c.snap, c.cfg.HistorySize)
 		if c.lastEventRev != ev.Revision {
 			c.lastEventRev, c.keysAtLastRev = ev.Revision, c.keysAtLastRev[:0]
 		}
@@ -183,7 +193,7 @@ func (c *Cache) apply(ev storage.Event) {
 // tick may find a whole fill of them.
 func (c *Cache) evictLocked(now time.Time) {
 	r := c.ring
-	k := sort.Search(r.n, func(i int) bool { return now.Sub(r.buf[(r.head+i)%len(r.buf)].at) <= c.cfg.HistoryAge })
+	k := sort.Search(r.n, func(i int) bool { return time.Duration(mono(now)-r.buf[(r.head+i)%len(r.buf)].at) <= c.cfg.HistoryAge })
 	r.drop(k)
 }
 

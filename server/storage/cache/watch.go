@@ -285,7 +285,7 @@ func (w *watcher) nextFromHistory() (ev storage.WatchEvent, ok bool, wait <-chan
 			break
 		}
 		w.cursor++
-		if !strings.HasPrefix(e.key, w.prefix) || e.rev <= w.after {
+		if !strings.HasPrefix(e.key(), w.prefix) || e.rev <= w.after {
 			continue
 		}
 		old := e.prev != nil && e.prev.matches(w.pred)
