@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -18,6 +17,8 @@ import (
 
 	"github.com/listwatch/listwatch/server/apiserver"
 	ctrls "github.com/listwatch/listwatch/server/controllers"
+	"github.com/listwatch/listwatch/server/internal/gctune"
+	"github.com/listwatch/listwatch/server/storage/cache"
 )
 
 func newServeCommand() *cobra.Command {
@@ -33,17 +34,18 @@ func newServeCommand() *cobra.Command {
 embedded etcd under --data-dir, listens on https://127.0.0.1:6443, and writes
 an admin kubeconfig to <data-dir>/kubeconfig for kubectl and client-go.
 
-Go's garbage collector runs at GOGC=75 unless GOGC is set in the
-environment: most of the heap is the watch cache's bytes, which a
-collection does not scan, and the lower target keeps the resident set
-about a tenth smaller.`,
+Unless GOGC is set in the environment, serve sets Go's garbage collector
+target after each collection: 75% headroom for the heap other than the
+watch caches' object bytes, 10% for those (bytes a collection does not
+scan). With 100,000 ConfigMaps that is GOGC 40 and a resident set a
+sixth smaller than at a fixed 75, for about a tenth more CPU while the
+cache fills.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return fmt.Errorf("--log-level: %w", err)
 			}
-			setDefaultGCPercent()
 			o.Controllers = splitControllers(controllers)
 			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			// Kubernetes' libraries inside the server (discovery, …) log
@@ -56,7 +58,10 @@ about a tenth smaller.`,
 			if err != nil {
 				return err
 			}
-			return runServer(cmd.Context(), srv, cmd.OutOrStdout())
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			tuneGC(ctx)
+			return runServer(ctx, srv, cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
@@ -98,24 +103,34 @@ about a tenth smaller.`,
 	return cmd
 }
 
-// defaultGCPercent is serve's GOGC when its environment sets none.
+// defaultGCPercent and cachedGCPercent are serve's garbage collection
+// targets when its environment sets no GOGC: the heap may grow by 75% of
+// its live bytes other than the watch caches' values, and by 10% of those,
+// before the next collection (internal/gctune sets the one GOGC that adds
+// up to that after each collection).
 //
-// Most of a serving heap is the watch cache: every object's encoding, held
-// for as long as the object lives, as pointer-free bytes the collector does
-// not scan. At Go's default of 100 the heap may grow to twice that before
-// a collection, and the pages it grew into stay resident afterwards (the
-// runtime keeps about a heap goal's worth): with 100,000 ConfigMaps, 320 MB
-// live became 660–790 MiB of RSS. At 75 it settles lower (see the README's
-// memory figures) while a collection still scans only the cache's small
-// pointerful part, so the write path's CPU did not measurably change; at 50
-// writes cost a fifth more CPU. GOGC in the environment (any value, "off"
-// too) is left as set.
-const defaultGCPercent = 75
+// Most of a serving heap is the watch caches: every object's encoding,
+// held for as long as the object lives, as pointer-free bytes the
+// collector does not scan. The pages a heap grows into stay resident (the
+// runtime keeps about a heap goal's worth), so headroom earned by those
+// bytes is memory kept for collections of the rest. With 100,000
+// ConfigMaps (320 MB live at the time) Go's default of 100 kept 660–790
+// MiB resident and a fixed 75 646–660 MiB; the tuner (GOGC 40 at that
+// size, 75 for a small heap) 536–565 MiB against 643–674 at a fixed 75,
+// for 9–12% more CPU over the fill (README, "Server memory"). GOGC in the
+// environment (any value, "off" too) turns the tuner off and is kept.
+const (
+	defaultGCPercent = 75
+	cachedGCPercent  = 10
+)
 
-func setDefaultGCPercent() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(defaultGCPercent)
+// tuneGC runs the collector's tuner until ctx ends, unless the
+// environment sets GOGC.
+func tuneGC(ctx context.Context) {
+	if os.Getenv("GOGC") != "" {
+		return
 	}
+	go gctune.Run(ctx, gctune.Config{Base: defaultGCPercent, Cached: cachedGCPercent, CachedBytes: cache.HeldValueBytes})
 }
 
 // splitControllers splits the --controllers list; "" is none.

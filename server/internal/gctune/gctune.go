@@ -1,0 +1,76 @@
+// Package gctune sets the garbage collector's GOGC from what the live heap
+// is made of.
+//
+// GOGC lets the heap grow by a share of the whole live heap before the
+// next collection. An API server's live heap is mostly its watch caches'
+// object values: byte slices, which the collector does not scan and which
+// live until their object changes. Headroom earned by those bytes buys
+// fewer collections of the rest at the price of memory the process then
+// keeps resident. The tuner gives the scanned part of the heap the
+// headroom GOGC would give it (Base percent) and the cached values a
+// smaller one (Cached percent), as one GOGC for the whole heap, set again
+// after each collection.
+package gctune
+
+import (
+	"context"
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+)
+
+// Config is what the tuner aims at.
+type Config struct {
+	// Base is the GOGC of the heap other than the cached values.
+	Base int
+	// Cached is the GOGC of the cached values' bytes.
+	Cached int
+	// CachedBytes returns the size of the cached values now live.
+	CachedBytes func() int64
+	// Every is how often the tuner looks for a finished collection
+	// (default 250 ms).
+	Every time.Duration
+}
+
+// Percent is the GOGC that gives a live heap of live bytes, cached of
+// them cached values, the headroom of c: Base percent of the rest plus
+// Cached percent of the cached bytes.
+func (c Config) Percent(live, cached int64) int {
+	if live <= 0 {
+		return c.Base
+	}
+	cached = min(max(cached, 0), live)
+	headroom := (live-cached)*int64(c.Base) + cached*int64(c.Cached)
+	return int(max(headroom/live, 1))
+}
+
+// Run sets GOGC after each collection until ctx ends, then puts back the
+// GOGC it found.
+func Run(ctx context.Context, c Config) {
+	if c.Every <= 0 {
+		c.Every = 250 * time.Millisecond
+	}
+	samples := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/heap/live:bytes"}}
+	before := debug.SetGCPercent(c.Base)
+	defer debug.SetGCPercent(before)
+	set, cycles := c.Base, uint64(0)
+	t := time.NewTicker(c.Every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		metrics.Read(samples)
+		if n := samples[0].Value.Uint64(); n == cycles {
+			continue
+		} else {
+			cycles = n
+		}
+		if p := c.Percent(int64(samples[1].Value.Uint64()), c.CachedBytes()); p != set {
+			debug.SetGCPercent(p)
+			set = p
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package gctune
+
+import (
+	"context"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestPercent(t *testing.T) {
+	c := Config{Base: 75, Cached: 10}
+	for _, tc := range []struct {
+		live, cached int64
+		want         int
+	}{
+		{0, 0, 75},             // nothing known yet
+		{100, 0, 75},           // no cache: GOGC as set
+		{100, 100, 10},         // all cached values
+		{283, 160, 38},         // 100k ConfigMaps: (123·75 + 160·10)/283
+		{100, 200, 10},         // cached counted past live (history, rounding): capped
+		{100, -5, 75},          // a negative count is none
+		{1 << 40, 1 << 39, 42}, // large heaps do not overflow
+	} {
+		if got := c.Percent(tc.live, tc.cached); got != tc.want {
+			t.Errorf("Percent(%d, %d) = %d, want %d", tc.live, tc.cached, got, tc.want)
+		}
+	}
+	if got := (Config{Base: 75, Cached: 0}).Percent(100, 100); got != 1 {
+		t.Errorf("all cached at Cached 0: %d, want the floor of 1", got)
+	}
+}
+
+func gogc() int64 {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
+}
+
+// TestRun: after a collection the tuner sets the GOGC of the live heap's
+// make-up, follows a change of it at the next collection, and puts the
+// GOGC it found back when it stops.
+func TestRun(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	var cached atomic.Int64
+	c := Config{Base: 80, Cached: 20, CachedBytes: cached.Load, Every: time.Millisecond}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); Run(ctx, c) }()
+	waitFor := func(want func(int64) bool, what string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !want(gogc()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("GOGC %d: never %s", gogc(), what)
+			}
+			runtime.GC()
+			runtime.Gosched()
+		}
+	}
+	waitFor(func(p int64) bool { return p == 80 }, "the base with nothing cached")
+	// Half of the live heap cached: GOGC halfway between 80 and 20.
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	cached.Store(int64(s[0].Value.Uint64()) / 2)
+	waitFor(func(p int64) bool { return p > 20 && p < 80 }, "between Cached and Base")
+	cancel()
+	<-done
+	if p := gogc(); p != 100 {
+		t.Fatalf("GOGC after Run: %d, want the 100 it found", p)
+	}
+}
