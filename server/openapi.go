@@ -80,6 +80,9 @@ type openAPIDocs struct {
 	// crdGVs are the group-version paths last published for CRDs.
 	// guarded by mu
 	crdGVs map[string]bool
+	// crdGVKey is, by group-version path, the CRDs (names and hashes)
+	// its document last published was built from. guarded by mu
+	crdGVKey map[string]string
 	// v3Docs is the served set of v3 documents by group-version path,
 	// replaced (never changed) when it changes, which adds one to v3Gen;
 	// v3Index is the index last built. guarded by mu
@@ -100,7 +103,7 @@ type crdOpenAPI struct {
 // group-version path, the subresources kube's REST objects describe
 // (Server.openAPISubresources).
 func newOpenAPIDocs(reg *registry, subs map[string]map[string]rest.Storage) *openAPIDocs {
-	o := &openAPIDocs{crds: map[string]*crdOpenAPI{}, crdGVs: map[string]bool{}, builtinV3: map[string]*v3Doc{}, v3Docs: map[string]*v3Doc{}}
+	o := &openAPIDocs{crds: map[string]*crdOpenAPI{}, crdGVs: map[string]bool{}, crdGVKey: map[string]string{}, builtinV3: map[string]*v3Doc{}, v3Docs: map[string]*v3Doc{}}
 	gvPaths := builtinGVPaths(reg)
 	o.routes = &builtinRoutes{pendingV3: len(gvPaths), build: func() (map[string]*restful.WebService, error) {
 		o.built.Store(true)
@@ -130,14 +133,8 @@ func newOpenAPIDocs(reg *registry, subs map[string]map[string]rest.Storage) *ope
 	// The built-in group-versions are fixed: publish each one lazily.
 	for _, gvPath := range gvPaths {
 		d := newV3Doc(func() (*spec3.OpenAPI, error) {
-			wss, err := o.routes.get()
 			defer o.routes.release(true)
-			if err != nil {
-				return nil, err
-			}
-			defs := builtinV3Definitions.acquire()
-			defer builtinV3Definitions.release()
-			return buildBuiltinV3(wss[gvPath], gvPath, defs)
+			return o.routes.buildV3(gvPath)
 		})
 		o.builtinV3[gvPath] = d
 		o.v3Docs[gvPath] = d
@@ -151,7 +148,8 @@ func newOpenAPIDocs(reg *registry, subs map[string]map[string]rest.Storage) *ope
 // MutatingAdmissionPolicy plugin reads the /openapi/v3 index, whose ETags
 // hash every document. The v2 document, often never asked for, builds
 // them again if it comes later, and drops them too. Each document is built
-// once (cached.Once).
+// once. The v3 definitions (builtinV3Definitions) are held with the routes
+// while v3 documents are built from them.
 type builtinRoutes struct {
 	build func() (map[string]*restful.WebService, error)
 
@@ -159,6 +157,23 @@ type builtinRoutes struct {
 	wss       map[string]*restful.WebService
 	err       error
 	pendingV3 int // v3 documents still to be built from the routes
+	// defs are builtinV3Definitions, acquired by the first v3 build.
+	defs map[string]common.OpenAPIDefinition
+}
+
+// buildV3 builds the v3 document of one built-in group-version path.
+func (b *builtinRoutes) buildV3(gvPath string) (*spec3.OpenAPI, error) {
+	wss, err := b.get()
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	if b.defs == nil {
+		b.defs = builtinV3Definitions.acquire()
+	}
+	defs := b.defs
+	b.mu.Unlock()
+	return buildBuiltinV3(wss[gvPath], gvPath, defs)
 }
 
 func (b *builtinRoutes) get() (map[string]*restful.WebService, error) {
@@ -179,6 +194,10 @@ func (b *builtinRoutes) release(v3 bool) {
 	}
 	if b.pendingV3 <= 0 {
 		b.wss = nil
+		if b.defs != nil {
+			b.defs = nil
+			builtinV3Definitions.release()
+		}
 	}
 }
 
@@ -248,6 +267,7 @@ type sharedValue[T any] struct {
 	held  int
 	value T
 	made  bool
+	makes int // times made, for tests
 }
 
 func (s *sharedValue[T]) acquire() T {
@@ -255,6 +275,7 @@ func (s *sharedValue[T]) acquire() T {
 	defer s.mu.Unlock()
 	if !s.made {
 		s.value, s.made = s.make(), true
+		s.makes++
 	}
 	s.held++
 	return s.value
@@ -432,11 +453,13 @@ func (o *openAPIDocs) publishLocked() {
 	names := sortedKeys(o.crds)
 	crdV2 := make([]cached.Value[*spec.Swagger], 0, len(names))
 	byGV := map[string][]func() (*spec3.OpenAPI, error){}
+	crdGVKeys := map[string][]string{} // the CRDs of each group-version, by name and hash
 	for _, n := range names {
 		c := o.crds[n]
 		crdV2 = append(crdV2, c.v2)
 		for p, v := range c.v3 {
 			byGV[p] = append(byGV[p], v)
+			crdGVKeys[p] = append(crdGVKeys[p], n+"="+c.hash)
 		}
 	}
 	static := o.builtinV2
@@ -473,9 +496,22 @@ func (o *openAPIDocs) publishLocked() {
 	}
 	for p, vs := range byGV {
 		o.crdGVs[p] = true
-		if b, ok := o.builtinV3[p]; ok {
-			vs = append([]func() (*spec3.OpenAPI, error){b.spec}, vs...)
+		key := strings.Join(crdGVKeys[p], ",")
+		if d := o.v3Docs[p]; d != nil && o.crdGVKey[p] == key {
+			// The same CRDs, unchanged, as last published.
+			docs[p] = d
+			continue
 		}
+		o.crdGVKey[p] = key
+		if _, ok := o.builtinV3[p]; ok {
+			// A built-in group-version's document is built again from
+			// the routes, as it was first built, to be merged.
+			vs = append([]func() (*spec3.OpenAPI, error){func() (*spec3.OpenAPI, error) {
+				defer o.routes.release(false)
+				return o.routes.buildV3(p)
+			}}, vs...)
+		}
+		prev := o.v3Docs[p]
 		docs[p] = newV3Doc(func() (*spec3.OpenAPI, error) {
 			// A document that fails to build is left out, as kube's CRD
 			// controller leaves out a CRD it cannot build, so that one
@@ -490,8 +526,19 @@ func (o *openAPIDocs) publishLocked() {
 				return &spec3.OpenAPI{Version: "3.0.0", Info: &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: openAPIInfoVersion}},
 					Paths: &spec3.Paths{Paths: map[string]*spec3.Path{}}, Components: &spec3.Components{Schemas: map[string]*spec.Schema{}}}, nil
 			}
-			return crdopenapi.MergeSpecsV3(specs...)
+			merged, err := crdopenapi.MergeSpecsV3(specs...)
+			if err != nil && prev != nil {
+				// As kube-openapi's handler keeps serving a group's last
+				// document that built.
+				return prev.spec()
+			}
+			return merged, err
 		})
+	}
+	for p := range o.crdGVKey {
+		if !o.crdGVs[p] {
+			delete(o.crdGVKey, p)
+		}
 	}
 	o.v3Docs = docs
 	o.v3Gen++

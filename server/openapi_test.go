@@ -419,10 +419,20 @@ func TestOpenAPILazy(t *testing.T) {
 	}
 	// Started again, the v3 index first: the routes go with the last v3
 	// document, and v2 builds them again and drops them.
+	builtinV3Definitions.mu.Lock()
+	makes := builtinV3Definitions.makes
+	builtinV3Definitions.mu.Unlock()
 	e2 := newEnv(t)
 	getV3Index(t, e2)
 	if e2.srv.openapi.routes.held() {
 		t.Fatal("the built-ins' routes are kept after every v3 document was built")
+	}
+	// The v3 definitions are made once for all the documents.
+	builtinV3Definitions.mu.Lock()
+	made, held := builtinV3Definitions.makes-makes, builtinV3Definitions.made
+	builtinV3Definitions.mu.Unlock()
+	if made != 1 || held {
+		t.Fatalf("the v3 definitions were made %d times for one server's documents (want 1), and kept after: %v", made, held)
 	}
 	if _, ok := getV2(t, e2).Definitions["io.k8s.api.core.v1.ConfigMap"]; !ok {
 		t.Fatal("v2 built after the routes were dropped has no ConfigMap")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha512"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -47,13 +48,18 @@ type v3Doc struct {
 	pbErr  error
 }
 
+var errBuildUnfinished = errors.New("the document's build did not finish")
+
 func newV3Doc(build func() (*spec3.OpenAPI, error)) *v3Doc { return &v3Doc{build: build} }
 
 // load builds the document once; its error, if any, stays.
 func (d *v3Doc) load() error {
 	d.once.Do(func() {
-		s, err := d.build()
+		// Stays if build panics: the document is then never served.
+		d.err = errBuildUnfinished
+		build := d.build
 		d.build = nil
+		s, err := build()
 		if err != nil {
 			d.err = err
 			return
@@ -63,7 +69,7 @@ func (d *v3Doc) load() error {
 			d.err = err
 			return
 		}
-		d.etag, d.modified, d.json = openAPIETag(b), time.Now(), pack(b)
+		d.etag, d.modified, d.json, d.err = openAPIETag(b), time.Now(), pack(b), nil
 	})
 	return d.err
 }
@@ -187,7 +193,12 @@ func (o *openAPIDocs) serveV3Index(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		}
-		idx = &v3Index{gen: gen, body: body, etag: openAPIETag(body), modified: time.Now()}
+		if idx != nil && bytes.Equal(idx.body, body) {
+			// The same index: as handler3, the same Last-Modified.
+			idx = &v3Index{gen: gen, body: idx.body, etag: idx.etag, modified: idx.modified}
+		} else {
+			idx = &v3Index{gen: gen, body: body, etag: openAPIETag(body), modified: time.Now()}
+		}
 		o.mu.Lock()
 		if o.v3Gen == gen {
 			o.v3Index = idx

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 )
@@ -24,6 +25,8 @@ type memoState struct {
 	done chan struct{}
 }
 
+var errBuildPanicked = errors.New("storage: the memo's build panicked")
+
 // Get returns the memoized bytes, building them with build the first time.
 // Every caller of one Memo must pass an equivalent build.
 func (m *Memo) Get(build func() ([]byte, error)) ([]byte, error) {
@@ -34,8 +37,9 @@ func (m *Memo) Get(build func() ([]byte, error)) ([]byte, error) {
 	if s == nil {
 		mine := &memoState{done: make(chan struct{})}
 		if m.s.CompareAndSwap(nil, mine) {
-			// Also when build panics (as sync.Once, the Memo then
-			// holds nothing and is not built again).
+			// Also when build panics: the Memo then holds
+			// errBuildPanicked, and is not built again.
+			mine.err = errBuildPanicked
 			defer func() {
 				m.s.Store(&memoState{b: mine.b, err: mine.err})
 				close(mine.done)

@@ -35,7 +35,7 @@ func TestMemo(t *testing.T) {
 
 // TestMemoConcurrent: readers asking while the first builds wait for its
 // build and get its bytes; a build may read another Memo; a build that
-// panics leaves the Memo empty for good, its waiters released.
+// panics leaves the Memo failed for good, its waiters released.
 func TestMemoConcurrent(t *testing.T) {
 	var m, inner Memo
 	var builds atomic.Int32
@@ -66,8 +66,11 @@ func TestMemoConcurrent(t *testing.T) {
 		defer func() { _ = recover() }()
 		p.Get(func() ([]byte, error) { panic("boom") })
 	}()
-	if b, err := p.Get(func() ([]byte, error) { return []byte("again"), nil }); b != nil || err != nil {
-		t.Fatalf("after a panicking build: %q, %v", b, err)
+	if b, err := p.Get(func() ([]byte, error) { return []byte("again"), nil }); b != nil || err == nil {
+		t.Fatalf("after a panicking build: %q, %v; want no bytes and an error", b, err)
+	}
+	if _, ok := p.Peek(); ok {
+		t.Fatal("Peek after a panicking build reports it built")
 	}
 }
 

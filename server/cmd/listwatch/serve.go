@@ -46,6 +46,7 @@ cache fills.`,
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return fmt.Errorf("--log-level: %w", err)
 			}
+			defer tuneGC()()
 			o.Controllers = splitControllers(controllers)
 			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			// Kubernetes' libraries inside the server (discovery, …) log
@@ -58,10 +59,7 @@ cache fills.`,
 			if err != nil {
 				return err
 			}
-			ctx, cancel := context.WithCancel(cmd.Context())
-			defer cancel()
-			tuneGC(ctx)
-			return runServer(ctx, srv, cmd.OutOrStdout())
+			return runServer(cmd.Context(), srv, cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
@@ -124,13 +122,13 @@ const (
 	cachedGCPercent  = 10
 )
 
-// tuneGC runs the collector's tuner until ctx ends, unless the
-// environment sets GOGC.
-func tuneGC(ctx context.Context) {
+// tuneGC starts the collector's tuner, unless the environment sets GOGC,
+// and returns what stops it.
+func tuneGC() (stop func()) {
 	if os.Getenv("GOGC") != "" {
-		return
+		return func() {}
 	}
-	go gctune.Run(ctx, gctune.Config{Base: defaultGCPercent, Cached: cachedGCPercent, CachedBytes: cache.HeldValueBytes})
+	return gctune.Start(gctune.Config{Base: defaultGCPercent, Cached: cachedGCPercent, CachedBytes: cache.HeldValueBytes})
 }
 
 // splitControllers splits the --controllers list; "" is none.

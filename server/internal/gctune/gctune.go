@@ -44,16 +44,34 @@ func (c Config) Percent(live, cached int64) int {
 	return int(max(headroom/live, 1))
 }
 
-// Run sets GOGC after each collection until ctx ends, then puts back the
-// GOGC it found.
-func Run(ctx context.Context, c Config) {
+// Start sets GOGC to c.Base, then after each collection to c.Percent of
+// the live heap, until stop is called; stop waits for the tuner to end and
+// puts back the GOGC Start found.
+func Start(c Config) (stop func()) {
 	if c.Every <= 0 {
 		c.Every = 250 * time.Millisecond
 	}
-	samples := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/heap/live:bytes"}}
 	before := debug.SetGCPercent(c.Base)
-	defer debug.SetGCPercent(before)
-	set, cycles := c.Base, uint64(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		run(ctx, c)
+	}()
+	return func() {
+		cancel()
+		<-done
+		debug.SetGCPercent(before)
+	}
+}
+
+func run(ctx context.Context, c Config) {
+	samples := []metrics.Sample{
+		{Name: "/gc/cycles/total:gc-cycles"},
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/gc/gogc:percent"},
+	}
+	var cycles uint64
 	t := time.NewTicker(c.Every)
 	defer t.Stop()
 	for {
@@ -68,9 +86,9 @@ func Run(ctx context.Context, c Config) {
 		} else {
 			cycles = n
 		}
-		if p := c.Percent(int64(samples[1].Value.Uint64()), c.CachedBytes()); p != set {
+		// Set again whenever it differs, whoever changed it.
+		if p := c.Percent(int64(samples[1].Value.Uint64()), c.CachedBytes()); uint64(p) != samples[2].Value.Uint64() {
 			debug.SetGCPercent(p)
-			set = p
 		}
 	}
 }

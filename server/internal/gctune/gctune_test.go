@@ -1,7 +1,6 @@
 package gctune
 
 import (
-	"context"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -43,17 +42,24 @@ func gogc() int64 {
 	return int64(s[0].Value.Uint64())
 }
 
-// TestRun: after a collection the tuner sets the GOGC of the live heap's
-// make-up, follows a change of it at the next collection, and puts the
-// GOGC it found back when it stops.
-func TestRun(t *testing.T) {
+// TestStart: Start sets the base at once; after a collection the tuner
+// sets the GOGC of the live heap's make-up, follows a change of it (or of
+// GOGC by anyone else) at the next collection, and stop puts back the GOGC
+// it found.
+func TestStart(t *testing.T) {
 	before := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(before)
 	var cached atomic.Int64
-	c := Config{Base: 80, Cached: 20, CachedBytes: cached.Load, Every: time.Millisecond}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { defer close(done); Run(ctx, c) }()
+	stop := Start(Config{Base: 80, Cached: 20, CachedBytes: cached.Load, Every: time.Millisecond})
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			stop()
+		}
+	})
+	if p := gogc(); p != 80 {
+		t.Fatalf("GOGC %d after Start, want the base 80", p)
+	}
 	waitFor := func(want func(int64) bool, what string) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
@@ -65,15 +71,22 @@ func TestRun(t *testing.T) {
 			runtime.Gosched()
 		}
 	}
-	waitFor(func(p int64) bool { return p == 80 }, "the base with nothing cached")
 	// Half of the live heap cached: GOGC halfway between 80 and 20.
+	runtime.GC()
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
+	if s[0].Value.Uint64() == 0 {
+		t.Fatal("no live heap after a collection")
+	}
 	cached.Store(int64(s[0].Value.Uint64()) / 2)
 	waitFor(func(p int64) bool { return p > 20 && p < 80 }, "between Cached and Base")
-	cancel()
-	<-done
+	cached.Store(0)
+	waitFor(func(p int64) bool { return p == 80 }, "the base again with nothing cached")
+	debug.SetGCPercent(300)
+	waitFor(func(p int64) bool { return p == 80 }, "the base again after another set GOGC")
+	stop()
+	stopped = true
 	if p := gogc(); p != 100 {
-		t.Fatalf("GOGC after Run: %d, want the 100 it found", p)
+		t.Fatalf("GOGC after stop: %d, want the 100 it found", p)
 	}
 }
