@@ -40,6 +40,9 @@ type hookServer struct {
 	mu     sync.Mutex
 	calls  map[string][]admissionv1.AdmissionRequest // by path
 	hangCh chan struct{}
+	// custom answers the paths the switch in serve does not know: it
+	// fills resp, or returns false for serve's default answer.
+	custom func(path string, req admissionv1.AdmissionRequest, resp *admissionv1.AdmissionResponse) bool
 }
 
 func newHookServer(t *testing.T, dnsNames ...string) *hookServer {
@@ -123,6 +126,10 @@ func (h *hookServer) serve(w http.ResponseWriter, r *http.Request) {
 		case <-h.hangCh:
 		}
 		return
+	default:
+		if h.custom != nil {
+			h.custom(r.URL.Path, req, resp)
+		}
 	}
 	review.Response = resp
 	review.Request = nil
