@@ -264,17 +264,16 @@ type sharedValue[T any] struct {
 	make func() T
 
 	mu    sync.Mutex
-	held  int
+	held  int // holders; the value is made while there are any
 	value T
-	made  bool
 	makes int // times made, for tests
 }
 
 func (s *sharedValue[T]) acquire() T {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.made {
-		s.value, s.made = s.make(), true
+	if s.held == 0 {
+		s.value = s.make()
 		s.makes++
 	}
 	s.held++
@@ -286,7 +285,7 @@ func (s *sharedValue[T]) release() {
 	defer s.mu.Unlock()
 	if s.held--; s.held == 0 {
 		var zero T
-		s.value, s.made = zero, false
+		s.value = zero
 	}
 }
 

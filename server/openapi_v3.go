@@ -29,7 +29,7 @@ import (
 // The built-in documents are built at start (kube's MutatingAdmissionPolicy
 // plugin reads the index, which hashes every document): with handler3 they
 // held 21 MB of spec objects and 13 MB of JSON on every server; compressed,
-// the JSON of all of them is about 2 MB.
+// the JSON of all of them is about half a megabyte.
 
 // v3Doc is one group-version's document: built on first use from build,
 // then kept only as its JSON (and, once asked for, its protobuf), each

@@ -136,11 +136,11 @@ func TestSharedValue(t *testing.T) {
 		t.Fatalf("two holders: made %d, same %v", made, a == b)
 	}
 	s.release()
-	if !s.made {
+	if s.held == 0 {
 		t.Fatal("dropped while still held")
 	}
 	s.release()
-	if s.made || s.value != nil {
+	if s.held != 0 || s.value != nil {
 		t.Fatal("kept after the last release")
 	}
 	if c := s.acquire(); *c != 2 {

@@ -37,9 +37,9 @@ an admin kubeconfig to <data-dir>/kubeconfig for kubectl and client-go.
 Unless GOGC is set in the environment, serve sets Go's garbage collector
 target after each collection: 75% headroom for the heap other than the
 watch caches' object bytes, 10% for those (bytes a collection does not
-scan). With 100,000 ConfigMaps that is GOGC 40 and a resident set a
-sixth smaller than at a fixed 75, for about a tenth more CPU while the
-cache fills.`,
+scan). With 100,000 ConfigMaps that is GOGC 38 and a resident set after
+the fill about a seventh smaller than at a fixed 75, for CPU within the
+noise of a fixed 75's.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var level slog.Level
@@ -113,9 +113,10 @@ cache fills.`,
 // runtime keeps about a heap goal's worth), so headroom earned by those
 // bytes is memory kept for collections of the rest. With 100,000
 // ConfigMaps (320 MB live at the time) Go's default of 100 kept 660–790
-// MiB resident and a fixed 75 646–660 MiB; the tuner (GOGC 40 at that
-// size, 75 for a small heap) 536–565 MiB against 643–674 at a fixed 75,
-// for 9–12% more CPU over the fill (README, "Server memory"). GOGC in the
+// MiB resident and a fixed 75 646–660 MiB. With the tuner (GOGC 38 at
+// that size, 75 for a small heap) serve held 537–556 MiB after the fill
+// against 624–628 at a fixed 75, for CPU within the noise: 58.8–68.2 s
+// against 59.1–64.5 s over the fill (README, "Server memory"). GOGC in the
 // environment (any value, "off" too) turns the tuner off and is kept.
 const (
 	defaultGCPercent = 75

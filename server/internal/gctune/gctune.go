@@ -13,7 +13,6 @@
 package gctune
 
 import (
-	"context"
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
@@ -52,20 +51,19 @@ func Start(c Config) (stop func()) {
 		c.Every = 250 * time.Millisecond
 	}
 	before := debug.SetGCPercent(c.Base)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
+	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		run(ctx, c)
+		run(quit, c)
 	}()
 	return func() {
-		cancel()
+		close(quit)
 		<-done
 		debug.SetGCPercent(before)
 	}
 }
 
-func run(ctx context.Context, c Config) {
+func run(quit <-chan struct{}, c Config) {
 	samples := []metrics.Sample{
 		{Name: "/gc/cycles/total:gc-cycles"},
 		{Name: "/gc/heap/live:bytes"},
@@ -76,16 +74,16 @@ func run(ctx context.Context, c Config) {
 	defer t.Stop()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-quit:
 			return
 		case <-t.C:
 		}
 		metrics.Read(samples)
-		if n := samples[0].Value.Uint64(); n == cycles {
+		n := samples[0].Value.Uint64()
+		if n == cycles {
 			continue
-		} else {
-			cycles = n
 		}
+		cycles = n
 		// Set again whenever it differs, whoever changed it.
 		if p := c.Percent(int64(samples[1].Value.Uint64()), c.CachedBytes()); uint64(p) != samples[2].Value.Uint64() {
 			debug.SetGCPercent(p)

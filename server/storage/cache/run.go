@@ -68,7 +68,7 @@ func (c *Cache) Run(ctx context.Context) error {
 // new state with an empty history starting there.
 func (c *Cache) relist(ctx context.Context) error {
 	var entries []*entry
-	var rev int64
+	var rev, held int64
 	start := ""
 	for {
 		res, err := c.cfg.Store.List(ctx, c.cfg.Prefix, storage.ListOptions{Revision: rev, Limit: listPageSize, StartKey: start})
@@ -78,6 +78,7 @@ func (c *Cache) relist(ctx context.Context) error {
 		rev = res.Revision
 		for _, kv := range res.Items {
 			entries = append(entries, newEntry(kv, c.cfg.Attrs))
+			held += int64(len(kv.Value))
 		}
 		if !res.More || len(res.Items) == 0 {
 			break
@@ -85,10 +86,6 @@ func (c *Cache) relist(ctx context.Context) error {
 		start = res.Items[len(res.Items)-1].Key + "\x00"
 	}
 	snap := buildSorted(entries)
-	var held int64
-	for _, e := range entries {
-		held += int64(len(e.value))
-	}
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -192,8 +189,8 @@ func (c *Cache) apply(ev storage.Event) {
 // evictLocked drops events older than HistoryAge, all at once: a minute's
 // tick may find a whole fill of them.
 func (c *Cache) evictLocked(now time.Time) {
-	r := c.ring
-	k := sort.Search(r.n, func(i int) bool { return time.Duration(mono(now)-r.buf[(r.head+i)%len(r.buf)].at) <= c.cfg.HistoryAge })
+	r, t := c.ring, mono(now)
+	k := sort.Search(r.n, func(i int) bool { return time.Duration(t-r.buf[(r.head+i)%len(r.buf)].at) <= c.cfg.HistoryAge })
 	r.drop(k)
 }
 
