@@ -11,8 +11,11 @@ import (
 	"strings"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
 	"github.com/listwatch/listwatch/internal/backoff"
 	"github.com/listwatch/listwatch/server/storage"
+	"github.com/listwatch/listwatch/wire"
 )
 
 // crdSpec is the part of an apiextensions.k8s.io/v1
@@ -214,7 +217,62 @@ func (s *Server) applyCRD(value []byte) error {
 	if err != nil {
 		return err
 	}
+	if len(rs) > 0 {
+		s.attachConversion(rs)
+	}
 	return s.reg.setCRD(name, rev, rs)
+}
+
+// attachConversion gives the resources of a CRD whose conversion strategy
+// is Webhook (rs, one per served version) their converter. One that
+// cannot be made (kube's CRD validation refuses what would fail here)
+// fails every conversion with its error, rather than relabelling.
+func (s *Server) attachConversion(rs []*resource) {
+	d, err := decodeDoc(rs[0].crdValue)
+	if err != nil {
+		return
+	}
+	crd, err := crdDefinition(d)
+	if err != nil {
+		return
+	}
+	cv, err := s.newCRConversion(crd)
+	if err != nil {
+		s.log.Warn("crd conversion webhook", slog.String("crd", crd.Name), slog.Any("err", err))
+		cv = &crConversion{err: wire.NewInternalError(err)}
+	}
+	if cv == nil {
+		return
+	}
+	if cv.err == nil {
+		sv := storageVersion(crd)
+		var cs *crSchema
+		for _, r := range rs {
+			if r.version == sv {
+				cs = r.schema
+			}
+		}
+		if cs == nil {
+			cs, _ = newCRSchema(crd, sv, rs[0].kind, rs[0].namespaced, false, nil)
+		}
+		if cs != nil {
+			cv.coerce = func(u map[string]any) error { _, err := cs.coerce(u); return err }
+		}
+	}
+	for _, r := range rs {
+		r.conv = cv
+		r.rewriteVersion = true // stored objects may be in another version, even with one served
+	}
+}
+
+// storageVersion is the name of crd's storage version.
+func storageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			return v.Name
+		}
+	}
+	return ""
 }
 
 // deleteCRDContents prepares the deletion of the stored CRD kv: it marks

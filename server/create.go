@@ -96,6 +96,9 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	}
 	value := d.encode()
 	obj := d.takeView() // the typed object value encodes, if any
+	if value, err = c.res.toStorage(value); err != nil {
+		return nil, err
+	}
 	c.tr.Step("About to store object in database")
 	if isDryRun(c.r) {
 		// kube's dry-run storage refuses a name that exists, as a real

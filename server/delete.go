@@ -62,7 +62,7 @@ func (c *call) delete() error {
 	if err := c.checkPreconditions(opts.DeleteOptions, cur, kv.Revision); err != nil {
 		return err
 	}
-	if err := c.validateDelete(cur, c.name); err != nil {
+	if err := c.validateDeleteOf(kv, cur, c.name); err != nil {
 		return err
 	}
 	if (len(opts.DryRun) > 0) && !isNamespace {

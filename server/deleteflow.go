@@ -162,7 +162,7 @@ func (c *call) deleteObject(ctx context.Context, name string, o deleteRequest, d
 		if err != nil {
 			return deleteResult{}, err
 		}
-		if err := c.validateDelete(cur, name); err != nil {
+		if err := c.validateDeleteOf(kv, cur, name); err != nil {
 			return deleteResult{}, err
 		}
 		p := c.planDelete(cur, o, c.s.now())

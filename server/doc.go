@@ -102,5 +102,6 @@
 // JSON, and decoded from it as a JSON body is. A protobuf response to a
 // write is encoded from the typed object kube's strategy returned, where
 // its JSON form decodes back to the same message (typedview.go). Multi-version CRDs convert by relabelling
-// apiVersion only (conversion strategy None).
+// apiVersion (conversion strategy None) or through their conversion
+// webhook (strategy Webhook, crconvert.go).
 package server

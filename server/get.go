@@ -13,5 +13,13 @@ func (c *call) get() error {
 	if err != nil {
 		return storageError(err, c.res, c.name)
 	}
-	return c.writeObject(http.StatusOK, kv.Value)
+	value := kv.Value
+	if c.res.conv != nil {
+		// As kube's GET, which converts what it reads from storage each
+		// time (crconvert.go).
+		if value, err = c.res.conv.fresh(kv.Key, kv.Revision, kv.Value, c.res.apiVersion()); err != nil {
+			return readError(err)
+		}
+	}
+	return c.writeObject(http.StatusOK, value)
 }

@@ -38,6 +38,9 @@ func (c *call) list() error {
 		}
 		return storageError(err, c.res, "")
 	}
+	if page.Items, err = c.res.servedPage(page.Items); err != nil {
+		return err
+	}
 	if err := c.asPartial(out, true); err != nil {
 		return err
 	}

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/listwatch/listwatch/server/request"
+	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -48,6 +50,9 @@ type resource struct {
 	// may carry another apiVersion and are relabelled on the way out
 	// (conversion strategy None).
 	rewriteVersion bool
+	// conv converts the objects of a CRD whose conversion strategy is
+	// Webhook (crconvert.go); nil otherwise.
+	conv *crConversion
 	// converted: the resource is stored as another version or group
 	// (convert.go): values are converted on the way out, not relabelled.
 	converted bool
@@ -156,6 +161,46 @@ func (r *resource) runKey(format string) string {
 		return ""
 	}
 	return format + " " + r.group + "/" + r.version + "/" + r.plural
+}
+
+// served is a stored value of r (with its resourceVersion; key and rev
+// name it, key "" for one not stored) as r's version serves it: converted
+// by the CRD's webhook when it has one, else relabelled.
+func (r *resource) served(key string, rev int64, value []byte) ([]byte, error) {
+	if r.conv != nil {
+		v, err := r.conv.one(key, rev, value, r.apiVersion())
+		if err != nil {
+			return nil, readError(err)
+		}
+		value = v
+	}
+	return r.relabel(value), nil
+}
+
+// servedPage is a page of stored objects of r in r's version: the page's
+// slice as it is, unless the CRD's webhook converts them.
+func (r *resource) servedPage(kvs []storage.KV) ([]storage.KV, error) {
+	if r.conv == nil {
+		return kvs, nil
+	}
+	out, err := r.conv.convertKVs(kvs, r.apiVersion())
+	var ce *convError
+	if errors.As(err, &ce) {
+		// kube then lists from storage, converting every object again
+		// (its watch cache cannot convert the one that failed): each
+		// object not in this version fails, named in the page's order.
+		failed := &convError{err: ce.err}
+		for _, kv := range kvs {
+			if valueAPIVersion(kv.Value) != r.apiVersion() {
+				failed.items = append(failed.items, convItem{key: kv.Key, rev: kv.Revision})
+			}
+		}
+		err = failed
+	}
+	if err != nil {
+		return nil, listReadError(r.gr(), err)
+	}
+	return out, nil
 }
 
 // relabel returns value with its top-level apiVersion set to r's, for a

@@ -299,7 +299,16 @@ func (c *call) writeObject(code int, value []byte) error {
 	if out.proto {
 		return c.writeProtoObject(code, out, value)
 	}
-	value = c.res.relabel(value)
+	if isDryRun(c.r) {
+		// Not a stored revision, though it may carry one's
+		// resourceVersion: not kept with the conversions of stored ones.
+		value, err = c.res.served("", 0, value)
+	} else {
+		value, err = c.res.servedValue(value)
+	}
+	if err != nil {
+		return err
+	}
 	switch out.form {
 	case formTable:
 		// A Table of one object has its resourceVersion, as kube's.

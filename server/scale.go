@@ -119,7 +119,11 @@ func (c *call) getScale() error {
 	if err != nil {
 		return storageError(err, c.res, c.name)
 	}
-	d, err := decodeDoc(kv.Value)
+	value, err := c.res.served(kv.Key, kv.Revision, kv.Value) // its replicas at this version's paths
+	if err != nil {
+		return err
+	}
+	d, err := decodeDoc(value)
 	if err != nil {
 		return wire.NewInternalError(err)
 	}
@@ -295,6 +299,9 @@ func (c *call) writeScaled(expect int64, fn func(cur *doc, old *autoscalingv1.Sc
 		return next, nil
 	})
 	if err != nil {
+		return err
+	}
+	if stored, err = c.res.servedValue(stored); err != nil {
 		return err
 	}
 	d, err := decodeDoc(stored)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	kubeletclient "k8s.io/kubernetes/pkg/kubelet/client"
 	sastorage "k8s.io/kubernetes/pkg/registry/core/serviceaccount/storage"
 	"log/slog"
@@ -127,6 +128,11 @@ type Server struct {
 	// webhooks, if set (EnableWebhooks), are the admission webhooks
 	// writes go through (webhook.go).
 	webhooks *Webhooks
+	// convFactory makes the converters of CRDs with conversion webhooks,
+	// once (crconvert.go).
+	convOnce    sync.Once
+	convFactory *conversion.CRConverterFactory
+	convErr     error
 	// connect serves the streaming and proxy subresources (podsub.go).
 	connect *connectors
 	// openapi serves /openapi/v2 and /openapi/v3 (openapi.go).

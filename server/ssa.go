@@ -187,7 +187,11 @@ func (c *call) customFieldManager(ctx context.Context, sub string) (*managedfiel
 		}
 	}
 	conv := unstructuredConverter{}
-	return managedfields.NewDefaultCRDFieldManager(tc, conv, conv, conv, kind, gv, sub, fieldpath.NewExcludeFilterSetMap(reset))
+	var convertor runtime.ObjectConvertor = conv
+	if cv := c.res.conv; cv != nil && cv.safe != nil {
+		convertor = cv.safe // a conversion webhook's versions differ in more than apiVersion
+	}
+	return managedfields.NewDefaultCRDFieldManager(tc, convertor, conv, conv, kind, gv, sub, fieldpath.NewExcludeFilterSetMap(reset))
 }
 
 // crdModels is kube's buildOpenAPIModelsForApply: the CRD's versions'

@@ -260,7 +260,15 @@ var (
 // updateFrom is one attempt of guaranteedUpdate from kv, the stored
 // object as storage (or, if cached, the watch cache) has it.
 func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int64, kv storage.KV, cached bool, fn func(cur *doc) (*doc, error)) ([]byte, error) {
-	cur, err := decodeDoc(kv.Value)
+	current := kv.Value
+	if c.res.conv != nil {
+		// As kube's store decodes it: in the request's version.
+		var err error
+		if current, err = c.res.conv.one(key, kv.Revision, kv.Value, c.res.apiVersion()); err != nil {
+			return nil, readError(err)
+		}
+	}
+	cur, err := decodeDoc(current)
 	if err != nil {
 		return nil, wire.NewInternalError(err)
 	}
@@ -301,6 +309,9 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 	}
 	value := next.encode()
 	obj := next.takeView() // the typed object value encodes, if any
+	if value, err = c.res.toStorage(value); err != nil {
+		return nil, err
+	}
 	if c.finalizedByUpdate(next, cur) {
 		stored, err := s.deleteFinalized(ctx, c, kv.Revision, next)
 		if errors.Is(err, storage.ErrConflict) && (!pinned || cached) {

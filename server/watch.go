@@ -198,7 +198,17 @@ func (ew *eventWriter) write(ev storage.WatchEvent) bool {
 	case ev.Frame != nil && ew.out.form == formJSON && !ew.res.rewriteVersion:
 		return ew.raw(ev.Frame)
 	default:
-		obj = ew.res.relabel(ev.Object)
+		var err error
+		if obj, err = ew.res.servedValue(ev.Object); err != nil {
+			// A conversion webhook that fails ends the watch with its
+			// error; the client lists again.
+			st, ok := err.(*wire.Status)
+			if !ok {
+				st = wire.NewInternalError(err)
+			}
+			ew.writeError(st)
+			return false
+		}
 	}
 	switch ew.out.form {
 	case formTable:

@@ -50,6 +50,9 @@ type Webhooks struct {
 	mpolicies  *mutatingPolicies // mapolicy.go
 	builtin    *builtinAdmission // admitbuiltin.go
 	stop       chan struct{}     // closed when Run returns: ResourceQuota's workers stop
+	// resolver resolves a webhook's service to an endpoint; CRD
+	// conversion webhooks use it too (crconvert.go).
+	resolver endpointResolver
 	// configs are the informers' stores of what the plugins act on:
 	// webhook configurations, admission policies and their bindings.
 	configs []cache.Store
@@ -102,7 +105,7 @@ func (s *Server) EnableWebhooks(client kubernetes.Interface, dyn dynamic.Interfa
 			return nil, err
 		}
 	}
-	w := &Webhooks{mutating: mp, validating: vp, factory: f, synced: make(chan struct{}), stop: make(chan struct{})}
+	w := &Webhooks{mutating: mp, validating: vp, factory: f, resolver: resolver, synced: make(chan struct{}), stop: make(chan struct{})}
 	if authz == nil {
 		authz = auth.NewAuthorizer(nil)
 	}

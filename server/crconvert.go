@@ -1,0 +1,519 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/listwatch/listwatch/server/storage"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// CRD conversion webhooks. A CRD whose spec.conversion.strategy is
+// Webhook converts its objects between versions by calling the webhook,
+// with kube's own converter (k8s.io/apiextensions-apiserver's
+// CRConverterFactory): the ConversionReview version the CRD asks for, its
+// checks of the answer (uid, count, apiVersion and kind, metadata the
+// webhook may not change) and its errors.
+//
+// As in kube, objects are stored in the CRD's storage version: a write
+// in another version is converted before it is stored, and its answer is
+// the stored object converted back. A read in a version other than the
+// stored object's is converted on the way out. kube-apiserver keeps one
+// watch cache per served version, each converting every object once, as
+// it arrives; serve keeps one cache of stored objects and converts when
+// an object is first read in another version, then keeps the result
+// (convMemo) while that revision of the object is read: every watcher of
+// an event, every list after the first, shares one conversion, and a list
+// page's objects go to the webhook in one ConversionReview.
+
+// crConversion converts the objects of one CRD through its webhook.
+type crConversion struct {
+	convertor runtime.ObjectConvertor // kube's crConverter (unsafe: may change what it is given)
+	// safe is the same converter on copies, for the field manager, which
+	// converts the object to each manager's version as kube's does.
+	safe runtime.ObjectConvertor
+	// storage is the apiVersion objects are stored in; coerce prunes and
+	// defaults an object converted to it with that version's schema, as
+	// kube's storage encoder does (nil without a schema).
+	storage string
+	coerce  func(map[string]any) error
+	memo    convMemo
+	// err, when set, is why the converter could not be made: every
+	// conversion fails with it.
+	err error
+}
+
+// newCRConversion returns the conversion of crd's objects, nil when its
+// strategy is not Webhook (None relabels, resource.relabel).
+func (s *Server) newCRConversion(crd *apiextensionsv1.CustomResourceDefinition) (*crConversion, error) {
+	if crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy != apiextensionsv1.WebhookConverter || crd.Spec.Conversion.Webhook == nil {
+		return nil, nil
+	}
+	f, err := s.converterFactory()
+	if err != nil {
+		return nil, err
+	}
+	safe, unsafe, err := f.NewConverter(crd)
+	if err != nil {
+		return nil, err
+	}
+	storage := schema.GroupVersion{Group: crd.Spec.Group, Version: storageVersion(crd)}
+	return &crConversion{convertor: unsafe, safe: safe, storage: storage.String()}, nil
+}
+
+// converterFactory is the server's CRConverterFactory, made once. Services
+// a webhook names are resolved as the admission webhooks resolve them
+// (their endpoints), once EnableWebhooks has run.
+func (s *Server) converterFactory() (*conversion.CRConverterFactory, error) {
+	s.convOnce.Do(func() {
+		s.convFactory, s.convErr = conversion.NewCRConverterFactory(serverResolver{s}, nil)
+	})
+	return s.convFactory, s.convErr
+}
+
+// serverResolver resolves a webhook's service with the admission
+// webhooks' resolver.
+type serverResolver struct{ s *Server }
+
+func (r serverResolver) ResolveEndpoint(namespace, name string, port int32) (*url.URL, error) {
+	if r.s.webhooks == nil {
+		return nil, fmt.Errorf("service %s/%s: no service resolver (webhooks are not enabled)", namespace, name)
+	}
+	return r.s.webhooks.resolver.ResolveEndpoint(namespace, name, port)
+}
+
+// convItem is one object to convert: its key and revision (which, with
+// the version, name a conversion convMemo keeps; key "" is not kept) and
+// its stored value.
+type convItem struct {
+	key   string
+	rev   int64
+	value []byte
+	// fresh: converted by the webhook whatever the memo holds.
+	fresh bool
+}
+
+// convert returns the items' values in apiVersion: those already in it as
+// they are, the others converted, by the webhook in one review or from
+// the memo. An error is kube's: the webhook's failure, wrapped as an
+// internal error.
+func (cv *crConversion) convert(items []convItem, apiVersion string) ([][]byte, error) {
+	if cv.err != nil {
+		for _, it := range items {
+			if valueAPIVersion(it.value) != apiVersion {
+				return nil, cv.err
+			}
+		}
+	}
+	out := make([][]byte, len(items))
+	var (
+		mine    []int         // indexes this call converts
+		flights []*convFlight // theirs, when mine
+		waits   map[int]*convFlight
+	)
+	for i, it := range items {
+		if valueAPIVersion(it.value) == apiVersion {
+			out[i] = it.value
+			continue
+		}
+		var (
+			b   []byte
+			f   *convFlight
+			own bool
+		)
+		if !it.fresh {
+			b, f, own = cv.memo.claim(convKey{key: it.key, rev: it.rev, version: apiVersion})
+		}
+		switch {
+		case b != nil:
+			out[i] = b
+		case own:
+			mine = append(mine, i)
+			flights = append(flights, f)
+		case f != nil:
+			if waits == nil {
+				waits = map[int]*convFlight{}
+			}
+			waits[i] = f
+		default: // not kept
+			mine = append(mine, i)
+			flights = append(flights, nil)
+		}
+	}
+	if len(mine) > 0 {
+		values := make([][]byte, len(mine))
+		for j, i := range mine {
+			values[j] = items[i].value
+		}
+		converted, err := cv.convertValues(values, apiVersion)
+		if err != nil {
+			failed := make([]convItem, len(mine))
+			for j, i := range mine {
+				failed[j] = convItem{key: items[i].key, rev: items[i].rev}
+			}
+			err = &convError{err: err, items: failed}
+		}
+		for j, i := range mine {
+			var b []byte
+			if err == nil {
+				b = converted[j]
+				out[i] = b
+			}
+			if flights[j] != nil {
+				cv.memo.land(convKey{key: items[i].key, rev: items[i].rev, version: apiVersion}, flights[j], b, err)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	for i, f := range waits {
+		<-f.done
+		if f.err != nil {
+			var ce *convError
+			if errors.As(f.err, &ce) {
+				return nil, &convError{err: ce.err, items: []convItem{{key: items[i].key, rev: items[i].rev}}}
+			}
+			return nil, f.err
+		}
+		out[i] = f.value
+	}
+	return out, nil
+}
+
+// convError is a conversion that failed (the webhook's error, as kube's
+// converter words it) and the stored objects it was for.
+type convError struct {
+	err   error
+	items []convItem // key and rev only
+}
+
+func (e *convError) Error() string { return e.err.Error() }
+func (e *convError) Unwrap() error { return e.err }
+
+// corruptObject is how kube's storage words an object it read but could
+// not decode (its conversion to the version read failed): key as
+// storage's StorageError names it.
+func corruptObject(key string, rev int64, err error) string {
+	return fmt.Sprintf("StorageError: corrupt object, Code: 7, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=%d: %v",
+		key, rev, err)
+}
+
+// readError is kube's answer to a read of one object whose conversion
+// failed: an internal error naming the object as storage holds it
+// (kube's key there is relative to the storage prefix).
+func readError(err error) error {
+	var ce *convError
+	if !errors.As(err, &ce) || len(ce.items) == 0 {
+		return err
+	}
+	it := ce.items[0]
+	return wire.NewInternalError(errors.New(corruptObject(strings.TrimPrefix(it.key, "/registry"), it.rev, ce.err)))
+}
+
+// listReadError is kube's answer to a list whose objects did not all
+// convert: StorageReadError, a cause per object, the first in the
+// message.
+func listReadError(gr wire.GroupResource, err error) error {
+	var ce *convError
+	if !errors.As(err, &ce) || len(ce.items) == 0 {
+		return err
+	}
+	st := &wire.Status{TypeMeta: wire.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: wire.StatusFailure,
+		Code: 500, Reason: wire.ReasonStoreReadError,
+		Details: &wire.StatusDetails{Group: gr.Group, Kind: gr.Resource, Name: "list"}}
+	for _, it := range ce.items {
+		msg := corruptObject(it.key, it.rev, ce.err)
+		st.Details.Causes = append(st.Details.Causes, wire.StatusCause{Type: "UnexpectedServerResponse", Field: it.key, Message: msg})
+	}
+	st.Message = "failed to read one or more " + gr.String() + " from the storage: " + st.Details.Causes[0].Message
+	if n := len(ce.items); n > 1 {
+		st.Message += fmt.Sprintf(" (and %d more)", n-1)
+	}
+	return st
+}
+
+// convWriteError is kube's answer to a write whose object did not convert to
+// the storage version: the converter's error, not a Status, which kube's
+// handler answers as a 500 with no reason.
+func convWriteError(err error) error {
+	var ce *convError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	return &wire.Status{TypeMeta: wire.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: wire.StatusFailure,
+		Code: 500, Message: ce.err.Error()}
+}
+
+// convertValues sends values to the webhook in one ConversionReview and
+// returns them in apiVersion, in order. One value is sent as itself, as
+// kube sends every object; several as a list of the first one's version.
+func (cv *crConversion) convertValues(values [][]byte, apiVersion string) ([][]byte, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	items := make([]unstructured.Unstructured, len(values))
+	for i, v := range values {
+		if err := items[i].UnmarshalJSON(v); err != nil {
+			return nil, wire.NewInternalError(err)
+		}
+	}
+	var in runtime.Object = &items[0]
+	if len(items) > 1 {
+		in = &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": items[0].GetAPIVersion(), "kind": items[0].GetKind() + "List"}, Items: items}
+	}
+	got, err := cv.convertor.ConvertToVersion(in, gv)
+	if err != nil {
+		if len(items) > 1 {
+			// kube converts each object alone: its error names the
+			// object's kind, not the list's.
+			kind := items[0].GetKind()
+			return nil, errors.New(strings.Replace(err.Error(), ", Kind="+kind+"List ", ", Kind="+kind+" ", 1))
+		}
+		return nil, err
+	}
+	switch c := got.(type) {
+	case *unstructured.Unstructured:
+		items = []unstructured.Unstructured{*c}
+	case *unstructured.UnstructuredList:
+		items = c.Items
+	default:
+		items = nil
+	}
+	if len(items) != len(values) {
+		return nil, wire.NewInternalError(errors.New("conversion webhook: unexpected result"))
+	}
+	out := make([][]byte, len(values))
+	for i := range items {
+		obj := items[i].Object
+		if apiVersion == cv.storage && cv.coerce != nil {
+			if err := cv.coerce(obj); err != nil {
+				return nil, wire.NewInternalError(err)
+			}
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			return nil, wire.NewInternalError(err)
+		}
+		// In the server's canonical form (apiVersion, kind, metadata
+		// first), so that a stored value is the same bytes each time the
+		// same object is converted to it.
+		d, err := decodeDoc(b)
+		if err != nil {
+			return nil, wire.NewInternalError(err)
+		}
+		out[i] = d.encodeWithRV(d.metaString("resourceVersion"))
+	}
+	return out, nil
+}
+
+// one converts a single value (key and rev name it for the memo; key ""
+// for an object not stored yet).
+func (cv *crConversion) one(key string, rev int64, value []byte, apiVersion string) ([]byte, error) {
+	out, err := cv.convert([]convItem{{key: key, rev: rev, value: value}}, apiVersion)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// toStorage is value, an object of r to be written, in the version it is
+// stored in: converted by the CRD's webhook when it has one and value is
+// in another version, as kube's storage encodes it.
+func (r *resource) toStorage(value []byte) ([]byte, error) {
+	if r.conv == nil {
+		return value, nil
+	}
+	out, err := r.conv.one("", 0, value, r.conv.storage)
+	if err != nil {
+		return nil, convWriteError(err)
+	}
+	return out, nil
+}
+
+// servedValue is value, a stored object of r (with its resourceVersion),
+// as r's version serves it, named for the memo by its key and
+// resourceVersion read from it.
+func (r *resource) servedValue(value []byte) ([]byte, error) {
+	if r.conv == nil {
+		return r.relabel(value), nil
+	}
+	var m struct {
+		Metadata struct {
+			Namespace       string `json:"namespace"`
+			Name            string `json:"name"`
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	key := ""
+	var rev int64
+	if json.Unmarshal(value, &m) == nil && m.Metadata.Name != "" {
+		if n, err := strconv.ParseInt(m.Metadata.ResourceVersion, 10, 64); err == nil && n > 0 {
+			key, rev = r.key(m.Metadata.Namespace, m.Metadata.Name), n
+		}
+	}
+	return r.served(key, rev, value)
+}
+
+// validateDeleteOf runs the validating admission of a delete of kv (cur,
+// decoded) with the object in the request's version, as kube's store
+// reads it.
+func (c *call) validateDeleteOf(kv storage.KV, cur *doc, name string) error {
+	if c.res.conv != nil {
+		v, err := c.res.conv.one(kv.Key, kv.Revision, kv.Value, c.res.apiVersion())
+		if err != nil {
+			return readError(err)
+		}
+		if cur, err = decodeDoc(v); err != nil {
+			return wire.NewInternalError(err)
+		}
+	}
+	return c.validateDelete(cur, name)
+}
+
+// fresh converts a stored value by the webhook, whatever the memo holds,
+// as kube converts what a GET reads from storage each time.
+func (cv *crConversion) fresh(key string, rev int64, value []byte, apiVersion string) ([]byte, error) {
+	out, err := cv.convert([]convItem{{key: key, rev: rev, value: value, fresh: true}}, apiVersion)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// convertKVs is a page of stored objects in apiVersion. The page's slice
+// is the reader's and is not changed.
+func (cv *crConversion) convertKVs(kvs []storage.KV, apiVersion string) ([]storage.KV, error) {
+	items := make([]convItem, len(kvs))
+	for i, kv := range kvs {
+		items[i] = convItem{key: kv.Key, rev: kv.Revision, value: kv.Value}
+	}
+	values, err := cv.convert(items, apiVersion)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]storage.KV, len(kvs))
+	for i, kv := range kvs {
+		kv.Value = values[i]
+		out[i] = kv
+	}
+	return out, nil
+}
+
+// valueAPIVersion is a stored or encoded object's apiVersion: objects are
+// written with it first (doc.encode), so it is read without a decode.
+func valueAPIVersion(value []byte) string {
+	const head = `{"apiVersion":"`
+	if len(value) < len(head) || string(value[:len(head)]) != head {
+		var tm struct {
+			APIVersion string `json:"apiVersion"`
+		}
+		_ = json.Unmarshal(value, &tm)
+		return tm.APIVersion
+	}
+	rest := value[len(head):]
+	for i, c := range rest {
+		if c == '"' {
+			return string(rest[:i])
+		}
+		if c == '\\' {
+			break
+		}
+	}
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+	}
+	_ = json.Unmarshal(value, &tm)
+	return tm.APIVersion
+}
+
+// convKey names one conversion: an object's revision in a version.
+type convKey struct {
+	key     string
+	rev     int64
+	version string
+}
+
+// convFlight is a conversion under way: done is closed when value or err
+// is set.
+type convFlight struct {
+	done  chan struct{}
+	value []byte
+	err   error
+}
+
+// convMemo keeps recent conversions, so that an object's revision is
+// converted to a version once however many watchers and lists read it.
+// It holds at most about 2×convMemoBytes: when the current generation
+// fills, it becomes the old one and the old one is dropped; a hit in the
+// old generation moves to the current one.
+type convMemo struct {
+	mu       sync.Mutex
+	cur, old map[convKey][]byte
+	curBytes int
+	flights  map[convKey]*convFlight
+}
+
+const convMemoBytes = 32 << 20
+
+// claim returns the kept conversion of k, or the flight converting it
+// now (own: the caller's, who must land it). k without a key is never
+// kept: claim returns nothing.
+func (m *convMemo) claim(k convKey) (value []byte, f *convFlight, own bool) {
+	if k.key == "" {
+		return nil, nil, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if b, ok := m.cur[k]; ok {
+		return b, nil, false
+	}
+	if b, ok := m.old[k]; ok {
+		m.keepLocked(k, b)
+		return b, nil, false
+	}
+	if f, ok := m.flights[k]; ok {
+		return nil, f, false
+	}
+	if m.flights == nil {
+		m.flights = map[convKey]*convFlight{}
+	}
+	f = &convFlight{done: make(chan struct{})}
+	m.flights[k] = f
+	return nil, f, true
+}
+
+// land ends the flight f of k with its result, keeping a value.
+func (m *convMemo) land(k convKey, f *convFlight, value []byte, err error) {
+	m.mu.Lock()
+	delete(m.flights, k)
+	if err == nil {
+		m.keepLocked(k, value)
+	}
+	m.mu.Unlock()
+	f.value, f.err = value, err
+	close(f.done)
+}
+
+func (m *convMemo) keepLocked(k convKey, b []byte) {
+	if m.curBytes+len(b) > convMemoBytes {
+		m.old, m.cur, m.curBytes = m.cur, nil, 0
+	}
+	if m.cur == nil {
+		m.cur = map[convKey][]byte{}
+	}
+	m.cur[k] = b
+	m.curBytes += len(b) + len(k.key)
+}

@@ -1,0 +1,258 @@
+package server
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// gizmoHook is a conversion webhook for gizmos: v1 has spec.color, v2
+// (the storage version) spec.paint.color. It counts the reviews and the
+// objects it converts, by desired apiVersion, and fails while failing is
+// set.
+type gizmoHook struct {
+	srv     *httptest.Server
+	failing atomic.Bool
+	mu      sync.Mutex
+	reviews map[string]int
+	objects map[string]int
+}
+
+func newGizmoHook(t *testing.T) *gizmoHook {
+	h := &gizmoHook{reviews: map[string]int{}, objects: map[string]int{}}
+	h.srv = httptest.NewTLSServer(http.HandlerFunc(h.serve))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+func (h *gizmoHook) serve(w http.ResponseWriter, r *http.Request) {
+	var review apiextensionsv1.ConversionReview
+	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
+		http.Error(w, "bad review", http.StatusBadRequest)
+		return
+	}
+	req := review.Request
+	h.mu.Lock()
+	h.reviews[req.DesiredAPIVersion]++
+	h.objects[req.DesiredAPIVersion] += len(req.Objects)
+	h.mu.Unlock()
+	resp := &apiextensionsv1.ConversionResponse{UID: req.UID, Result: metav1.Status{Status: metav1.StatusSuccess}}
+	if h.failing.Load() {
+		resp.Result = metav1.Status{Status: metav1.StatusFailure, Message: "conversion refused"}
+	} else {
+		for _, raw := range req.Objects {
+			var obj map[string]any
+			if err := json.Unmarshal(raw.Raw, &obj); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			spec, _ := obj["spec"].(map[string]any)
+			if spec == nil {
+				spec = map[string]any{}
+			}
+			switch req.DesiredAPIVersion {
+			case "example.com/v2":
+				spec["paint"] = map[string]any{"color": spec["color"]}
+				delete(spec, "color")
+			case "example.com/v1":
+				if paint, ok := spec["paint"].(map[string]any); ok {
+					spec["color"] = paint["color"]
+				}
+				delete(spec, "paint")
+			}
+			obj["spec"] = spec
+			obj["apiVersion"] = req.DesiredAPIVersion
+			b, _ := json.Marshal(obj)
+			resp.ConvertedObjects = append(resp.ConvertedObjects, runtime.RawExtension{Raw: b})
+		}
+	}
+	review.Response, review.Request = resp, nil
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(&review)
+}
+
+// counts are the reviews and objects sent so far for apiVersion.
+func (h *gizmoHook) counts(apiVersion string) (reviews, objects int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.reviews[apiVersion], h.objects[apiVersion]
+}
+
+func gizmoCRD(h *gizmoHook) map[string]any {
+	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: h.srv.Certificate().Raw}))
+	version := func(v string, storage bool) map[string]any {
+		return map[string]any{"name": v, "served": true, "storage": storage,
+			"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}
+	}
+	return map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "gizmos.example.com"},
+		"spec": map[string]any{
+			"group": "example.com", "scope": "Namespaced",
+			"names":    map[string]any{"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
+			"versions": []any{version("v1", false), version("v2", true)},
+			"conversion": map[string]any{"strategy": "Webhook", "webhook": map[string]any{
+				"conversionReviewVersions": []any{"v1"},
+				"clientConfig":             map[string]any{"url": h.srv.URL + "/convert", "caBundle": ca},
+			}},
+		},
+	}
+}
+
+func gizmo(name, version, color string) map[string]any {
+	spec := map[string]any{"color": color}
+	if version == "v2" {
+		spec = map[string]any{"paint": map[string]any{"color": color}}
+	}
+	return map[string]any{"apiVersion": "example.com/" + version, "kind": "Gizmo",
+		"metadata": map[string]any{"name": name}, "spec": spec}
+}
+
+// TestCRConversionWebhook: objects of a CRD with a conversion webhook are
+// stored in its storage version and served in the version asked for,
+// converted by the webhook: once per object revision and version however
+// often it is read, a list's objects in one review; a failing webhook is
+// the client's 500, and ends a watch with an error event.
+func TestCRConversionWebhook(t *testing.T) {
+	h := newGizmoHook(t)
+	e := newEnv(t)
+	e.must(201, "POST", crdPath, gizmoCRD(h))
+	v1 := "/apis/example.com/v1/namespaces/default/gizmos"
+	v2 := "/apis/example.com/v2/namespaces/default/gizmos"
+
+	// A create in v1 is stored in v2, and answered in v1.
+	a := e.must(201, "POST", v1, gizmo("a", "v1", "red"))
+	if a["apiVersion"] != "example.com/v1" || path(a, "spec", "color") != "red" || path(a, "spec", "paint") != nil {
+		t.Fatalf("create answer: %v", a)
+	}
+	kv, err := e.store.Get(t.Context(), "/registry/example.com/gizmos/default/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored map[string]any
+	if err := json.Unmarshal(kv.Value, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored["apiVersion"] != "example.com/v2" || path(stored, "spec", "paint", "color") != "red" {
+		t.Fatalf("stored: %s", kv.Value)
+	}
+	if r, _ := h.counts("example.com/v2"); r != 1 {
+		t.Fatalf("reviews to v2 after a create: %d, want 1", r)
+	}
+
+	// A GET converts what it reads each time, as kube's; lists and
+	// watches of one revision convert it once.
+	r0, _ := h.counts("example.com/v1")
+	for range 3 {
+		if g := e.must(200, "GET", v1+"/a", nil); path(g, "spec", "color") != "red" {
+			t.Fatalf("get v1: %v", g)
+		}
+	}
+	if g := e.must(200, "GET", v2+"/a", nil); path(g, "spec", "paint", "color") != "red" {
+		t.Fatalf("get v2: %v", g)
+	}
+	if r, _ := h.counts("example.com/v1"); r-r0 != 3 {
+		t.Fatalf("3 gets: %d reviews, want 3", r-r0)
+	}
+	for range 2 {
+		e.must(200, "GET", v1, nil)
+	}
+	if r, _ := h.counts("example.com/v1"); r-r0 != 3 {
+		// The create's answer converted this revision already.
+		t.Fatalf("2 lists of one object: %d reviews, want none", r-r0-3)
+	}
+
+	// A list's objects not yet converted go in one review.
+	for _, n := range []string{"b", "c", "d"} {
+		e.must(201, "POST", v2, gizmo(n, "v2", "blue"))
+	}
+	r0, o0 := h.counts("example.com/v1")
+	l := e.must(200, "GET", v1, nil)
+	items := l["items"].([]any)
+	if len(items) != 4 {
+		t.Fatalf("list: %d items", len(items))
+	}
+	for _, it := range items {
+		if it.(map[string]any)["apiVersion"] != "example.com/v1" || path(it.(map[string]any), "spec", "color") == nil {
+			t.Fatalf("list item: %v", it)
+		}
+	}
+	if r, o := h.counts("example.com/v1"); r-r0 != 1 || o-o0 != 3 { // a is converted already
+		t.Fatalf("list: %d reviews of %d objects, want 1 of 3", r-r0, o-o0)
+	}
+
+	// An update in v1 that changes nothing writes nothing.
+	cur := e.must(200, "GET", v1+"/a", nil)
+	same := e.must(200, "PUT", v1+"/a", cur)
+	if path(same, "metadata", "resourceVersion") != path(cur, "metadata", "resourceVersion") {
+		t.Fatalf("no-op update wrote: %v -> %v", path(cur, "metadata", "resourceVersion"), path(same, "metadata", "resourceVersion"))
+	}
+
+	// A dry run's answer, in the stored revision's resourceVersion, is
+	// not taken for that revision.
+	if d := e.must(200, "PATCH", v1+"/a?dryRun=All", `{"spec":{"color":"purple"}}`, "Content-Type", "application/merge-patch+json"); path(d, "spec", "color") != "purple" {
+		t.Fatalf("dry run: %v", d)
+	}
+	if g := e.must(200, "GET", v1+"/a", nil); path(g, "spec", "color") != "red" {
+		t.Fatalf("get after a dry run: %v", g)
+	}
+
+	// Watchers of v1 share one conversion of each event.
+	rv := path(l, "metadata", "resourceVersion").(string)
+	w1 := e.watch(v1 + "?watch=1&resourceVersion=" + rv)
+	w2 := e.watch(v1 + "?watch=1&resourceVersion=" + rv)
+	r0, _ = h.counts("example.com/v1")
+	e.must(200, "PATCH", v2+"/b", `{"spec":{"paint":{"color":"green"}}}`, "Content-Type", "application/merge-patch+json")
+	for _, w := range []*watchStream{w1, w2} {
+		if ev := w.expect("MODIFIED", "b"); ev.Object["apiVersion"] != "example.com/v1" || path(ev.Object, "spec", "color") != "green" {
+			t.Fatalf("event: %v", ev.Object)
+		}
+	}
+	if r, _ := h.counts("example.com/v1"); r-r0 != 1 {
+		t.Fatalf("two watchers of one event: %d reviews, want 1", r-r0)
+	}
+
+	// Failing, answered as kube-apiserver answers: a write that needs a
+	// conversion is a 500 with the converter's error; a GET a 500 naming
+	// the object as corrupt; a list whose objects were not converted
+	// before a StorageReadError, one cause each; a watch ends with an
+	// error event. What a list or watch converted before is still served.
+	h.failing.Store(true)
+	if m := e.must(500, "POST", v1, gizmo("e", "v1", "red")); m["kind"] != "Status" || m["reason"] != nil ||
+		m["message"] != "conversion webhook for example.com/v1, Kind=Gizmo failed: conversion refused" {
+		t.Fatalf("create while failing: %v", m)
+	}
+	if g := e.must(200, "GET", v1, nil); len(g["items"].([]any)) != 4 {
+		t.Fatalf("list of objects converted before: %v", g)
+	}
+	e.must(200, "PATCH", v2+"/c", `{"spec":{"paint":{"color":"black"}}}`, "Content-Type", "application/merge-patch+json")
+	e.must(200, "PATCH", v2+"/d", `{"spec":{"paint":{"color":"black"}}}`, "Content-Type", "application/merge-patch+json")
+	c := e.must(200, "GET", v2+"/c", nil)
+	rev := path(c, "metadata", "resourceVersion").(string)
+	e.expectStatus(500, "InternalError", "Internal error occurred: StorageError: corrupt object, Code: 7, Key: /example.com/gizmos/default/c, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision="+rev+": conversion webhook for example.com/v2, Kind=Gizmo failed: conversion refused", "GET", v1+"/c", nil)
+	// kube's list then reads storage, where every object fails: named in
+	// key order, the first in the message.
+	aRev := path(e.must(200, "GET", v2+"/a", nil), "metadata", "resourceVersion").(string)
+	st := e.expectStatus(500, "StorageReadError", "failed to read one or more gizmos.example.com from the storage: StorageError: corrupt object, Code: 7, Key: /registry/example.com/gizmos/default/a, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision="+aRev+": conversion webhook for example.com/v2, Kind=Gizmo failed: conversion refused (and 3 more)", "GET", v1, nil)
+	if causes := path(st, "details", "causes").([]any); len(causes) != 4 || path(causes[3].(map[string]any), "field") != "/registry/example.com/gizmos/default/d" {
+		t.Fatalf("causes: %v", causes)
+	}
+	if ev, ok := w1.next(); !ok || ev.Type != "ERROR" || ev.Object["code"] != float64(500) ||
+		!strings.Contains(ev.Object["message"].(string), "conversion refused") {
+		t.Fatalf("watch after a failed conversion: %v %v", ev, ok)
+	}
+	h.failing.Store(false)
+	if g := e.must(200, "GET", v1+"/c", nil); path(g, "spec", "color") != "black" {
+		t.Fatalf("after the webhook is back: %v", g)
+	}
+}
