@@ -47,28 +47,7 @@ type hookServer struct {
 
 func newHookServer(t *testing.T, dnsNames ...string) *hookServer {
 	h := &hookServer{calls: map[string][]admissionv1.AdmissionRequest{}, hangCh: make(chan struct{})}
-	h.srv = httptest.NewUnstartedServer(http.HandlerFunc(h.serve))
-	// Its own self-signed certificate, for 127.0.0.1 and dnsNames (a
-	// service's name as kube's webhook client verifies it).
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "webhook"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true,
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: dnsNames,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
-	h.srv.StartTLS()
-	h.ca = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	h.srv, h.ca = startTLSHook(t, http.HandlerFunc(h.serve), dnsNames...)
 	t.Cleanup(func() {
 		close(h.hangCh)
 		h.srv.Close()
@@ -135,6 +114,33 @@ func (h *hookServer) serve(w http.ResponseWriter, r *http.Request) {
 	review.Request = nil
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(&review)
+}
+
+// startTLSHook starts handler over HTTPS on 127.0.0.1 with its own
+// self-signed certificate, for 127.0.0.1 and dnsNames (a service's name as
+// kube's webhook client verifies it), and returns it with the
+// certificate's PEM, for a caBundle. The caller closes it.
+func startTLSHook(t *testing.T, handler http.Handler, dnsNames ...string) (*httptest.Server, []byte) {
+	srv := httptest.NewUnstartedServer(handler)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "webhook"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true,
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: dnsNames,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+	srv.StartTLS()
+	return srv, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
 
 // closedURL is an https URL nothing listens on.
