@@ -41,6 +41,12 @@ import (
 func (c *call) admit(d, old *doc, settle func(rv string) error) error {
 	t := c.res.typed()
 	if t == nil {
+		if snap, ok := c.mutated.(*doc); ok && old == nil {
+			// A create tried again under another name (create.go).
+			*d = *snap.clone()
+			c.prepareCreate(d)
+			return c.validateMeta(d)
+		}
 		if old == nil && c.r.Method == http.MethodPost {
 			// kube's create handler wipes them before admission.
 			for _, k := range systemMetaFields {
@@ -69,6 +75,9 @@ func (c *call) admit(d, old *doc, settle func(rv string) error) error {
 		}
 		if old == nil {
 			c.createRV = d.meta["resourceVersion"]
+			if c.r.Method == http.MethodPost && d.metaString("name") == "" && d.metaString("generateName") != "" {
+				c.mutated = d.clone()
+			}
 			c.prepareCreate(d)
 			return c.validateMeta(d)
 		}
@@ -122,7 +131,7 @@ func (c *call) admitTyped(t *typedKind, d, old *doc, settle func(rv string) erro
 			c.finishAllocation(retErr == nil)
 		}
 	}()
-	obj, err := c.decodeTyped(t, d)
+	obj, oldObj, err := c.mutatedTyped(t, d, old)
 	if err != nil {
 		return err
 	}
@@ -130,40 +139,14 @@ func (c *call) admitTyped(t *typedKind, d, old *doc, settle func(rv string) erro
 	if err != nil {
 		return wire.NewInternalError(err)
 	}
-	// kube's decode keeps the resourceVersion sent (d.encode leaves it
-	// out), and admission sees it.
-	m.SetResourceVersion(d.metaString("resourceVersion"))
-	if old == nil && c.r.Method == http.MethodPost {
-		// kube's create handler wipes them before admission (a create
-		// by update or apply has them wiped by kube's store, after).
-		rest.WipeObjectMetaSystemFields(m)
-	}
-	var oldObj runtime.Object
-	if old != nil {
-		if oldObj, err = t.decodeStored(old); err != nil {
-			return wire.NewInternalError(err)
-		}
-		if om, merr := meta.Accessor(oldObj); merr == nil {
-			om.SetResourceVersion(old.metaString("resourceVersion"))
-		}
-	}
-	// managedFields (ssa.go), computed in kube's handler before admission.
-	if obj, err = c.manageTyped(t, obj, oldObj); err != nil {
-		return err
-	}
-	// kube's mutating admission: after decoding and defaulting, before the
-	// store's own steps (webhook.go).
-	if err := c.mutateTyped(t, obj, oldObj); err != nil {
-		return err
-	}
-	if m, err = meta.Accessor(obj); err != nil {
-		return wire.NewInternalError(err)
-	}
 	ctx := c.strategyContext(old == nil)
 	if old == nil {
 		c.createRV = nil
 		if rv := m.GetResourceVersion(); rv != "" {
 			c.createRV, _ = json.Marshal(rv)
+		}
+		if c.mutated == nil && c.r.Method == http.MethodPost && m.GetName() == "" && m.GetGenerateName() != "" {
+			c.mutated = obj.DeepCopyObject()
 		}
 		c.prepareCreateMeta(m)
 		if err = c.checkEscalation(ctx, obj, nil); err != nil {
@@ -197,6 +180,50 @@ func (c *call) admitTyped(t *typedKind, d, old *doc, settle func(rv string) erro
 		return err
 	}
 	return t.encodeInto(obj, d)
+}
+
+// mutatedTyped decodes d, a write of a built-in kind, and runs what
+// kube's handler runs before its store: defaults, managedFields and
+// mutating admission. A create tried again under another name starts
+// from its first attempt's result instead (c.mutated). old, the stored
+// object, is decoded too.
+func (c *call) mutatedTyped(t *typedKind, d, old *doc) (obj, oldObj runtime.Object, err error) {
+	if snap, ok := c.mutated.(runtime.Object); ok && old == nil {
+		return snap.DeepCopyObject(), nil, nil
+	}
+	if obj, err = c.decodeTyped(t, d); err != nil {
+		return nil, nil, err
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, nil, wire.NewInternalError(err)
+	}
+	// kube's decode keeps the resourceVersion sent (d.encode leaves it
+	// out), and admission sees it.
+	m.SetResourceVersion(d.metaString("resourceVersion"))
+	if old == nil && c.r.Method == http.MethodPost {
+		// kube's create handler wipes them before admission (a create
+		// by update or apply has them wiped by kube's store, after).
+		rest.WipeObjectMetaSystemFields(m)
+	}
+	if old != nil {
+		if oldObj, err = t.decodeStored(old); err != nil {
+			return nil, nil, wire.NewInternalError(err)
+		}
+		if om, merr := meta.Accessor(oldObj); merr == nil {
+			om.SetResourceVersion(old.metaString("resourceVersion"))
+		}
+	}
+	// managedFields (ssa.go), computed in kube's handler before admission.
+	if obj, err = c.manageTyped(t, obj, oldObj); err != nil {
+		return nil, nil, err
+	}
+	// kube's mutating admission: after decoding and defaulting, before the
+	// store's own steps (webhook.go).
+	if err := c.mutateTyped(t, obj, oldObj); err != nil {
+		return nil, nil, err
+	}
+	return obj, oldObj, nil
 }
 
 // updateStrategy is the strategy of t that updates the object on the

@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 		// cleanup by design.
 		goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"),
 		goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
+		// kube's mutating admission policy plugin polls the OpenAPI every
+		// 5s and sees that it was stopped only at its next poll.
+		goleak.IgnoreAnyFunction("k8s.io/apiserver/pkg/admission/plugin/policy/mutating/patch.(*typeConverterManager).Run"),
 	)
 }
 

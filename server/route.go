@@ -261,6 +261,12 @@ type call struct {
 	// admission has run (admit), nil for none: kube's storage refuses a
 	// create that still names one.
 	createRV json.RawMessage
+	// mutated is a create's object as mutating admission left it, before
+	// it was named from its generateName (a *doc for a custom resource, a
+	// runtime.Object for a built-in kind): a create tried again under
+	// another name starts from it, as kube's store retries after the
+	// handler's admission, so webhooks are called once.
+	mutated any
 	// evictAttrs and evictOI: an eviction's admission attributes, for
 	// the validating chain evictPod runs (eviction.go).
 	evictAttrs admission.Attributes
