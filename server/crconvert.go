@@ -350,6 +350,13 @@ func (r *resource) servedValue(value []byte) ([]byte, error) {
 	if r.conv == nil {
 		return r.relabel(value), nil
 	}
+	key, rev := r.memoName(value)
+	return r.served(key, rev, value)
+}
+
+// memoName is the storage key and revision of a stored value of r (with
+// its resourceVersion), read from it; "" when it names neither.
+func (r *resource) memoName(value []byte) (string, int64) {
 	var m struct {
 		Metadata struct {
 			Namespace       string `json:"namespace"`
@@ -357,14 +364,14 @@ func (r *resource) servedValue(value []byte) ([]byte, error) {
 			ResourceVersion string `json:"resourceVersion"`
 		} `json:"metadata"`
 	}
-	key := ""
-	var rev int64
-	if json.Unmarshal(value, &m) == nil && m.Metadata.Name != "" {
-		if n, err := strconv.ParseInt(m.Metadata.ResourceVersion, 10, 64); err == nil && n > 0 {
-			key, rev = r.key(m.Metadata.Namespace, m.Metadata.Name), n
-		}
+	if json.Unmarshal(value, &m) != nil || m.Metadata.Name == "" {
+		return "", 0
 	}
-	return r.served(key, rev, value)
+	n, err := strconv.ParseInt(m.Metadata.ResourceVersion, 10, 64)
+	if err != nil || n <= 0 {
+		return "", 0
+	}
+	return r.key(m.Metadata.Namespace, m.Metadata.Name), n
 }
 
 // validateDeleteOf runs the validating admission of a delete of kv (cur,
@@ -391,6 +398,24 @@ func (cv *crConversion) fresh(key string, rev int64, value []byte, apiVersion st
 		return nil, err
 	}
 	return out[0], nil
+}
+
+// preconvert converts the objects of events in one review, for the memo
+// that servedValue then reads; a failure is left for servedValue to meet
+// and report, event by event.
+func (r *resource) preconvert(events []storage.WatchEvent) {
+	items := make([]convItem, 0, len(events))
+	for _, ev := range events {
+		if ev.Object == nil || valueAPIVersion(ev.Object) == r.apiVersion() {
+			continue
+		}
+		if key, rev := r.memoName(ev.Object); key != "" {
+			items = append(items, convItem{key: key, rev: rev, value: ev.Object})
+		}
+	}
+	if len(items) > 1 {
+		_, _ = r.conv.convert(items, r.apiVersion())
+	}
 }
 
 // convertKVs is a page of stored objects in apiVersion. The page's slice

@@ -101,22 +101,55 @@ func (c *call) watch() error {
 		ew.writeError(tooLargeRV(err))
 		return nil
 	}
+	var batch []storage.WatchEvent
 	for {
 		ev, err := stream.Next(ctx)
 		if err != nil {
-			switch {
-			case errors.As(err, &compacted):
-				ew.writeError(wire.NewResourceExpired(tooOldMessage(compacted)))
-			case ctx.Err() != nil, errors.Is(err, storage.ErrWatchClosed):
-				// timeout, client gone, or the reader ended the watch: a clean end
-			default:
-				ew.writeError(asStatus(storageError(err, c.res, "")))
-			}
+			c.endWatch(ctx, ew, err)
 			return nil
+		}
+		if c.res.conv != nil && ew.buffered != nil && ew.buffered() {
+			// Events waiting (a watch's initial events): their objects go
+			// to the conversion webhook in one review, not one each.
+			batch = append(batch[:0], ev)
+			for len(batch) < watchConvBatch && ew.buffered() {
+				if ev, err = stream.Next(ctx); err != nil {
+					break
+				}
+				batch = append(batch, ev)
+			}
+			c.res.preconvert(batch)
+			for _, ev := range batch {
+				if !ew.write(ev) {
+					return nil
+				}
+			}
+			if err != nil {
+				c.endWatch(ctx, ew, err)
+				return nil
+			}
+			continue
 		}
 		if !ew.write(ev) {
 			return nil
 		}
+	}
+}
+
+// watchConvBatch is how many waiting events a watch of a resource whose
+// CRD has a conversion webhook converts in one review.
+const watchConvBatch = 256
+
+// endWatch ends a watch whose stream returned err.
+func (c *call) endWatch(ctx context.Context, ew *eventWriter, err error) {
+	var compacted *storage.CompactedError
+	switch {
+	case errors.As(err, &compacted):
+		ew.writeError(wire.NewResourceExpired(tooOldMessage(compacted)))
+	case ctx.Err() != nil, errors.Is(err, storage.ErrWatchClosed):
+		// timeout, client gone, or the reader ended the watch: a clean end
+	default:
+		ew.writeError(asStatus(storageError(err, c.res, "")))
 	}
 }
 

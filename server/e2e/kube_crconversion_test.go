@@ -128,6 +128,83 @@ func convertConv(raw []byte, desired string) ([]byte, error) {
 	return json.Marshal(obj)
 }
 
+// convCRD is a CRD of crGroup serving v1 and v2 (stored), converted by
+// h.
+func convCRD(h *convHook, plural, kind string) string {
+	version := func(v string, storage bool) string {
+		return `{"name":"` + v + `","served":true,"storage":` + strconv.FormatBool(storage) +
+			`,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}`
+	}
+	return `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"` + plural + `.` + crGroup + `"},
+		"spec":{"group":"` + crGroup + `","scope":"Namespaced","names":{"plural":"` + plural + `","singular":"` + strings.ToLower(kind) + `","kind":"` + kind + `"},
+		"versions":[` + version("v1", false) + `,` + version("v2", true) + `],
+		"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],
+		"clientConfig":{"url":"` + h.srv.URL + `/convert","caBundle":"` + base64.StdEncoding.EncodeToString(h.ca) + `"}}}}}`
+}
+
+// counts is the calls and objects sent to desired so far (since the last
+// take).
+func (h *convHook) counts(desired string) (calls, objects int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.calls[desired], h.objects[desired]
+}
+
+// TestCRConversionWatchListBatches: a watch-list (client-go's informers
+// start with one) in a version not stored sends its initial events'
+// objects to the conversion webhook in a few reviews, not one each. kube
+// converts them as its per-version watch cache receives them, so serve
+// only; the answers are compared with kube in TestKubeCRConversionWebhook.
+func TestCRConversionWatchListBatches(t *testing.T) {
+	s := startServer(t, "")
+	c := newRawClient(t, restConfig(t, s))
+	h := newConvHook(t)
+	const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	t.Cleanup(func() { c.do("DELETE", crds+"/bconvs."+crGroup, "", "") })
+	if code, m := c.do("POST", crds, jsonCT, convCRD(h, "bconvs", "Bconv")); code != http.StatusCreated {
+		t.Fatalf("crd: %d %v", code, m)
+	}
+	v1 := "/apis/" + crGroup + "/v1/namespaces/default/bconvs"
+	v2 := "/apis/" + crGroup + "/v2/namespaces/default/bconvs"
+	c.waitOK(v1)
+	c.waitOK(v2)
+	const n = 40
+	for i := range n {
+		body := fmt.Sprintf(`{"apiVersion":"%s/v2","kind":"Bconv","metadata":{"name":"b%d"},"spec":{"address":"h%d:%d"}}`, crGroup, i, i, i)
+		if code, m := c.do("POST", v2, jsonCT, body); code != http.StatusCreated {
+			t.Fatalf("create: %d %v", code, m)
+		}
+	}
+	calls0, objects0 := h.counts(crGroup + "/v1")
+	code, _, body := c.send("GET", v1+"?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1", "", "application/json", "")
+	if code != http.StatusOK {
+		t.Fatalf("watch: %d %s", code, body)
+	}
+	added := 0
+	dec := json.NewDecoder(bytes.NewReader(body))
+	for {
+		var ev struct {
+			Type   string         `json:"type"`
+			Object map[string]any `json:"object"`
+		}
+		if err := dec.Decode(&ev); err != nil {
+			break
+		}
+		if ev.Type == "ADDED" {
+			if ev.Object["apiVersion"] != crGroup+"/v1" || jsonAt(ev.Object, "spec.host") == "-" {
+				t.Fatalf("initial event: %v", ev.Object)
+			}
+			added++
+		}
+	}
+	calls, objects := h.counts(crGroup + "/v1")
+	calls, objects = calls-calls0, objects-objects0
+	t.Logf("%d initial events: %d reviews of %d objects", added, calls, objects)
+	if added != n || objects != n || calls > 3 {
+		t.Fatalf("%d initial events: %d reviews of %d objects, want %d events in at most 3 reviews", added, calls, objects, n)
+	}
+}
+
 // take is the calls and objects by desired version since the last take.
 func (h *convHook) take() string {
 	h.mu.Lock()
@@ -209,15 +286,7 @@ func crConversionScript(t *testing.T, c *rawClient, who string) []string {
 		}
 		t.Logf("%s: CRD %s not gone", who, name)
 	})
-	version := func(v string, storage bool) string {
-		return `{"name":"` + v + `","served":true,"storage":` + strconv.FormatBool(storage) +
-			`,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}`
-	}
-	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"` + name + `"},
-		"spec":{"group":"` + crGroup + `","scope":"Namespaced","names":{"plural":"convs","singular":"conv","kind":"Conv"},
-		"versions":[` + version("v1", false) + `,` + version("v2", true) + `],
-		"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],
-		"clientConfig":{"url":"` + h.srv.URL + `/convert","caBundle":"` + base64.StdEncoding.EncodeToString(h.ca) + `"}}}}}`
+	crd := convCRD(h, "convs", "Conv")
 	v1 := "/apis/" + crGroup + "/v1/namespaces/default/convs"
 	v2 := "/apis/" + crGroup + "/v2/namespaces/default/convs"
 	obj1 := func(n, host string, port int) string {
