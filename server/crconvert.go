@@ -11,6 +11,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -43,11 +44,11 @@ type crConversion struct {
 	// safe is the same converter on copies, for the field manager, which
 	// converts the object to each manager's version as kube's does.
 	safe runtime.ObjectConvertor
-	// storage is the apiVersion objects are stored in; coerce prunes and
-	// defaults an object converted to it with that version's schema, as
-	// kube's storage encoder does (nil without a schema).
+	// storage is the apiVersion objects are stored in; prune prunes an
+	// object converted to it with that version's schema, as kube's
+	// storage encoder does (nil without a schema).
 	storage string
-	coerce  func(map[string]any) error
+	prune   func(map[string]any) error
 	memo    convMemo
 	// err, when set, is why the converter could not be made: every
 	// conversion fails with it.
@@ -156,7 +157,15 @@ func (cv *crConversion) convert(items []convItem, apiVersion string) ([][]byte, 
 		for j, i := range mine {
 			values[j] = items[i].value
 		}
-		converted, err := cv.convertValues(values, apiVersion)
+		converted, err := cv.convertChunks(values, apiVersion, func() {
+			// A conversion that panicked: its flights end with an error,
+			// so that no reader of these objects waits for ever.
+			for j, i := range mine {
+				if flights[j] != nil {
+					cv.memo.land(convKey{key: items[i].key, rev: items[i].rev, version: apiVersion}, flights[j], nil, errConversionPanicked)
+				}
+			}
+		})
 		if err != nil {
 			failed := make([]convItem, len(mine))
 			for j, i := range mine {
@@ -244,6 +253,34 @@ func listReadError(gr wire.GroupResource, err error) error {
 	return st
 }
 
+// updateReadError is kube's answer to an update whose stored object (at
+// rev) did not convert to the request's version: its store's decode
+// error, not a Status, answered as a 500 with no reason.
+func updateReadError(err error, rev int64) error {
+	var ce *convError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	return &wire.Status{TypeMeta: wire.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: wire.StatusFailure,
+		Code: 500, Message: fmt.Sprintf("object not decodable revision=%d: %v", rev, ce.err)}
+}
+
+// sameObject reports whether value, an update's object converted to the
+// storage version, is the stored kv's object: the same JSON, whatever the
+// order of its keys (a conversion writes them sorted, a client may not
+// have), as kube compares what it would write with what is stored.
+func sameObject(value []byte, kv storage.KV) bool {
+	withRV, err := storage.WithResourceVersion(value, kv.Revision)
+	if err != nil {
+		return false
+	}
+	var a, b any
+	if json.Unmarshal(withRV, &a) != nil || json.Unmarshal(kv.Value, &b) != nil {
+		return false
+	}
+	return equality.Semantic.DeepEqual(a, b)
+}
+
 // convWriteError is kube's answer to a write whose object did not convert to
 // the storage version: the converter's error, not a Status, which kube's
 // handler answers as a 500 with no reason.
@@ -254,6 +291,34 @@ func convWriteError(err error) error {
 	}
 	return &wire.Status{TypeMeta: wire.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: wire.StatusFailure,
 		Code: 500, Message: ce.err.Error()}
+}
+
+// errConversionPanicked ends the flights of a conversion that panicked.
+var errConversionPanicked = errors.New("server: the conversion panicked")
+
+// convBatch is the most objects one ConversionReview carries.
+const convBatch = 100
+
+// convertChunks converts values in reviews of at most convBatch objects.
+// onPanic runs if a conversion panics, before the panic goes on.
+func (cv *crConversion) convertChunks(values [][]byte, apiVersion string, onPanic func()) (out [][]byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			onPanic()
+			panic(p)
+		}
+	}()
+	out = make([][]byte, 0, len(values))
+	for len(values) > 0 {
+		n := min(len(values), convBatch)
+		got, err := cv.convertValues(values[:n], apiVersion)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+		values = values[n:]
+	}
+	return out, nil
 }
 
 // convertValues sends values to the webhook in one ConversionReview and
@@ -298,8 +363,8 @@ func (cv *crConversion) convertValues(values [][]byte, apiVersion string) ([][]b
 	out := make([][]byte, len(values))
 	for i := range items {
 		obj := items[i].Object
-		if apiVersion == cv.storage && cv.coerce != nil {
-			if err := cv.coerce(obj); err != nil {
+		if apiVersion == cv.storage && cv.prune != nil {
+			if err := cv.prune(obj); err != nil {
 				return nil, wire.NewInternalError(err)
 			}
 		}
@@ -347,11 +412,26 @@ func (r *resource) toStorage(value []byte) ([]byte, error) {
 // as r's version serves it, named for the memo by its key and
 // resourceVersion read from it.
 func (r *resource) servedValue(value []byte) ([]byte, error) {
-	if r.conv == nil {
+	if r.conv == nil || valueAPIVersion(value) == r.apiVersion() {
 		return r.relabel(value), nil
 	}
 	key, rev := r.memoName(value)
 	return r.served(key, rev, value)
+}
+
+// servedAnswer is servedValue for an answer that is not a stored
+// revision, though it may carry one's resourceVersion (a dry run's):
+// converted each time, not kept.
+func (r *resource) servedAnswer(value []byte) ([]byte, error) {
+	if r.conv == nil || valueAPIVersion(value) == r.apiVersion() {
+		return r.relabel(value), nil
+	}
+	key, rev := r.memoName(value)
+	v, err := r.conv.fresh(key, rev, value, r.apiVersion())
+	if err != nil {
+		return nil, readError(err)
+	}
+	return r.relabel(v), nil
 }
 
 // memoName is the storage key and revision of a stored value of r (with
@@ -379,7 +459,8 @@ func (r *resource) memoName(value []byte) (string, int64) {
 // reads it.
 func (c *call) validateDeleteOf(kv storage.KV, cur *doc, name string) error {
 	if c.res.conv != nil {
-		v, err := c.res.conv.one(kv.Key, kv.Revision, kv.Value, c.res.apiVersion())
+		// kube's store decodes what it read each time.
+		v, err := c.res.conv.fresh(kv.Key, kv.Revision, kv.Value, c.res.apiVersion())
 		if err != nil {
 			return readError(err)
 		}
@@ -533,7 +614,7 @@ func (m *convMemo) land(k convKey, f *convFlight, value []byte, err error) {
 }
 
 func (m *convMemo) keepLocked(k convKey, b []byte) {
-	if m.curBytes+len(b) > convMemoBytes {
+	if m.curBytes+len(b)+len(k.key) > convMemoBytes {
 		m.old, m.cur, m.curBytes = m.cur, nil, 0
 	}
 	if m.cur == nil {

@@ -199,12 +199,9 @@ func TestCRConversionWebhook(t *testing.T) {
 	}
 
 	// A dry run's answer, in the stored revision's resourceVersion, is
-	// not taken for that revision.
+	// not taken for that revision's conversion, which the memo holds.
 	if d := e.must(200, "PATCH", v1+"/a?dryRun=All", `{"spec":{"color":"purple"}}`, "Content-Type", "application/merge-patch+json"); path(d, "spec", "color") != "purple" {
 		t.Fatalf("dry run: %v", d)
-	}
-	if g := e.must(200, "GET", v1+"/a", nil); path(g, "spec", "color") != "red" {
-		t.Fatalf("get after a dry run: %v", g)
 	}
 
 	// Watchers of v1 share one conversion of each event.
@@ -247,6 +244,13 @@ func TestCRConversionWebhook(t *testing.T) {
 	if causes := path(st, "details", "causes").([]any); len(causes) != 4 || path(causes[3].(map[string]any), "field") != "/registry/example.com/gizmos/default/d" {
 		t.Fatalf("causes: %v", causes)
 	}
+	// A delete reads the object afresh, as kube's store: refused, and the
+	// object stays, though lists remembered it converted.
+	m := e.must(500, "DELETE", v1+"/a", nil)
+	if msg, _ := m["message"].(string); !strings.Contains(msg, "Key: /example.com/gizmos/default/a,") {
+		t.Fatalf("delete while failing: %v", m)
+	}
+	e.must(200, "GET", v2+"/a", nil)
 	if ev, ok := w1.next(); !ok || ev.Type != "ERROR" || ev.Object["code"] != float64(500) ||
 		!strings.Contains(ev.Object["message"].(string), "conversion refused") {
 		t.Fatalf("watch after a failed conversion: %v %v", ev, ok)
@@ -254,5 +258,10 @@ func TestCRConversionWebhook(t *testing.T) {
 	h.failing.Store(false)
 	if g := e.must(200, "GET", v1+"/c", nil); path(g, "spec", "color") != "black" {
 		t.Fatalf("after the webhook is back: %v", g)
+	}
+	// A collection's delete answers the objects in the request's version.
+	del := e.must(200, "DELETE", v1+"?fieldSelector=metadata.name%3Dc", nil)
+	if items := del["items"].([]any); len(items) != 1 || path(items[0].(map[string]any), "spec", "color") != "black" {
+		t.Fatalf("delete collection: %v", del)
 	}
 }

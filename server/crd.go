@@ -219,50 +219,86 @@ func (s *Server) applyCRD(value []byte) error {
 	}
 	if len(rs) > 0 {
 		s.attachConversion(rs)
+	} else {
+		s.convMu.Lock()
+		delete(s.convs, name)
+		s.convMu.Unlock()
 	}
 	return s.reg.setCRD(name, rev, rs)
 }
 
 // attachConversion gives the resources of a CRD whose conversion strategy
-// is Webhook (rs, one per served version) their converter. One that
-// cannot be made (kube's CRD validation refuses what would fail here)
-// fails every conversion with its error, rather than relabelling.
+// is Webhook (rs, one per served version) their converter. An update of
+// the CRD that leaves what conversion depends on as it was (its status,
+// most often) keeps the converter and what it remembers. One that cannot
+// be made (kube's CRD validation refuses what would fail here) fails
+// every conversion with its error, rather than relabelling.
 func (s *Server) attachConversion(rs []*resource) {
 	d, err := decodeDoc(rs[0].crdValue)
 	if err != nil {
-		return
+		return // crdResources decoded it already
 	}
 	crd, err := crdDefinition(d)
 	if err != nil {
 		return
 	}
-	cv, err := s.newCRConversion(crd)
-	if err != nil {
-		s.log.Warn("crd conversion webhook", slog.String("crd", crd.Name), slog.Any("err", err))
-		cv = &crConversion{err: wire.NewInternalError(err)}
+	def, _ := json.Marshal(struct {
+		Conversion *apiextensionsv1.CustomResourceConversion
+		Versions   []apiextensionsv1.CustomResourceDefinitionVersion
+		Group      string
+		Kind       string
+		Scope      apiextensionsv1.ResourceScope
+		Preserve   bool
+	}{crd.Spec.Conversion, crd.Spec.Versions, crd.Spec.Group, rs[0].kind, crd.Spec.Scope, crd.Spec.PreserveUnknownFields})
+	s.convMu.Lock()
+	defer s.convMu.Unlock()
+	if s.convs == nil {
+		s.convs = map[string]convDef{}
+	}
+	cv := s.convs[crd.Name].cv
+	if s.convs[crd.Name].def != string(def) {
+		if cv, err = s.newCRConversion(crd); err != nil {
+			s.log.Warn("crd conversion webhook", slog.String("crd", crd.Name), slog.Any("err", err))
+			cv = &crConversion{err: wire.NewInternalError(err)}
+		}
+		if cv != nil && cv.err == nil {
+			cv.prune = storagePruner(crd, rs)
+		}
+		s.convs[crd.Name] = convDef{def: string(def), cv: cv}
 	}
 	if cv == nil {
 		return
-	}
-	if cv.err == nil {
-		sv := storageVersion(crd)
-		var cs *crSchema
-		for _, r := range rs {
-			if r.version == sv {
-				cs = r.schema
-			}
-		}
-		if cs == nil {
-			cs, _ = newCRSchema(crd, sv, rs[0].kind, rs[0].namespaced, false, nil)
-		}
-		if cs != nil {
-			cv.coerce = func(u map[string]any) error { _, err := cs.coerce(u); return err }
-		}
 	}
 	for _, r := range rs {
 		r.conv = cv
 		r.rewriteVersion = true // stored objects may be in another version, even with one served
 	}
+}
+
+// convDef is a CRD's converter and the definition it was made from.
+type convDef struct {
+	def string
+	cv  *crConversion
+}
+
+// storagePruner prunes an object converted to crd's storage version with
+// that version's schema (nil without one), as kube's storage encoder
+// does.
+func storagePruner(crd *apiextensionsv1.CustomResourceDefinition, rs []*resource) func(map[string]any) error {
+	sv := storageVersion(crd)
+	var cs *crSchema
+	for _, r := range rs {
+		if r.version == sv {
+			cs = r.schema
+		}
+	}
+	if cs == nil {
+		cs, _ = newCRSchema(crd, sv, rs[0].kind, rs[0].namespaced, false, nil)
+	}
+	if cs == nil {
+		return nil
+	}
+	return func(u map[string]any) error { _, err := cs.prune(u); return err }
 }
 
 // storageVersion is the name of crd's storage version.

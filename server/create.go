@@ -96,14 +96,15 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	}
 	value := d.encode()
 	obj := d.takeView() // the typed object value encodes, if any
-	if value, err = c.res.toStorage(value); err != nil {
-		return nil, err
-	}
 	c.tr.Step("About to store object in database")
 	if isDryRun(c.r) {
 		// kube's dry-run storage refuses a name that exists, as a real
 		// create would.
 		if err := c.alreadyExists(d); err != nil {
+			return nil, err
+		}
+		// It then encodes the object as it would store it.
+		if _, err := c.res.toStorage(value); err != nil {
 			return nil, err
 		}
 		if c.r.Method == http.MethodPost && sentRV != nil {
@@ -117,6 +118,9 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	}
 	if rvSet {
 		return nil, plainError(errRVSetOnCreate)
+	}
+	if value, err = c.res.toStorage(value); err != nil {
+		return nil, err
 	}
 	rev, err := c.s.store.Create(c.r.Context(), c.res.key(c.ns, name), value)
 	c.tr.Step("Object stored in database")

@@ -248,6 +248,17 @@ func crdDeprecationWarnings(crd *apiextensionsv1.CustomResourceDefinition) map[s
 // defaults applied. u's own metadata is left alone (the server decodes
 // it itself).
 func (cs *crSchema) coerce(u map[string]any) ([]string, error) {
+	unknown, err := cs.prune(u)
+	if err != nil {
+		return nil, err
+	}
+	structuraldefaulting.Default(u, cs.structural)
+	return unknown, nil
+}
+
+// prune is coerce without the defaults: what kube's storage encoder does
+// to an object converted to the storage version.
+func (cs *crSchema) prune(u map[string]any) ([]string, error) {
 	var unknown []string
 	meta, hasMeta := u["metadata"]
 	if !cs.preserveUnknownFields {
@@ -266,7 +277,6 @@ func (cs *crSchema) coerce(u map[string]any) ([]string, error) {
 	} else {
 		delete(u, "metadata")
 	}
-	structuraldefaulting.Default(u, cs.structural)
 	return unknown, nil
 }
 

@@ -217,6 +217,12 @@ func (c *call) deleteCollection() error {
 	if err != nil {
 		return storageError(err, c.res, "")
 	}
+	// As kube's DeleteCollection, which lists (converting each object to
+	// the request's version) before it deletes any.
+	served, err := c.res.servedPage(page.Items)
+	if err != nil {
+		return err
+	}
 	deleted := 0
 	for _, kv := range page.Items {
 		if len(opts.DryRun) > 0 && (c.res.isCRDs() || c.res.plural == "namespaces") {
@@ -262,7 +268,7 @@ func (c *call) deleteCollection() error {
 	// deleted from, each item as listed (a missing one too), with the
 	// list's resourceVersion.
 	meta := wire.ListMeta{ResourceVersion: strconv.FormatInt(page.Revision, 10)}
-	listed := storage.ListPage{Items: page.Items}
+	listed := storage.ListPage{Items: served}
 	if out, err := c.output(); err == nil && out.proto && out.form == formJSON {
 		return c.protoList(out, meta, listed)
 	}

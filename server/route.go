@@ -308,7 +308,7 @@ func (c *call) writeObject(code int, value []byte) error {
 	if isDryRun(c.r) {
 		// Not a stored revision, though it may carry one's
 		// resourceVersion: not kept with the conversions of stored ones.
-		value, err = c.res.served("", 0, value)
+		value, err = c.res.servedAnswer(value)
 	} else {
 		value, err = c.res.servedValue(value)
 	}

@@ -119,10 +119,15 @@ func (c *call) getScale() error {
 	if err != nil {
 		return storageError(err, c.res, c.name)
 	}
-	value, err := c.res.served(kv.Key, kv.Revision, kv.Value) // its replicas at this version's paths
-	if err != nil {
-		return err
+	value := kv.Value
+	if c.res.conv != nil {
+		// Its replicas at this version's paths; converted each time, as
+		// kube's GET.
+		if value, err = c.res.conv.fresh(kv.Key, kv.Revision, kv.Value, c.res.apiVersion()); err != nil {
+			return readError(err)
+		}
 	}
+	value = c.res.relabel(value)
 	d, err := decodeDoc(value)
 	if err != nil {
 		return wire.NewInternalError(err)
@@ -301,7 +306,12 @@ func (c *call) writeScaled(expect int64, fn func(cur *doc, old *autoscalingv1.Sc
 	if err != nil {
 		return err
 	}
-	if stored, err = c.res.servedValue(stored); err != nil {
+	if isDryRun(c.r) {
+		stored, err = c.res.servedAnswer(stored)
+	} else {
+		stored, err = c.res.servedValue(stored)
+	}
+	if err != nil {
 		return err
 	}
 	d, err := decodeDoc(stored)

@@ -133,6 +133,10 @@ type Server struct {
 	convOnce    sync.Once
 	convFactory *conversion.CRConverterFactory
 	convErr     error
+	// convs are the converters of CRDs with conversion webhooks, by CRD
+	// name, kept while what they depend on is unchanged (crd.go).
+	convMu sync.Mutex
+	convs  map[string]convDef
 	// connect serves the streaming and proxy subresources (podsub.go).
 	connect *connectors
 	// openapi serves /openapi/v2 and /openapi/v3 (openapi.go).

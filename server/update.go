@@ -265,7 +265,7 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 		// As kube's store decodes it: in the request's version.
 		var err error
 		if current, err = c.res.conv.one(key, kv.Revision, kv.Value, c.res.apiVersion()); err != nil {
-			return nil, readError(err)
+			return nil, updateReadError(err, kv.Revision)
 		}
 	}
 	cur, err := decodeDoc(current)
@@ -309,9 +309,6 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 	}
 	value := next.encode()
 	obj := next.takeView() // the typed object value encodes, if any
-	if value, err = c.res.toStorage(value); err != nil {
-		return nil, err
-	}
 	if c.finalizedByUpdate(next, cur) {
 		stored, err := s.deleteFinalized(ctx, c, kv.Revision, next)
 		if errors.Is(err, storage.ErrConflict) && (!pinned || cached) {
@@ -319,7 +316,12 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 		}
 		return stored, storageError(err, c.res, c.name)
 	}
-	if unchangedWrite(value, kv) {
+	// In the storage version, as kube's store encodes it after deciding
+	// on a delete.
+	if value, err = c.res.toStorage(value); err != nil {
+		return nil, err
+	}
+	if unchangedWrite(value, kv) || c.res.conv != nil && sameObject(value, kv) {
 		if cached {
 			return nil, errFromCache
 		}

@@ -363,6 +363,10 @@ func crConversionScript(t *testing.T, c *rawClient, who string) []string {
 	note("refused: get a at v2")
 	convItems(c, "refused: list at v1", v1)
 	note("refused: list at v1")
+	c.step("refused: merge patch b at v1", "PATCH", v1+"/b", mergePatch, `{"spec":{"port":9191}}`, fields...)
+	note("refused: merge patch b at v1")
+	c.step("refused: delete b at v1", "DELETE", v1+"/b", "", "", fields...)
+	note("refused: delete b at v1")
 	h.fail.Store(false)
 	convItems(c, "list at v1 again", v1)
 	note("list at v1 again")
@@ -399,5 +403,7 @@ var kubeCRConversionLog = []string{
 	`refused: get a at v1: 500 InternalError "Internal error occurred: StorageError: corrupt object, Code: 7, Key: /scaletest.example.com/convs/default/a, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=<rev>: conversion webhook for scaletest.example.com/v2, Kind=Conv failed: conversion refused"`,
 	`refused: get a at v2: 200 apiVersion="scaletest.example.com/v2" spec={"address":"a.example:82"}`,
 	`refused: list at v1: 500 StorageReadError "failed to read one or more convs.scaletest.example.com from the storage: StorageError: corrupt object, Code: 7, Key: /registry/scaletest.example.com/convs/default/a, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=<rev>: conversion webhook for scaletest.example.com/v2, Kind=Conv failed: conversion refused (and 2 more)"`,
+	`refused: merge patch b at v1: 500 <nil> "conversion webhook for scaletest.example.com/v1, Kind=Conv failed: conversion refused"`,
+	`refused: delete b at v1: 500 InternalError "Internal error occurred: StorageError: corrupt object, Code: 7, Key: /scaletest.example.com/convs/default/b, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=<rev>: conversion webhook for scaletest.example.com/v2, Kind=Conv failed: conversion refused"`,
 	`list at v1 again: 200 "a":"scaletest.example.com/v1":{"host":"a.example","port":82} "b":"scaletest.example.com/v1":{"host":"b.example","port":9090} "d":"scaletest.example.com/v1":{"host":"d.example","port":2}`,
 }
