@@ -203,15 +203,24 @@ func (c *call) patchScale() error {
 	if err != nil {
 		return err
 	}
-	if ct == contentApplyPatch {
-		return c.res.unsupportedPatch()
-	}
 	body, err := c.readBody()
 	if err != nil {
 		return err
 	}
-	if _, err := c.checkPatchOptions(ct); err != nil {
+	opts, err := c.checkPatchOptions(ct)
+	if err != nil {
 		return err
+	}
+	if ct == contentApplyPatch {
+		if err := applyBody(body); err != nil {
+			return err
+		}
+		// Applied to the Scale by its field manager, as kube's
+		// applyPatcher does, which then records nothing more.
+		c.applied = true
+		return c.writeScaled(0, func(_ *doc, old *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+			return c.applyScale(opts, body, old)
+		})
 	}
 	if !json.Valid(body) {
 		return wire.NewBadRequest("invalid JSON patch")
@@ -266,8 +275,10 @@ func (c *call) writeScaled(expect int64, fn func(cur *doc, old *autoscalingv1.Sc
 		// (its UpdatedObject): the managed fields, admission's mutation,
 		// the checks of the Scale; only then does kube's store read the
 		// resourceVersion.
-		if err := c.manageScale(s, old); err != nil {
-			return nil, err
+		if !c.applied { // an apply's fields are recorded by its Apply
+			if err := c.manageScale(s, old); err != nil {
+				return nil, err
+			}
 		}
 		if s, err = c.mutateScale(s, old); err != nil { // scale_admission.go
 			return nil, err

@@ -2,16 +2,22 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/listwatch/listwatch/wire"
 )
@@ -89,4 +95,61 @@ func setScaleFields(next *doc, h *managedfields.ScaleHandler, s *autoscalingv1.S
 		return wire.NewInternalError(err)
 	}
 	return setManagedFields(next, entries)
+}
+
+// applyScale applies a server-side apply configuration of a Scale to old
+// (its managedFields from scaleFields) with the Scale's field manager, as
+// kube's applyPatcher applies one sent to /scale.
+func (c *call) applyScale(opts *metav1.PatchOptions, body []byte, old *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+	fm, err := scaleFieldManager()
+	if err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	patchObj := &unstructured.Unstructured{Object: map[string]any{}}
+	if err := sigsyaml.Unmarshal(body, &patchObj.Object); err != nil {
+		return nil, wire.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+	}
+	oldIn, err := internalScale(old)
+	if err != nil {
+		return nil, err
+	}
+	force := opts.Force != nil && *opts.Force
+	obj, err := fm.Apply(oldIn, patchObj, opts.FieldManager, force)
+	if err != nil {
+		var api apierrors.APIStatus
+		if errors.As(err, &api) {
+			return nil, kubeStatus(err)
+		}
+		return nil, plainError(err)
+	}
+	if v := c.fieldValidation(); v == fieldValidationStrict || v == fieldValidationWarn {
+		if err := sigsyaml.UnmarshalStrict(body, &map[string]any{}); err != nil {
+			if v == fieldValidationStrict {
+				return nil, wire.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
+			}
+			c.warnStrict(strictErrors{err.Error()})
+		}
+	}
+	out := &autoscalingv1.Scale{}
+	if err := legacyscheme.Scheme.Convert(obj, out, nil); err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	out.APIVersion, out.Kind = "autoscaling/v1", "Scale"
+	if c.res.crd != "" && !sameScale(out, old) {
+		// kube-apiserver v1.37's field manager of a custom resource's
+		// Scale converts the applied object with the CRD's converter,
+		// which knows no Scale: an apply that changes the Scale fails so.
+		return nil, plainError(fmt.Errorf("failed to convert new object (%s/%s; autoscaling/v1, Kind=Scale) to proper version: "+
+			"request to convert CR to an invalid group/version: autoscaling/v1", patchObj.GetNamespace(), patchObj.GetName()))
+	}
+	return out, nil
+}
+
+// sameScale reports whether an applied Scale is old but for its managed
+// fields: kube's apply then changes nothing but them.
+func sameScale(applied, old *autoscalingv1.Scale) bool {
+	a, o := applied.DeepCopy(), old.DeepCopy()
+	a.ManagedFields, o.ManagedFields = nil, nil
+	a.TypeMeta, o.TypeMeta = metav1.TypeMeta{}, metav1.TypeMeta{}
+	return equality.Semantic.DeepEqual(a, o)
 }

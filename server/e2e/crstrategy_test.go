@@ -147,6 +147,22 @@ func jsonAt(m map[string]any, p string) string {
 	return string(b)
 }
 
+// managers records the object's field managers: manager, operation,
+// subresource and apiVersion of each managedFields entry, in order (not
+// their times).
+func (c *rawClient) managers(name, path string) {
+	c.t.Helper()
+	code, m := c.do("GET", path, "", "")
+	line := fmt.Sprintf("%s: %d", name, code)
+	md, _ := m["metadata"].(map[string]any)
+	entries, _ := md["managedFields"].([]any)
+	for _, e := range entries {
+		e := e.(map[string]any)
+		line += fmt.Sprintf(" %v/%v/%v/%v", e["manager"], e["operation"], e["subresource"], e["apiVersion"])
+	}
+	c.log = append(c.log, line)
+}
+
 // waitServed polls until the CRD's resource is listed (its CRD is
 // established and served).
 func (c *rawClient) waitServed(plural string) {
@@ -213,6 +229,21 @@ func crScript(c *rawClient) []string {
 	c.step("get scale", "GET", w+"/w/scale", "", "", scaleFields...)
 	c.step("scale merge patch", "PATCH", w+"/w/scale", mergePatch, `{"spec":{"replicas":3}}`, scaleFields...)
 	c.step("scale json patch", "PATCH", w+"/w/scale", jsonPatch, `[{"op":"replace","path":"/spec/replicas","value":4}]`, scaleFields...)
+	const applyCT = "application/apply-patch+yaml"
+	scaleApply := func(n int) string {
+		return fmt.Sprintf(`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"w","namespace":"default"},"spec":{"replicas":%d}}`, n)
+	}
+	c.step("scale apply", "PATCH", w+"/w/scale?fieldManager=scaler", applyCT, scaleApply(5), scaleFields...)
+	c.step("scale apply again", "PATCH", w+"/w/scale?fieldManager=scaler", applyCT, scaleApply(5), scaleFields...)
+	c.step("scale apply by another", "PATCH", w+"/w/scale?fieldManager=other", applyCT, scaleApply(2), scaleFields...)
+	c.step("scale apply forced", "PATCH", w+"/w/scale?fieldManager=other&force=true", applyCT, scaleApply(2), scaleFields...)
+	c.step("scale apply of the replicas it has", "PATCH", w+"/w/scale?fieldManager=other", applyCT, scaleApply(4), scaleFields...)
+	c.step("scale apply without a manager", "PATCH", w+"/w/scale", applyCT, scaleApply(2), scaleFields...)
+	c.step("scale apply of another kind", "PATCH", w+"/w/scale?fieldManager=scaler", applyCT,
+		`{"apiVersion":"`+crGroup+`/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"replicas":5}}`, scaleFields...)
+	c.step("scale apply unknown field", "PATCH", w+"/w/scale?fieldManager=scaler&fieldValidation=Strict", applyCT,
+		`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"w","namespace":"default"},"spec":{"replicas":2,"extra":1}}`, scaleFields...)
+	c.managers("managers after scale applies", w+"/w")
 	c.step("after scaling", "GET", w+"/w", "", "", fields...)
 	c.step("scale put stale", "PUT", w+"/w/scale", jsonCT,
 		`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"w","namespace":"default","resourceVersion":"1"},"spec":{"replicas":6}}`)
