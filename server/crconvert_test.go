@@ -265,3 +265,36 @@ func TestCRConversionWebhook(t *testing.T) {
 		t.Fatalf("delete collection: %v", del)
 	}
 }
+
+// FuzzValueAPIVersion: the apiVersion read from the front of a value, as
+// the server encodes values (doc.encode, apiVersion first), is the one a
+// JSON decode reads; any other bytes do not make it panic.
+func FuzzValueAPIVersion(f *testing.F) {
+	for _, s := range []string{
+		`{"apiVersion":"example.com/v1","kind":"Gizmo"}`,
+		`{"kind":"Gizmo","apiVersion":"example.com/v2"}`,
+		`{"apiVersion":"a\"b","kind":"K"}`,
+		`{"apiVersion":"x\u0041y"}`,
+		`{"apiVersion":"v1","apiVersion":"v2"}`,
+		`{"apiVersion":1}`,
+		`{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		valueAPIVersion(b)
+		d, err := decodeDoc(b)
+		if err != nil {
+			return
+		}
+		value := d.encode()
+		var m map[string]any // keys as they are (a struct's match any case)
+		if err := json.Unmarshal(value, &m); err != nil {
+			t.Fatalf("encoded %q: %v", value, err)
+		}
+		want, _ := m["apiVersion"].(string)
+		if got := valueAPIVersion(value); got != want {
+			t.Fatalf("valueAPIVersion(%q) = %q, json reads %q", value, got, want)
+		}
+	})
+}
