@@ -481,22 +481,36 @@ func (cv *crConversion) fresh(key string, rev int64, value []byte, apiVersion st
 	return out[0], nil
 }
 
-// preconvert converts the objects of events in one review, for the memo
-// that servedValue then reads; a failure is left for servedValue to meet
-// and report, event by event.
-func (r *resource) preconvert(events []storage.WatchEvent) {
+// preconvert converts the objects of events together, for the memo that
+// servedValue then reads. It returns which event's conversion failed
+// first (-1: none) and kube's error for it; the events before it were
+// converted or need no conversion.
+func (r *resource) preconvert(events []storage.WatchEvent) (int, error) {
 	items := make([]convItem, 0, len(events))
-	for _, ev := range events {
+	at := make([]int, 0, len(events)) // the event of each item
+	for i, ev := range events {
 		if ev.Object == nil || valueAPIVersion(ev.Object) == r.apiVersion() {
 			continue
 		}
 		if key, rev := r.memoName(ev.Object); key != "" {
 			items = append(items, convItem{key: key, rev: rev, value: ev.Object})
+			at = append(at, i)
 		}
 	}
-	if len(items) > 1 {
-		_, _ = r.conv.convert(items, r.apiVersion())
+	if len(items) < 2 {
+		return -1, nil
 	}
+	_, err := r.conv.convert(items, r.apiVersion())
+	var ce *convError
+	if !errors.As(err, &ce) || len(ce.items) == 0 {
+		return -1, nil
+	}
+	for j, it := range items {
+		if it.key == ce.items[0].key && it.rev == ce.items[0].rev {
+			return at[j], readError(err)
+		}
+	}
+	return -1, nil
 }
 
 // convertKVs is a page of stored objects in apiVersion. The page's slice

@@ -42,7 +42,10 @@ func (c *call) create() error {
 		}
 		c.name = name // createDoc names the call after the object
 		value, err = c.createDoc(try)
-		if wire.ReasonOf(err) != wire.ReasonAlreadyExists {
+		// Tried again only when the name was generated: mutating
+		// admission may have named the object (c.mutated is set only
+		// for a name left to generate), and kube's store decides after it.
+		if wire.ReasonOf(err) != wire.ReasonAlreadyExists || c.mutated == nil {
 			break
 		}
 	}

@@ -48,6 +48,9 @@ func (h *labelHook) serve(w http.ResponseWriter, r *http.Request) {
 	h.calls[obj.Metadata.GenerateName]++
 	h.mu.Unlock()
 	ops := []map[string]any{{"op": "add", "path": "/metadata/labels", "value": map[string]string{"mutated": "yes"}}}
+	if obj.Metadata.GenerateName == "named-" { // the hook names it
+		ops = append(ops, map[string]any{"op": "add", "path": "/metadata/name", "value": "named-by-hook"})
+	}
 	patch, _ := json.Marshal(ops)
 	pt := admissionv1.PatchTypeJSONPatch
 	review.Response = &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true, Patch: patch, PatchType: &pt}
@@ -175,5 +178,14 @@ func TestGenerateNameRetryAdmitsOnce(t *testing.T) {
 		if n := h.count(c.base) - before; n != 1 {
 			t.Fatalf("%s: the webhook was called %d times for one create drawing three names, want 1", c.kind, n)
 		}
+	}
+
+	// A name the webhook gave is not generated: its conflict is not
+	// tried again, as kube's store decides after admission.
+	e.must(201, "POST", cmPath, map[string]any{"metadata": map[string]any{"name": "named-by-hook"}})
+	before := h.count("named-")
+	r := e.do("POST", cmPath, map[string]any{"metadata": map[string]any{"generateName": "named-"}})
+	if r.code != 409 || h.count("named-")-before != 1 {
+		t.Fatalf("a name the webhook gave that exists: %d after %d calls, want 409 after 1", r.code, h.count("named-")-before)
 	}
 }

@@ -118,8 +118,20 @@ func (c *call) watch() error {
 				}
 				batch = append(batch, ev)
 			}
-			c.res.preconvert(batch)
-			for _, ev := range batch {
+			failed, ferr := c.res.preconvert(batch)
+			for i, ev := range batch {
+				ew.pending = len(batch) - i - 1
+				if i == failed {
+					// The webhook refused it already: its error ends the
+					// watch, as write's would.
+					ew.pending = 0
+					st, ok := ferr.(*wire.Status)
+					if !ok {
+						st = wire.NewInternalError(ferr)
+					}
+					ew.writeError(st)
+					return nil
+				}
 				if !ew.write(ev) {
 					return nil
 				}
@@ -137,7 +149,8 @@ func (c *call) watch() error {
 }
 
 // watchConvBatch is how many waiting events a watch of a resource whose
-// CRD has a conversion webhook converts in one review.
+// CRD has a conversion webhook reads ahead to convert together (in
+// reviews of convBatch objects).
 const watchConvBatch = 256
 
 // endWatch ends a watch whose stream returned err.
@@ -174,6 +187,9 @@ type eventWriter struct {
 	// buffered, if set, says the stream has the next event ready: the
 	// flush waits for the end of the burst.
 	buffered func() bool
+	// pending is how many events of a batch read ahead (a conversion
+	// webhook's, watch loop) are still to be written after this one.
+	pending int
 	// unflushed: bytes were written since the last flush.
 	unflushed bool
 	// gzip: the body is a series of gzip members, one per flush (see
@@ -305,16 +321,22 @@ func (ew *eventWriter) raw(b []byte) bool {
 		return false
 	}
 	ew.unflushed = true
-	if ew.buffered == nil || !ew.buffered() {
+	if !ew.more() {
 		ew.flush()
 	}
 	return !ew.failed
 }
 
+// more reports whether another event follows at once: one of the batch
+// being written, or one the stream holds ready.
+func (ew *eventWriter) more() bool {
+	return ew.pending > 0 || ew.buffered != nil && ew.buffered()
+}
+
 // skip is write for an event the client does not get: what was written
 // before it still goes out once the stream has nothing more ready.
 func (ew *eventWriter) skip() bool {
-	if ew.unflushed && (ew.buffered == nil || !ew.buffered()) {
+	if ew.unflushed && !ew.more() {
 		ew.flush()
 	}
 	return !ew.failed

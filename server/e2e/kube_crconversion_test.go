@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
+	"compress/gzip"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -176,33 +179,83 @@ func TestCRConversionWatchListBatches(t *testing.T) {
 		}
 	}
 	calls0, objects0 := h.counts(crGroup + "/v1")
-	code, _, body := c.send("GET", v1+"?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1", "", "application/json", "")
-	if code != http.StatusOK {
-		t.Fatalf("watch: %d %s", code, body)
-	}
-	added := 0
-	dec := json.NewDecoder(bytes.NewReader(body))
-	for {
-		var ev struct {
-			Type   string         `json:"type"`
-			Object map[string]any `json:"object"`
-		}
-		if err := dec.Decode(&ev); err != nil {
-			break
-		}
-		if ev.Type == "ADDED" {
-			if ev.Object["apiVersion"] != crGroup+"/v1" || jsonAt(ev.Object, "spec.host") == "-" {
-				t.Fatalf("initial event: %v", ev.Object)
-			}
-			added++
+	events, members := watchListEvents(t, c, v1)
+	for _, ev := range events {
+		if ev["apiVersion"] != crGroup+"/v1" || jsonAt(ev, "spec.host") == "-" {
+			t.Fatalf("initial event: %v", ev)
 		}
 	}
 	calls, objects := h.counts(crGroup + "/v1")
 	calls, objects = calls-calls0, objects-objects0
-	t.Logf("%d initial events: %d reviews of %d objects", added, calls, objects)
-	if added != n || objects != n || calls > 3 {
-		t.Fatalf("%d initial events: %d reviews of %d objects, want %d events in at most 3 reviews", added, calls, objects, n)
+	t.Logf("%d initial events: %d reviews of %d objects, %d gzip members", len(events), calls, objects, members)
+	if len(events) != n || objects != n || calls > 3 {
+		t.Fatalf("%d initial events: %d reviews of %d objects, want %d events in at most 3 reviews", len(events), calls, objects, n)
 	}
+	// Written as one burst, not flushed (a gzip member ended) per event.
+	if members > 4 {
+		t.Fatalf("%d initial events in %d gzip members", n, members)
+	}
+}
+
+// watchListEvents opens a watch-list of path, gzipped, and reads its
+// initial events up to the bookmark that ends them: their objects, and
+// how many gzip members (one per flush) carried them.
+func watchListEvents(t *testing.T, c *rawClient, path string) (objects []map[string]any, members int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", c.host+path+"?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept-Encoding", "gzip") // set here: the transport leaves the body compressed
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("watch-list: %d, Content-Encoding %q", resp.StatusCode, resp.Header.Get("Content-Encoding"))
+	}
+	br := bufio.NewReader(resp.Body)
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		members++
+		zr.Multistream(false)
+		dec := json.NewDecoder(zr)
+		for {
+			var ev struct {
+				Type   string         `json:"type"`
+				Object map[string]any `json:"object"`
+			}
+			if err := dec.Decode(&ev); err != nil {
+				break // the member's end
+			}
+			switch {
+			case ev.Type == "ADDED":
+				objects = append(objects, ev.Object)
+			case ev.Type == "BOOKMARK" && isInitialEventsEnd(ev.Object):
+				return objects, members
+			case ev.Type == "BOOKMARK":
+			default:
+				t.Fatalf("watch-list event %s: %v", ev.Type, ev.Object)
+			}
+		}
+		if err := zr.Reset(br); err != nil {
+			t.Fatalf("after %d gzip members and %d events: %v", members, len(objects), err)
+		}
+	}
+}
+
+// isInitialEventsEnd: a bookmark's object is the one that ends a
+// watch-list's initial events.
+func isInitialEventsEnd(obj map[string]any) bool {
+	md, _ := obj["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	return ann["k8s.io/initial-events-end"] == "true"
 }
 
 // take is the calls and objects by desired version since the last take.
