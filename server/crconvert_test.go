@@ -264,6 +264,22 @@ func TestCRConversionWebhook(t *testing.T) {
 	if items := del["items"].([]any); len(items) != 1 || path(items[0].(map[string]any), "spec", "color") != "black" {
 		t.Fatalf("delete collection: %v", del)
 	}
+
+	// The CRD's converter, and what it remembers, go with the CRD.
+	converter := func() bool {
+		e.srv.convMu.Lock()
+		defer e.srv.convMu.Unlock()
+		_, ok := e.srv.convs["gizmos.example.com"]
+		return ok
+	}
+	if !converter() {
+		t.Fatal("no converter while the CRD is served")
+	}
+	e.must(200, "DELETE", crdPath+"/gizmos.example.com", nil)
+	e.expectNoRoute("GET", v1)
+	if converter() {
+		t.Fatal("the converter outlived its CRD")
+	}
 }
 
 // FuzzValueAPIVersion: the apiVersion read from the front of a value, as

@@ -217,14 +217,27 @@ func (s *Server) applyCRD(value []byte) error {
 	if err != nil {
 		return err
 	}
-	if len(rs) > 0 {
-		s.attachConversion(rs)
-	} else {
-		s.convMu.Lock()
-		delete(s.convs, name)
-		s.convMu.Unlock()
+	if len(rs) == 0 {
+		s.unserveCRD(name, rev)
+		return nil
 	}
+	if s.reg.staleCRD(name, rev) {
+		return nil // an older definition than the one served
+	}
+	s.attachConversion(rs)
 	return s.reg.setCRD(name, rev, rs)
+}
+
+// unserveCRD stops serving the CRD name as of revision rev (unless a
+// newer change of it was applied), and drops its converter.
+func (s *Server) unserveCRD(name string, rev int64) {
+	if s.reg.staleCRD(name, rev) {
+		return
+	}
+	_ = s.reg.setCRD(name, rev, nil)
+	s.convMu.Lock()
+	delete(s.convs, name)
+	s.convMu.Unlock()
 }
 
 // attachConversion gives the resources of a CRD whose conversion strategy
@@ -414,7 +427,7 @@ func (s *Server) loadCRDs(ctx context.Context, prefix string) (int64, error) {
 	}
 	for _, name := range s.reg.crdNames() {
 		if !seen[name] {
-			_ = s.reg.setCRD(name, rev, nil)
+			s.unserveCRD(name, rev)
 		}
 	}
 	s.reg.forgetCRDsBefore(rev)
@@ -442,7 +455,7 @@ func (s *Server) watchCRDs(ctx context.Context, prefix string, rev int64) error 
 				s.log.Warn("crd not served", slog.String("crd", name), slog.Any("err", err))
 			}
 		case storage.EventDelete:
-			_ = s.reg.setCRD(name, ev.KV.Revision, nil)
+			s.unserveCRD(name, ev.KV.Revision)
 		}
 	}
 }

@@ -100,7 +100,7 @@ func (c *call) delete() error {
 	}
 	c.s.afterDelete(key, last.Value)
 	if c.res.isCRDs() {
-		_ = c.s.reg.setCRD(c.name, last.Revision, nil)
+		c.s.unserveCRD(c.name, last.Revision)
 	}
 	return c.writeDeleted(last.Value, cur)
 }
@@ -259,7 +259,7 @@ func (c *call) deleteCollection() error {
 		}
 		c.s.afterDelete(kv.Key, last.Value)
 		if c.res.isCRDs() {
-			_ = c.s.reg.setCRD(strings.TrimPrefix(kv.Key, c.res.prefix("")), last.Revision, nil)
+			c.s.unserveCRD(strings.TrimPrefix(kv.Key, c.res.prefix("")), last.Revision)
 		}
 		deleted++
 	}

@@ -131,6 +131,14 @@ func (reg *registry) setCRD(name string, rev int64, rs []*resource) error {
 	return nil
 }
 
+// staleCRD reports whether a change of the CRD name at revision rev is
+// older than the last one applied (setCRD would ignore it).
+func (reg *registry) staleCRD(name string, rev int64) bool {
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	return rev < reg.crdRevs[name]
+}
+
 // errShadowing: a CRD names a resource that is already served, built in
 // or by another CRD.
 var errShadowing = errors.New("server: the CRD would shadow a served resource")
