@@ -281,12 +281,14 @@ func (c *call) sendSpliced(s *splicedItems, contentType string, head, tail []byt
 		s.form.write(z, i, s.live[live])
 		live++
 	}
+	// Counted before the list's last bytes go: a client that has read
+	// the whole list, then the metrics, sees it counted.
+	c.s.metrics.listRuns.WithLabelValues("compressed").Add(float64(s.compressed))
+	c.s.metrics.listRuns.WithLabelValues("reused").Add(float64(len(s.runs) - s.compressed))
 	z.Write(tail)
 	if z.Close() == nil {
 		_ = bw.Flush()
 	}
-	c.s.metrics.listRuns.WithLabelValues("compressed").Add(float64(s.compressed))
-	c.s.metrics.listRuns.WithLabelValues("reused").Add(float64(len(s.runs) - s.compressed))
 	c.tr.Step("Writing http response done", slog.Int("count", s.n), slog.Int("runs", len(s.runs)), slog.Int("compressed", s.compressed))
 	return true
 }
