@@ -419,6 +419,16 @@ func (r *resource) servedValue(value []byte) ([]byte, error) {
 	return r.served(key, rev, value)
 }
 
+// servedWritten is value, what the call stored or read, as its version
+// serves it; a dry run's is not a stored revision, though it may carry
+// one's resourceVersion, and is not kept with their conversions.
+func (c *call) servedWritten(value []byte) ([]byte, error) {
+	if isDryRun(c.r) {
+		return c.res.servedAnswer(value)
+	}
+	return c.res.servedValue(value)
+}
+
 // servedAnswer is servedValue for an answer that is not a stored
 // revision, though it may carry one's resourceVersion (a dry run's):
 // converted each time, not kept.

@@ -305,14 +305,7 @@ func (c *call) writeObject(code int, value []byte) error {
 	if out.proto {
 		return c.writeProtoObject(code, out, value)
 	}
-	if isDryRun(c.r) {
-		// Not a stored revision, though it may carry one's
-		// resourceVersion: not kept with the conversions of stored ones.
-		value, err = c.res.servedAnswer(value)
-	} else {
-		value, err = c.res.servedValue(value)
-	}
-	if err != nil {
+	if value, err = c.servedWritten(value); err != nil {
 		return err
 	}
 	switch out.form {

@@ -317,12 +317,7 @@ func (c *call) writeScaled(expect int64, fn func(cur *doc, old *autoscalingv1.Sc
 	if err != nil {
 		return err
 	}
-	if isDryRun(c.r) {
-		stored, err = c.res.servedAnswer(stored)
-	} else {
-		stored, err = c.res.servedValue(stored)
-	}
-	if err != nil {
+	if stored, err = c.servedWritten(stored); err != nil {
 		return err
 	}
 	d, err := decodeDoc(stored)

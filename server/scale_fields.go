@@ -2,22 +2,18 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/listwatch/listwatch/wire"
 )
@@ -105,30 +101,9 @@ func (c *call) applyScale(opts *metav1.PatchOptions, body []byte, old *autoscali
 	if err != nil {
 		return nil, wire.NewInternalError(err)
 	}
-	patchObj := &unstructured.Unstructured{Object: map[string]any{}}
-	if err := sigsyaml.Unmarshal(body, &patchObj.Object); err != nil {
-		return nil, wire.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
-	}
-	oldIn, err := internalScale(old)
+	obj, patchObj, err := c.runApply(fm, opts, body, func() (runtime.Object, error) { return internalScale(old) })
 	if err != nil {
 		return nil, err
-	}
-	force := opts.Force != nil && *opts.Force
-	obj, err := fm.Apply(oldIn, patchObj, opts.FieldManager, force)
-	if err != nil {
-		var api apierrors.APIStatus
-		if errors.As(err, &api) {
-			return nil, kubeStatus(err)
-		}
-		return nil, plainError(err)
-	}
-	if v := c.fieldValidation(); v == fieldValidationStrict || v == fieldValidationWarn {
-		if err := sigsyaml.UnmarshalStrict(body, &map[string]any{}); err != nil {
-			if v == fieldValidationStrict {
-				return nil, wire.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
-			}
-			c.warnStrict(strictErrors{err.Error()})
-		}
 	}
 	out := &autoscalingv1.Scale{}
 	if err := legacyscheme.Scheme.Convert(obj, out, nil); err != nil {

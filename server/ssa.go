@@ -420,46 +420,28 @@ func (c *call) applyPatch(opts *metav1.PatchOptions, body []byte, cur *doc) (*do
 	if err != nil {
 		return nil, wire.NewInternalError(err)
 	}
-	patchObj := &unstructured.Unstructured{Object: map[string]any{}}
-	if err := sigsyaml.Unmarshal(body, &patchObj.Object); err != nil {
-		return nil, wire.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
-	}
-	force := opts.Force != nil && *opts.Force
-	var live runtime.Object
 	t := c.res.typed()
-	switch {
-	case t != nil && cur == nil:
-		live, err = t.scheme.New(t.external)
-	case t != nil:
-		if live, err = t.decodeStored(cur); err != nil {
-			return nil, wire.NewInternalError(err)
+	obj, patchObj, err := c.runApply(fm, opts, body, func() (runtime.Object, error) {
+		switch {
+		case t != nil && cur == nil:
+			return t.scheme.New(t.external)
+		case t != nil:
+			live, err := t.decodeStored(cur)
+			if err != nil {
+				return nil, wire.NewInternalError(err)
+			}
+			return live, nil
+		case cur == nil:
+			u := &unstructured.Unstructured{Object: map[string]any{}}
+			u.SetAPIVersion(c.res.apiVersion())
+			u.SetKind(c.res.kind)
+			return u, nil
+		default:
+			return toUnstructured(cur)
 		}
-	case cur == nil:
-		u := &unstructured.Unstructured{Object: map[string]any{}}
-		u.SetAPIVersion(c.res.apiVersion())
-		u.SetKind(c.res.kind)
-		live = u
-	default:
-		live, err = toUnstructured(cur)
-	}
+	})
 	if err != nil {
 		return nil, err
-	}
-	obj, err := fm.Apply(live, patchObj, opts.FieldManager, force)
-	if err != nil {
-		var api apierrors.APIStatus
-		if errors.As(err, &api) {
-			return nil, kubeStatus(err)
-		}
-		return nil, plainError(err)
-	}
-	if v := c.fieldValidation(); v == fieldValidationStrict || v == fieldValidationWarn {
-		if err := sigsyaml.UnmarshalStrict(body, &map[string]any{}); err != nil {
-			if v == fieldValidationStrict {
-				return nil, wire.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
-			}
-			c.warnStrict(strictErrors{err.Error()})
-		}
 	}
 	next := &doc{meta: map[string]json.RawMessage{}}
 	if t != nil {
@@ -480,6 +462,41 @@ func (c *call) applyPatch(opts *metav1.PatchOptions, body []byte, cur *doc) (*do
 		}
 	}
 	return next, nil
+}
+
+// runApply is kube's applyPatcher: the configuration in body applied by
+// fm to the live object (made by live, once the body has decoded), with
+// kube's answers to what fails, then the body's strict check as the
+// request's fieldValidation asks. It returns the applied object and the
+// configuration.
+func (c *call) runApply(fm *managedfields.FieldManager, opts *metav1.PatchOptions, body []byte,
+	live func() (runtime.Object, error)) (runtime.Object, *unstructured.Unstructured, error) {
+	patchObj := &unstructured.Unstructured{Object: map[string]any{}}
+	if err := sigsyaml.Unmarshal(body, &patchObj.Object); err != nil {
+		return nil, nil, wire.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+	}
+	liveObj, err := live()
+	if err != nil {
+		return nil, nil, err
+	}
+	force := opts.Force != nil && *opts.Force
+	obj, err := fm.Apply(liveObj, patchObj, opts.FieldManager, force)
+	if err != nil {
+		var api apierrors.APIStatus
+		if errors.As(err, &api) {
+			return nil, nil, kubeStatus(err)
+		}
+		return nil, nil, plainError(err)
+	}
+	if v := c.fieldValidation(); v == fieldValidationStrict || v == fieldValidationWarn {
+		if err := sigsyaml.UnmarshalStrict(body, &map[string]any{}); err != nil {
+			if v == fieldValidationStrict {
+				return nil, nil, wire.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
+			}
+			c.warnStrict(strictErrors{err.Error()})
+		}
+	}
+	return obj, patchObj, nil
 }
 
 // applyBody is kube's check of an apply patch before anything else: YAML
