@@ -480,7 +480,7 @@ func handler(o Options, api *server.Server, authn auth.Authenticator, authz auth
 	mux.Handle(kubesa.OpenIDConfigPath, oidc)
 	mux.Handle(kubesa.JWKSPath, oidc)
 	if g, ok := o.Registerer.(prometheus.Gatherer); ok {
-		mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+		mux.Handle("/metrics", promhttp.HandlerFor(serverGatherer{g}, promhttp.HandlerOpts{}))
 	}
 	if o.Profiling {
 		handleProfiling(mux)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
@@ -52,9 +51,9 @@ noise of a fixed 75's.`,
 			// Kubernetes' libraries inside the server (discovery, …) log
 			// through klog: into the same structured log.
 			klog.SetSlogLogger(o.Logger.With("component", "k8s.io"))
-			reg := prometheus.NewRegistry()
-			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-			o.Registerer = reg
+			// The Go runtime's and the process's metrics are kube's, in
+			// the legacy registry /metrics also serves.
+			o.Registerer = prometheus.NewRegistry()
 			srv, err := apiserver.New(o)
 			if err != nil {
 				return err
