@@ -112,9 +112,15 @@ func TestCRDNamespaced(t *testing.T) {
 	if cells := tbl["rows"].([]any)[0].(map[string]any)["cells"].([]any); cells[1] != "blue" {
 		t.Fatalf("cells: %v", cells)
 	}
-	// Delete: the CR answers with the object; deleting the CRD removes the resource and its objects.
-	e.must(201, "POST", base, widget("w2", "v1"))
-	if d := e.must(200, "DELETE", base+"/w2", nil); d["kind"] != "Widget" {
+	// Delete: a custom resource gone at once is answered with a Success
+	// Status, as kube's custom resource store (no ReturnDeletedObject)
+	// answers (e2e.TestPythonClientSameAsKube compares it); deleting the
+	// CRD removes the resource and its objects.
+	made := e.must(201, "POST", base, widget("w2", "v1"))
+	d := e.must(200, "DELETE", base+"/w2", nil)
+	details, _ := d["details"].(map[string]any)
+	if d["kind"] != "Status" || d["status"] != "Success" || details["name"] != "w2" || details["group"] != "example.com" ||
+		details["kind"] != "widgets" || details["uid"] != made["metadata"].(map[string]any)["uid"] {
 		t.Fatalf("cr delete: %v", d)
 	}
 	e.must(200, "DELETE", crdPath+"/widgets.example.com", nil)

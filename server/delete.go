@@ -123,7 +123,7 @@ func (c *call) writeDeleted(value []byte, cur *doc) error {
 }
 
 func (c *call) writeDeletedCode(code int, value []byte, cur *doc) error {
-	if c.res.crd != "" || returnsDeleted[c.res.group+"/"+c.res.plural] || c.res.isCRDs() {
+	if returnsDeleted[c.res.group+"/"+c.res.plural] || c.res.isCRDs() {
 		return c.writeObject(code, value)
 	}
 	st := wire.NewSuccess()
