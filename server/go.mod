@@ -146,6 +146,12 @@ require (
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730
 )
 
+require (
+	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
+	gomodules.xyz/jsonpatch/v2 v2.4.0 // indirect
+	sigs.k8s.io/controller-runtime v0.25.3 // indirect
+)
+
 // The library is the repository's root module.
 replace github.com/listwatch/listwatch => ../
 
