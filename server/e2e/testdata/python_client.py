@@ -58,6 +58,11 @@ def names(lst):
     return [i.metadata.name for i in lst.items]
 
 
+def delete_then(delete, read):
+    delete()
+    return read()
+
+
 # Typed calls: writes, reads, lists, selectors, pages.
 step("version", lambda: (api and client.VersionApi(api).get_code().major,
                          client.VersionApi(api).get_code().minor))
@@ -171,6 +176,71 @@ step("delete missing pod", lambda: core.delete_namespaced_pod("p", ns))
 step("delete collection app=web", lambda: core.delete_collection_namespaced_config_map(
     ns, label_selector="app=web") and names(core.list_namespaced_config_map(ns, label_selector="app")))
 
+# Other kinds: their defaults and subresources as the typed models read
+# them.
+apps = client.AppsV1Api(api)
+batch = client.BatchV1Api(api)
+authz = client.AuthorizationV1Api(api)
+coord = client.CoordinationV1Api(api)
+labels = {"app": "d"}
+deploy = client.V1Deployment(metadata=client.V1ObjectMeta(name="d"), spec=client.V1DeploymentSpec(
+    selector=client.V1LabelSelector(match_labels=labels),
+    template=client.V1PodTemplateSpec(metadata=client.V1ObjectMeta(labels=labels), spec=client.V1PodSpec(
+        containers=[client.V1Container(name="c", image="busybox")]))))
+step("create deployment", lambda: (lambda d: (
+    d.spec.replicas, d.spec.revision_history_limit, d.spec.progress_deadline_seconds, d.spec.strategy.type,
+    d.spec.strategy.rolling_update.max_surge, d.spec.strategy.rolling_update.max_unavailable,
+    d.metadata.generation, d.status.replicas))(apps.create_namespaced_deployment(ns, deploy)))
+step("deployment scale", lambda: (lambda s: (s.kind, s.spec.replicas, s.status.replicas, s.status.selector))(
+    apps.read_namespaced_deployment_scale("d", ns)))
+step("patch deployment scale", lambda: apps.patch_namespaced_deployment_scale(
+    "d", ns, {"spec": {"replicas": 3}}).spec.replicas)
+step("deployment after scale", lambda: (lambda d: (d.spec.replicas, d.metadata.generation))(
+    apps.read_namespaced_deployment("d", ns)))
+step("deployment bad selector", lambda: apps.patch_namespaced_deployment(
+    "d", ns, {"spec": {"selector": {"matchLabels": {"app": "other"}}}}))
+job = client.V1Job(metadata=client.V1ObjectMeta(name="j"), spec=client.V1JobSpec(
+    template=client.V1PodTemplateSpec(spec=client.V1PodSpec(restart_policy="Never",
+                                                             containers=[client.V1Container(name="c", image="busybox")]))))
+step("create job", lambda: (lambda j: (
+    j.spec.backoff_limit, j.spec.completions, j.spec.parallelism, j.spec.completion_mode, j.spec.suspend,
+    sorted(j.spec.selector.match_labels), sorted(j.spec.template.metadata.labels)))(
+    batch.create_namespaced_job(ns, job)))
+step("create service", lambda: (lambda v: (
+    bool(v.spec.cluster_ip), v.spec.cluster_ip == v.spec.cluster_i_ps[0], v.spec.ip_families, v.spec.ip_family_policy,
+    v.spec.session_affinity, v.spec.internal_traffic_policy, v.spec.type,
+    [(p.protocol, p.port, p.target_port) for p in v.spec.ports]))(
+    core.create_namespaced_service(ns, client.V1Service(metadata=client.V1ObjectMeta(name="s"), spec=client.V1ServiceSpec(
+        selector=labels, ports=[client.V1ServicePort(port=80)])))))
+step("service bad port", lambda: core.create_namespaced_service(ns, client.V1Service(
+    metadata=client.V1ObjectMeta(name="s2"), spec=client.V1ServiceSpec(ports=[client.V1ServicePort(port=70000)]))))
+step("create secret stringData", lambda: (lambda x: (x.type, x.data, x.string_data))(
+    core.create_namespaced_secret(ns, client.V1Secret(metadata=client.V1ObjectMeta(name="sec"),
+                                                      string_data={"u": "me"}))))
+step("create service account", lambda: core.create_namespaced_service_account(
+    ns, client.V1ServiceAccount(metadata=client.V1ObjectMeta(name="sa"))).metadata.name)
+step("service account token", lambda: (lambda r: (bool(r.status.token), bool(r.status.expiration_timestamp),
+                                                  r.spec.audiences, r.spec.expiration_seconds))(
+    core.create_namespaced_service_account_token("sa", ns, client.AuthenticationV1TokenRequest(
+        spec=client.V1TokenRequestSpec(audiences=["a"], expiration_seconds=3600)))))
+step("self subject access review", lambda: (lambda r: (r.status.allowed, r.status.denied))(
+    authz.create_self_subject_access_review(client.V1SelfSubjectAccessReview(
+        spec=client.V1SelfSubjectAccessReviewSpec(resource_attributes=client.V1ResourceAttributes(
+            namespace=ns, verb="delete", resource="configmaps"))))))
+step("create lease", lambda: (lambda l: (l.spec.holder_identity, l.spec.lease_duration_seconds))(
+    coord.create_namespaced_lease(ns, client.V1Lease(metadata=client.V1ObjectMeta(name="l"), spec=client.V1LeaseSpec(
+        holder_identity="me", lease_duration_seconds=10)))))
+step("all namespaces app=web", lambda: names(core.list_config_map_for_all_namespaces(label_selector="app=web")))
+step("foreground delete", lambda: delete_then(
+    lambda: core.delete_namespaced_config_map("c", ns, propagation_policy="Foreground"),
+    lambda: (lambda o: (o.metadata.finalizers, bool(o.metadata.deletion_timestamp)))(
+        core.read_namespaced_config_map("c", ns))))
+step("evict pod without node", lambda: delete_then(
+    lambda: (core.create_namespaced_pod(ns, client.V1Pod(metadata=client.V1ObjectMeta(name="e"), spec=client.V1PodSpec(
+        containers=[client.V1Container(name="c", image="busybox")]))),
+             core.create_namespaced_pod_eviction("e", ns, client.V1Eviction(metadata=client.V1ObjectMeta(name="e")))),
+    lambda: core.read_namespaced_pod("e", ns)))
+
 # A custom resource: the CRD by the typed API, its objects by
 # CustomObjectsApi and by the dynamic client (through discovery).
 crd = client.V1CustomResourceDefinition(
@@ -250,11 +320,6 @@ step("dynamic configmaps", lambda: sorted(
     if not i.metadata.name.startswith("gen-") and i.metadata.name != "kube-root-ca.crt"))
 step("dynamic delete w3", lambda: (lambda r: (r.kind, r.status, r.details and r.details.name))(
     dyn.delete(widgets, name="w3", namespace=ns)))
-
-
-def delete_then(delete, read):
-    delete()
-    return read()
 
 
 step("delete crd", lambda: delete_then(
