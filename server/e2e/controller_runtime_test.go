@@ -377,6 +377,41 @@ func controllerRuntimeScript(t *testing.T, cfg *rest.Config, name string) []stri
 	gl.SetGroupVersionKind(g.GroupVersionKind())
 	logf("list gadgets: %s, %s %d item(s)", errText(direct.List(ctx, &gl, client.InNamespace(ns))), gl.GetKind(), len(gl.Items))
 
+	// The finalizer pattern: a delete marks the object, removing the last
+	// finalizer lets it go.
+	f := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "f", Namespace: ns}}
+	controllerutil.AddFinalizer(f, "crt.example.com/keep")
+	logf("create f with a finalizer: %s", errText(direct.Create(ctx, f)))
+	logf("delete f: %s", errText(direct.Delete(ctx, f)))
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(f), f); err != nil {
+		t.Fatal(err)
+	}
+	logf("f marked: deletionTimestamp %v, finalizers %v, grace %d", f.DeletionTimestamp != nil, f.Finalizers,
+		kptr.Deref(f.DeletionGracePeriodSeconds, -1))
+	withFinalizer := f.DeepCopy()
+	f.Data = map[string]string{"late": "write"}
+	logf("update f while deleting: %s", errText(direct.Update(ctx, f)))
+	logf("add a finalizer while deleting: %s", errText(direct.Patch(ctx, f, client.RawPatch(types.MergePatchType,
+		[]byte(`{"metadata":{"finalizers":["crt.example.com/keep","crt.example.com/new"]}}`)))))
+	controllerutil.RemoveFinalizer(f, "crt.example.com/keep")
+	logf("remove the finalizer: %s", errText(direct.Patch(ctx, f, client.MergeFrom(withFinalizer))))
+	logf("f after: %s", errText(reader.Get(ctx, client.ObjectKeyFromObject(f), &corev1.ConfigMap{})))
+
+	// Server-side apply of a custom resource's status.
+	status := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "crt.example.com/v1", "kind": "Gadget",
+		"metadata": map[string]any{"name": "g", "namespace": ns}, "status": map[string]any{"ready": false}}}
+	logf("apply gadget status: %s", errText(direct.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(status),
+		client.FieldOwner("crt-status"), client.ForceOwnership)))
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(g), g); err != nil {
+		t.Fatal(err)
+	}
+	var gm []string
+	for _, m := range g.GetManagedFields() {
+		gm = append(gm, fmt.Sprintf("%s %s %s %s", m.Manager, m.Operation, m.Subresource, m.FieldsV1.String()))
+	}
+	logf("gadget after status apply: %s; managers [%s]", gen(g), strings.Join(gm, "; "))
+
 	// A deleted ConfigMap: the reconciler finds it gone; its Secret stays
 	// (no garbage collector runs beside either server).
 	logf("delete a: %s", errText(direct.Delete(ctx, cm)))
