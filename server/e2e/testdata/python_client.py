@@ -11,13 +11,14 @@ depends on time.
 """
 
 import json
+import os
 import re
 import sys
 import time
 
 from kubernetes import client, config, dynamic, watch
 from kubernetes.client.rest import ApiException
-from kubernetes.dynamic.exceptions import ResourceNotFoundError
+from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
 
 kubeconfig, ns, cache_file = sys.argv[1], sys.argv[2], sys.argv[3]
 api = config.new_client_from_config(config_file=kubeconfig)
@@ -279,15 +280,21 @@ def widget(name, size):
             "metadata": {"name": name}, "spec": {"size": size}}
 
 
-def resolve():
-    deadline = time.monotonic() + 60
+def resolve(api_version, kind):
+    """The dynamic client and its resource for kind, once discovery has
+    it. Discovery walks every group-version the server lists, and one may
+    go away between the list and its read (another test's CRD, on a
+    shared kube-apiserver): then it starts again, without its cache."""
+    deadline = time.monotonic() + 60  # a deadline, not a synchronisation
     while True:
         try:
             dyn = dynamic.DynamicClient(api, cache_file=cache_file)
-            return dyn, dyn.resources.get(api_version=GROUP + "/v1", kind="Widget")
-        except ResourceNotFoundError:
+            return dyn, dyn.resources.get(api_version=api_version, kind=kind)
+        except (ResourceNotFoundError, NotFoundError):
             if time.monotonic() > deadline:
                 raise
+            if os.path.exists(cache_file):
+                os.remove(cache_file)
             time.sleep(0.05)
 
 
@@ -307,7 +314,7 @@ step("custom patch status ignores spec", lambda: (lambda o: (o["spec"], o.get("s
     custom.replace_namespaced_custom_object_status(GROUP, "v1", ns, PLURAL, "w1", dict(
         custom.get_namespaced_custom_object(GROUP, "v1", ns, PLURAL, "w1"),
         spec={"size": 9}, status={"ready": True}))))
-dyn, widgets = resolve()
+dyn, widgets = resolve(GROUP + "/v1", "Widget")
 step("dynamic resource", lambda: (widgets.kind, widgets.name, widgets.namespaced,
                                   sorted(widgets.subresources)))
 step("dynamic create w3", lambda: dyn.create(widgets, body=widget("w3", 5), namespace=ns).spec.size)
@@ -316,7 +323,7 @@ step("dynamic merge patch", lambda: dyn.patch(widgets, body={"spec": {"size": 6}
 step("dynamic list", lambda: sorted(i.metadata.name for i in dyn.get(widgets, namespace=ns).items))
 step("dynamic get missing", lambda: dyn.get(widgets, name="nope", namespace=ns))
 step("dynamic configmaps", lambda: sorted(
-    i.metadata.name for i in dyn.get(dyn.resources.get(api_version="v1", kind="ConfigMap"), namespace=ns).items
+    i.metadata.name for i in dyn.get(resolve("v1", "ConfigMap")[1], namespace=ns).items
     if not i.metadata.name.startswith("gen-") and i.metadata.name != "kube-root-ca.crt"))
 step("dynamic delete w3", lambda: (lambda r: (r.kind, r.status, r.details and r.details.name))(
     dyn.delete(widgets, name="w3", namespace=ns)))
