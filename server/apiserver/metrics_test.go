@@ -2,15 +2,19 @@ package apiserver_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/listwatch/listwatch/server/apiserver"
 	"github.com/listwatch/listwatch/server/apiserver/apiservertest"
@@ -19,10 +23,11 @@ import (
 // TestMetricsServeKubeRegistry: /metrics serves the server's own metrics
 // and those kube's libraries record inside it, in kube's legacy
 // registry, as kube-apiserver's /metrics does: the PodSecurity plugin's
-// evaluations, the controllers' work queues, kube's Go runtime and
-// process collectors. A family in both registries (an embedding program
-// registered its own Go collector) is served once, from the server's
-// registry, and the scrape does not fail.
+// evaluations, kube's work queues beside the server's controllers' in
+// one family, kube's Go runtime and process collectors. A family in both
+// registries is merged series by series: a series in both (an embedding
+// program registered its own Go collector) is served once, from the
+// server's registry, and the scrape does not fail.
 func TestMetricsServeKubeRegistry(t *testing.T) {
 	ctx := context.Background()
 	reg := prometheus.NewRegistry()
@@ -34,20 +39,43 @@ func TestMetricsServeKubeRegistry(t *testing.T) {
 	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	body, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		t.Fatalf("GET /metrics: %v", err)
+	var families map[string]*dto.MetricFamily
+	// The server's controllers start once it is ready: poll for their
+	// queues (30 s is a deadline, not a synchronisation).
+	queues := func() (ours, kubes bool) {
+		for _, m := range families["workqueue_adds_total"].GetMetric() {
+			for _, l := range m.GetLabel() {
+				switch {
+				case l.GetName() != "name":
+				case l.GetValue() == "garbage_collector_attempt_to_delete": // the server's garbage collector
+					ours = true
+				case l.GetValue() == "cluster_authentication_trust_controller": // kube's, in its legacy registry
+					kubes = true
+				}
+			}
+		}
+		return ours, kubes
 	}
-	// The text parser refuses a family that appears twice.
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatalf("/metrics does not parse: %v", err)
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		body, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+		if err != nil {
+			return false, fmt.Errorf("GET /metrics: %w", err)
+		}
+		// The text parser refuses a family that appears twice, and a
+		// series twice in one family.
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		if families, err = parser.TextToMetricFamilies(strings.NewReader(string(body))); err != nil {
+			return false, fmt.Errorf("/metrics does not parse: %w", err)
+		}
+		ours, kubes := queues()
+		return ours && kubes, nil
+	}); err != nil {
+		ours, kubes := queues()
+		t.Fatalf("workqueue_adds_total: the server's queue %v, kube's %v: %v", ours, kubes, err)
 	}
 	for _, name := range []string{
 		"apiserver_request_total",        // the server's own
 		"pod_security_evaluations_total", // kube's PodSecurity plugin
-		"workqueue_adds_total",           // kube's controllers' queues
 		"process_resident_memory_bytes",  // kube's process collector (reg has none)
 		"go_goroutines",                  // in both: served once, the server's
 	} {
@@ -60,6 +88,6 @@ func TestMetricsServeKubeRegistry(t *testing.T) {
 		evaluated += m.GetCounter().GetValue()
 	}
 	if evaluated == 0 {
-		t.Error("pod_security_evaluations_total counted no evaluation of the pod's create")
+		t.Error("pod_security_evaluations_total counted no evaluation (of the pod's create)")
 	}
 }
