@@ -142,13 +142,14 @@ func (r *Resource[T]) Patch(ctx context.Context, name string, pt PatchType, data
 // sends one of two things, depending on the resource and on whether the
 // object is gone yet:
 //
-//   - the object (Object set, Status nil): custom resources, namespaces and
-//     CRDs always; any object that still exists because finalizers or a
-//     grace period hold it, with metadata.deletionTimestamp set (Code 202
-//     when the server says so);
+//   - the object (Object set, Status nil): namespaces and CRDs always;
+//     pods, services and the other built-ins whose kube store returns
+//     the deleted object; any object that still exists because finalizers
+//     or a grace period hold it, with metadata.deletionTimestamp set (Code
+//     202 when the server says so);
 //   - a Status of status "Success" naming the object in its details
-//     (Status set, Object the zero T): most built-in resources once the
-//     object is gone.
+//     (Status set, Object the zero T): custom resources and most other
+//     built-in resources once the object is gone.
 type DeleteResult[T object.Object] struct {
 	Object T
 	Status *wire.Status

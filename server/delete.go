@@ -24,9 +24,12 @@ import (
 // resourceVersion) from the DeleteOptions body are checked against the
 // current object, and a failed one is a 409 Conflict. Deleting a
 // namespace marks it Terminating (namespace.go: the namespace controller
-// empties it); deleting a CRD deletes its custom resources first. The response is the deleted object for custom
-// resources, namespaces and CRDs, and a Success Status naming the object
-// for the other built-ins, as kube-apiserver answers. The namespaces
+// empties it); deleting a CRD deletes its custom resources first. As
+// kube-apiserver answers, the response is the object while it still
+// exists (finalizers, a grace period; namespaces and CRDs always), the
+// deleted object for the built-ins whose kube store returns it
+// (returnsDeleted: pods, services…), and otherwise, custom resources
+// included, a Success Status naming the object. The namespaces
 // default, kube-system and kube-public may not be deleted (403).
 func (c *call) delete() error {
 	opts, err := c.deleteOptions()
