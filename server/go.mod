@@ -149,7 +149,7 @@ require (
 require (
 	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
 	gomodules.xyz/jsonpatch/v2 v2.4.0 // indirect
-	sigs.k8s.io/controller-runtime v0.25.3 // indirect
+	sigs.k8s.io/controller-runtime v0.25.3
 )
 
 // The library is the repository's root module.

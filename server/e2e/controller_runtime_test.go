@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -140,6 +141,10 @@ func controllerRuntimeScript(t *testing.T, cfg *rest.Config, name string) []stri
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
+	// Field managers are named after the User-Agent: the same whatever
+	// the test binary is called.
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "crt-script"
 	direct, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
@@ -209,16 +214,19 @@ func controllerRuntimeScript(t *testing.T, cfg *rest.Config, name string) []stri
 	mctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(mctx) }()
-	defer func() {
+	// stopped stops the manager and returns what Start returned, once,
+	// however often it is called (the deferred call after a failure too).
+	stopped := sync.OnceValue(func() error {
 		stop()
-		<-done
-	}()
+		return <-done
+	})
+	defer stopped()
 	select {
 	case <-mgr.Elected():
-	case err := <-done:
-		t.Fatalf("%s: manager stopped: %v", name, err)
-	case <-ctx.Done():
+	case <-mctx.Done():
 		t.Fatalf("%s: not elected", name)
+	case <-done:
+		t.Fatalf("%s: manager stopped: %v", name, stopped())
 	}
 	var lease coordinationv1.Lease
 	if err := direct.Get(ctx, types.NamespacedName{Namespace: ns, Name: "crt-script-lock"}, &lease); err != nil {
@@ -343,7 +351,10 @@ func controllerRuntimeScript(t *testing.T, cfg *rest.Config, name string) []stri
 	// the CRD is served (a deadline, not a synchronisation).
 	poll("create gadget", func(ctx context.Context) (bool, error) {
 		err := direct.Create(ctx, g.DeepCopy())
-		return err == nil, nil
+		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
 	})
 	if err := direct.Get(ctx, client.ObjectKeyFromObject(g), g); err != nil {
 		t.Fatal(err)
@@ -425,11 +436,9 @@ func controllerRuntimeScript(t *testing.T, cfg *rest.Config, name string) []stri
 	logf("delete crd: %s", errText(direct.Delete(ctx, crd)))
 
 	// Stopping releases the lease.
-	stop()
-	if err := <-done; err != nil {
+	if err := stopped(); err != nil {
 		t.Fatalf("%s: manager: %v", name, err)
 	}
-	done <- nil // for the deferred stop
 	if err := direct.Get(ctx, types.NamespacedName{Namespace: ns, Name: "crt-script-lock"}, &lease); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,32 +25,42 @@ const pythonClientRecord = "testdata/python_client_kube.txt"
 // TestPythonClientSameAsKube: the Kubernetes Python client (Debian's
 // python3-kubernetes) runs the same script against serve and a real
 // kube-apiserver: typed writes, reads, selectors, pages, patches, the
-// errors it raises (codes, reasons, messages, causes), a watch and a
-// watch too old, a pod's defaults, a CRD and its objects through
-// CustomObjectsApi and the dynamic client's discovery. Every line it
-// prints must be the same; without the binary, the same as kube's answers
-// on record.
+// errors it raises (codes, reasons, messages, causes), a watch, the
+// defaults and subresources of several kinds, a CRD and its objects
+// through CustomObjectsApi and the dynamic client's discovery. Every line
+// it prints must be the same; without the binary, the same as kube's
+// answers on record, made with the client version the record's first
+// line names (another version is compared only with a live
+// kube-apiserver).
 func TestPythonClientSameAsKube(t *testing.T) {
 	py := pythonWithKubernetes(t)
 	s := startServer(t, "")
 	got := runPythonClient(t, py, s.KubeconfigPath())
+	want, err := os.ReadFile(pythonClientRecord)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := strings.Split(strings.TrimSuffix(string(want), "\n"), "\n")
+	sameClient := record[0] == got[0]
 	if _, err := kubeapiserver.Binary(); err != nil {
-		t.Logf("no kube-apiserver (%v): comparing with its answers on record", err)
-		want, err := os.ReadFile(pythonClientRecord)
-		if err != nil {
-			t.Fatal(err)
+		if !sameClient {
+			t.Skipf("no kube-apiserver (%v), and its answers on record are for %q, not %q", err, record[0], got[0])
 		}
-		compareLogs(t, got, strings.Split(strings.TrimSuffix(string(want), "\n"), "\n"))
+		t.Logf("no kube-apiserver (%v): comparing with its answers on record", err)
+		compareLogs(t, got, record)
 		return
 	}
 	kube := runPythonClient(t, py, kubeServer(t).KubeconfigPath)
 	compareLogs(t, got, kube)
-	if *updatePythonRecord {
-		if err := os.WriteFile(pythonClientRecord, []byte(strings.Join(kube, "\n")+"\n"), 0o644); err != nil {
+	switch live := strings.Join(kube, "\n") + "\n"; {
+	case *updatePythonRecord:
+		if err := os.WriteFile(pythonClientRecord, []byte(live), 0o644); err != nil {
 			t.Fatal(err)
 		}
-	} else if want, err := os.ReadFile(pythonClientRecord); err != nil || string(want) != strings.Join(kube, "\n")+"\n" {
-		t.Errorf("%s is not what kube-apiserver answers now (%v): run with -update-python-record", pythonClientRecord, err)
+	case !sameClient:
+		t.Logf("answers on record are for %q, not %q: not compared", record[0], got[0])
+	case string(want) != live:
+		t.Errorf("%s is not what kube-apiserver answers now: run with -update-python-record", pythonClientRecord)
 	}
 }
 
@@ -72,7 +83,11 @@ func pythonWithKubernetes(t *testing.T) string {
 		}
 		tried = append(tried, path)
 	}
-	t.Skipf("no Python 3 with the kubernetes package (tried %v): apt-get install python3-kubernetes", tried)
+	msg := fmt.Sprintf("no Python 3 with the kubernetes package (tried %v): apt-get install python3-kubernetes", tried)
+	if os.Getenv("LISTWATCH_REQUIRE_PYTHON_CLIENT") != "" {
+		t.Fatal(msg + " ($LISTWATCH_REQUIRE_PYTHON_CLIENT is set)")
+	}
+	t.Skip(msg)
 	return ""
 }
 
