@@ -146,6 +146,10 @@ def watch_since():
 
 
 step("watch since list", watch_since)
+step("watch ends at timeoutSeconds", lambda: [
+    (ev["type"], ev["object"].metadata.name) for ev in watch.Watch().stream(
+        core.list_namespaced_config_map, ns, label_selector="app=none",
+        resource_version=core.list_namespaced_config_map(ns).metadata.resource_version, timeout_seconds=1)])
 
 
 # Pods: kube's defaults and admission as the typed model reads them.
