@@ -331,6 +331,13 @@ step("dynamic delete w3", lambda: (lambda r: (r.kind, r.status, r.details and r.
     dyn.delete(widgets, name="w3", namespace=ns)))
 
 
+step("custom create w4", lambda: custom.create_namespaced_custom_object(
+    GROUP, "v1", ns, PLURAL, widget("w4", 1))["spec"])
+step("custom delete collection", lambda: (lambda r: (
+    r.get("kind"), r.get("apiVersion"), r.get("status"), sorted(i["metadata"]["name"] for i in r.get("items") or [])))(
+    custom.delete_collection_namespaced_custom_object(GROUP, "v1", ns, PLURAL)))
+step("custom list after", lambda: [i["metadata"]["name"] for i in custom.list_namespaced_custom_object(
+    GROUP, "v1", ns, PLURAL)["items"]])
 step("delete crd", lambda: delete_then(
     lambda: ext.delete_custom_resource_definition(PLURAL + "." + GROUP),
     lambda: "deleted"))
