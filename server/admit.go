@@ -193,7 +193,10 @@ func (c *call) checkType(d *doc) error {
 	if d.kind == "" {
 		d.kind = r.kind
 	}
-	if d.kind != r.kind {
+	// A custom resource of another kind decodes (kube's unstructured
+	// decoder takes any kind); kube's custom resource validator then
+	// refuses it, with its other errors (422 "kind: … must be …").
+	if d.kind != r.kind && r.crd == "" {
 		return wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the object's kind does not match the request's resource", d.kind, r.version, r.kind))
 	}
 	if d.apiVersion != r.apiVersion() {
@@ -275,6 +278,11 @@ func (c *call) prepareUpdate(d, old *doc) error {
 		st, has := d.rest["status"]
 		mf, hasMF := d.meta["managedFields"]
 		d.meta, d.rest = cloneRaw(old.meta), cloneRaw(old.rest)
+		if c.res.crd != "" && old.kind != "" {
+			// kube's status strategy copies the whole stored object, its
+			// kind too: a body of another kind is not refused.
+			d.kind = old.kind
+		}
 		if hasMF { // computed for this write (ssa.go), kept as kube's strategy keeps them
 			d.meta["managedFields"] = mf
 		}

@@ -440,7 +440,7 @@ func (c *call) validateSchema(d, old *doc) error {
 		}
 	}
 	if len(errs) > 0 {
-		return kubeStatus(apierrors.NewInvalid(schema.GroupKind{Group: c.res.group, Kind: c.res.kind}, d.metaString("name"), errs))
+		return kubeStatus(apierrors.NewInvalid(schema.GroupKind{Group: c.res.group, Kind: d.kind}, d.metaString("name"), errs)) // the object's kind (checkType)
 	}
 	if len(warnings) > 0 {
 		c.warnStrict(strictErrors(warnings))

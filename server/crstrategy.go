@@ -143,7 +143,7 @@ func (c *call) validateCustomMeta(d, old *doc) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return kubeStatus(apierrors.NewInvalid(schema.GroupKind{Group: c.res.group, Kind: c.res.kind}, d.metaString("name"), errs))
+	return kubeStatus(apierrors.NewInvalid(schema.GroupKind{Group: c.res.group, Kind: d.kind}, d.metaString("name"), errs)) // the object's kind, as kube's BeforeCreate and BeforeUpdate name it
 }
 
 // prepareCustomCreate applies kube's PrepareForCreate of a custom

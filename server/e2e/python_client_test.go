@@ -50,7 +50,22 @@ func TestPythonClientSameAsKube(t *testing.T) {
 		compareLogs(t, got, record)
 		return
 	}
-	kube := runPythonClient(t, py, kubeServer(t).KubeconfigPath)
+	// A kube-apiserver of its own: the dynamic client's discovery reads
+	// every group-version the server lists, and the package's shared one
+	// serves the other tests' CRDs and APIServices, some of them broken
+	// on purpose (a group-version listed but answering 404).
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	k, err := kubeapiserver.Start(ctx, kubeapiserver.Options{})
+	if err != nil {
+		t.Fatalf("kube-apiserver: %v", err)
+	}
+	defer func() {
+		if err := k.Close(); err != nil {
+			t.Errorf("kube-apiserver: %v", err)
+		}
+	}()
+	kube := runPythonClient(t, py, k.KubeconfigPath)
 	compareLogs(t, got, kube)
 	switch live := strings.Join(kube, "\n") + "\n"; {
 	case *updatePythonRecord:

@@ -331,6 +331,47 @@ step("dynamic delete w3", lambda: (lambda r: (r.kind, r.status, r.details and r.
     dyn.delete(widgets, name="w3", namespace=ns)))
 
 
+step("custom replace missing", lambda: custom.replace_namespaced_custom_object(
+    GROUP, "v1", ns, PLURAL, "nope", widget("nope", 1)))
+step("custom create bad name", lambda: custom.create_namespaced_custom_object(
+    GROUP, "v1", ns, PLURAL, widget("Bad_Name", 1)))
+step("custom create name mismatch kind", lambda: custom.create_namespaced_custom_object(
+    GROUP, "v1", ns, PLURAL, dict(widget("w5", 1), kind="Gadget")))
+step("custom replace other kind", lambda: custom.replace_namespaced_custom_object(
+    GROUP, "v1", ns, PLURAL, "w1", dict(custom.get_namespaced_custom_object(GROUP, "v1", ns, PLURAL, "w1"), kind="Gadget")))
+step("custom patch other kind", lambda: custom.patch_namespaced_custom_object(
+    GROUP, "v1", ns, PLURAL, "w1", {"kind": "Gadget"}))
+step("custom status other kind", lambda: (lambda o: (o["kind"], o["spec"], o["status"]))(
+    custom.replace_namespaced_custom_object_status(GROUP, "v1", ns, PLURAL, "w1", dict(
+        custom.get_namespaced_custom_object(GROUP, "v1", ns, PLURAL, "w1"), kind="Gadget", status={"ready": False}))))
+step("custom create other version", lambda: custom.create_namespaced_custom_object(
+    GROUP, "v1", ns, PLURAL, dict(widget("w5", 1), apiVersion=GROUP + "/v2")))
+step("custom get unknown version", lambda: custom.get_namespaced_custom_object(GROUP, "v2", ns, PLURAL, "w1"))
+step("custom get as cluster-scoped", lambda: custom.get_cluster_custom_object(GROUP, "v1", PLURAL, "w1"))
+step("custom list field selector", lambda: [i["metadata"]["name"] for i in custom.list_namespaced_custom_object(
+    GROUP, "v1", ns, PLURAL, field_selector="metadata.name=w1")["items"]])
+step("custom list bad field selector", lambda: custom.list_namespaced_custom_object(
+    GROUP, "v1", ns, PLURAL, field_selector="spec.size=1"))
+step("custom list pages", lambda: (lambda p1: (
+    [i["metadata"]["name"] for i in p1["items"]], bool(p1["metadata"].get("continue")),
+    p1["metadata"].get("remainingItemCount"),
+    [i["metadata"]["name"] for i in custom.list_namespaced_custom_object(
+        GROUP, "v1", ns, PLURAL, limit=1, _continue=p1["metadata"]["continue"])["items"]]))(
+    custom.list_namespaced_custom_object(GROUP, "v1", ns, PLURAL, limit=1)))
+
+
+def watch_custom():
+    rv = custom.list_namespaced_custom_object(GROUP, "v1", ns, PLURAL)["metadata"]["resourceVersion"]
+    custom.patch_namespaced_custom_object(GROUP, "v1", ns, PLURAL, "w1", {"spec": {"size": 7}})
+    w, seen = watch.Watch(), []
+    for ev in w.stream(custom.list_namespaced_custom_object, GROUP, "v1", ns, PLURAL,
+                       resource_version=rv, timeout_seconds=30):
+        seen.append((ev["type"], ev["object"]["kind"], ev["object"]["metadata"]["name"], ev["object"]["spec"]))
+        w.stop()
+    return seen
+
+
+step("custom watch", watch_custom)
 step("custom create w4", lambda: custom.create_namespaced_custom_object(
     GROUP, "v1", ns, PLURAL, widget("w4", 1))["spec"])
 step("custom delete collection", lambda: (lambda r: (
