@@ -61,8 +61,8 @@ func TestMetricsServeKubeRegistry(t *testing.T) {
 		if err != nil {
 			return false, fmt.Errorf("GET /metrics: %w", err)
 		}
-		// The text parser refuses a family that appears twice, and a
-		// series twice in one family.
+		// The text parser refuses a family that appears twice (not a
+		// series twice in one family: go_goroutines is counted below).
 		parser := expfmt.NewTextParser(model.UTF8Validation)
 		if families, err = parser.TextToMetricFamilies(strings.NewReader(string(body))); err != nil {
 			return false, fmt.Errorf("/metrics does not parse: %w", err)
@@ -82,6 +82,10 @@ func TestMetricsServeKubeRegistry(t *testing.T) {
 		if _, ok := families[name]; !ok {
 			t.Errorf("/metrics has no %s", name)
 		}
+	}
+	// Both registries have a Go collector: one go_goroutines series.
+	if n := len(families["go_goroutines"].GetMetric()); n != 1 {
+		t.Errorf("go_goroutines: %d series, want 1", n)
 	}
 	var evaluated float64
 	for _, m := range families["pod_security_evaluations_total"].GetMetric() {
