@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -61,23 +60,12 @@ func TestControllerRuntimeSameAsKube(t *testing.T) {
 	got := controllerRuntimeScript(t, restConfig(t, s), "serve")
 	if _, err := kubeapiserver.Binary(); err != nil {
 		t.Logf("no kube-apiserver (%v): comparing with its answers on record", err)
-		want, err := os.ReadFile(controllerRuntimeRecord)
-		if err != nil {
-			t.Fatal(err)
-		}
-		compareLogs(t, got, strings.Split(strings.TrimSuffix(string(want), "\n"), "\n"))
+		compareLogs(t, got, readKubeRecord(t, controllerRuntimeRecord))
 		return
 	}
 	kube := controllerRuntimeScript(t, kubeRESTConfig(t), "kube")
 	compareLogs(t, got, kube)
-	record := strings.Join(kube, "\n") + "\n"
-	if *updateControllerRuntimeRecord {
-		if err := os.WriteFile(controllerRuntimeRecord, []byte(record), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	} else if want, err := os.ReadFile(controllerRuntimeRecord); err != nil || string(want) != record {
-		t.Errorf("%s is not what kube-apiserver answers now (%v): run with -update-controller-runtime-record", controllerRuntimeRecord, err)
-	}
+	checkKubeRecord(t, controllerRuntimeRecord, kube, *updateControllerRuntimeRecord, "-update-controller-runtime-record")
 }
 
 // crtReconciler keeps, for every ConfigMap labelled app=crt, a Secret

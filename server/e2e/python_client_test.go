@@ -36,11 +36,7 @@ func TestPythonClientSameAsKube(t *testing.T) {
 	py := pythonWithKubernetes(t)
 	s := startServer(t, "")
 	got := runPythonClient(t, py, s.KubeconfigPath())
-	want, err := os.ReadFile(pythonClientRecord)
-	if err != nil {
-		t.Fatal(err)
-	}
-	record := strings.Split(strings.TrimSuffix(string(want), "\n"), "\n")
+	record := readKubeRecord(t, pythonClientRecord)
 	sameClient := record[0] == got[0]
 	if _, err := kubeapiserver.Binary(); err != nil {
 		if !sameClient {
@@ -67,16 +63,11 @@ func TestPythonClientSameAsKube(t *testing.T) {
 	}()
 	kube := runPythonClient(t, py, k.KubeconfigPath)
 	compareLogs(t, got, kube)
-	switch live := strings.Join(kube, "\n") + "\n"; {
-	case *updatePythonRecord:
-		if err := os.WriteFile(pythonClientRecord, []byte(live), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	case !sameClient:
+	if !sameClient && !*updatePythonRecord {
 		t.Logf("answers on record are for %q, not %q: not compared", record[0], got[0])
-	case string(want) != live:
-		t.Errorf("%s is not what kube-apiserver answers now: run with -update-python-record", pythonClientRecord)
+		return
 	}
+	checkKubeRecord(t, pythonClientRecord, kube, *updatePythonRecord, "-update-python-record")
 }
 
 // pythonWithKubernetes returns a Python 3 that imports the kubernetes
@@ -127,4 +118,32 @@ func runPythonClient(t *testing.T, py, kubeconfig string) []string {
 		t.Fatalf("python_client.py against %s: %v\nstdout:\n%s\nstderr:\n%s", kubeconfig, err, out, stderr.String())
 	}
 	return strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+}
+
+// readKubeRecord reads kube-apiserver's answers to a script, kept in a
+// file for machines without the binary, one line a step.
+func readKubeRecord(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+// checkKubeRecord requires the record at path to hold kube, the answers a
+// live kube-apiserver just gave, or writes them there when update is set
+// (flag names the test flag that does).
+func checkKubeRecord(t *testing.T, path string, kube []string, update bool, flag string) {
+	t.Helper()
+	live := strings.Join(kube, "\n") + "\n"
+	if update {
+		if err := os.WriteFile(path, []byte(live), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if want, err := os.ReadFile(path); err != nil || string(want) != live {
+		t.Errorf("%s is not what kube-apiserver answers now (%v): run with %s", path, err, flag)
+	}
 }
