@@ -119,7 +119,7 @@ func (r *crtReconciler) Reconcile(ctx context.Context, req reconcile.Request) (r
 // namespace crt-script and returns what it observed, one line a step.
 func controllerRuntimeScript(t *testing.T, cfg *rest.Config, name string) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	const ns = "crt-script"
 	scheme := runtime.NewScheme()
@@ -153,7 +153,7 @@ func controllerRuntimeScript(t *testing.T, cfg *rest.Config, name string) []stri
 	// poll waits for cond (up to a deadline: not a synchronisation).
 	poll := func(what string, cond func(context.Context) (bool, error)) {
 		t.Helper()
-		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 60*time.Second, true, cond); err != nil {
+		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 3*time.Minute, true, cond); err != nil {
 			t.Fatalf("%s: %s: %v", name, what, err)
 		}
 	}

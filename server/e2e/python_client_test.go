@@ -101,7 +101,7 @@ func pythonWithKubernetes(t *testing.T) string {
 // kubeconfig, in the namespace python-client, and returns its lines.
 func runPythonClient(t *testing.T, py, kubeconfig string) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
 	cmd := exec.CommandContext(ctx, py, "testdata/python_client.py", kubeconfig, "python-client",

@@ -264,7 +264,7 @@ step("create crd", lambda: ext.create_custom_resource_definition(crd).metadata.n
 
 
 def established():
-    deadline = time.monotonic() + 60  # a deadline, not a synchronisation
+    deadline = time.monotonic() + 180  # a deadline, not a synchronisation
     while time.monotonic() < deadline:
         got = ext.read_custom_resource_definition(PLURAL + "." + GROUP)
         for c in (got.status and got.status.conditions) or []:
@@ -287,7 +287,7 @@ def resolve(api_version, kind):
     it. Discovery walks every group-version the server lists, and one may
     go away between the list and its read (another test's CRD, on a
     shared kube-apiserver): then it starts again, without its cache."""
-    deadline = time.monotonic() + 60  # a deadline, not a synchronisation
+    deadline = time.monotonic() + 180  # a deadline, not a synchronisation
     while True:
         try:
             dyn = dynamic.DynamicClient(api, cache_file=cache_file)
