@@ -194,9 +194,11 @@ func (c *call) checkType(d *doc) error {
 		d.kind = r.kind
 	}
 	// A custom resource of another kind decodes (kube's unstructured
-	// decoder takes any kind); kube's custom resource validator then
-	// refuses it, with its other errors (422 "kind: … must be …").
-	if d.kind != r.kind && r.crd == "" {
+	// decoder takes any kind); kube's custom resource validator, which
+	// runs with a version's schema (validateSchema), then refuses it,
+	// with its other errors (422 "kind: … must be …"). A version without
+	// a schema is refused here, so that no other kind is stored.
+	if d.kind != r.kind && (r.crd == "" || r.schema == nil) {
 		return wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the object's kind does not match the request's resource", d.kind, r.version, r.kind))
 	}
 	if d.apiVersion != r.apiVersion() {
