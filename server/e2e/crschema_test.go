@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/rest"
 )
 
 // CRD schemas as a client sees them: pruning, defaulting (on write and on
@@ -306,24 +304,5 @@ func TestCustomResourceSchemaLikeKube(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	k := kubeServer(t)
-	kcfg := k.AdminConfig()
-	kube := crSchemaScript(newRawClient(t, &rest.Config{Host: kcfg.Host, BearerToken: kcfg.BearerToken,
-		TLSClientConfig: rest.TLSClientConfig{CAData: kcfg.CAData}}))
-	if strings.Join(ours, "\n") != strings.Join(kube, "\n") {
-		var diff bytes.Buffer
-		for i := 0; i < max(len(ours), len(kube)); i++ {
-			var o, k string
-			if i < len(ours) {
-				o = ours[i]
-			}
-			if i < len(kube) {
-				k = kube[i]
-			}
-			if o != k {
-				fmt.Fprintf(&diff, "listwatch: %s\nkube:      %s\n", o, k)
-			}
-		}
-		t.Fatalf("transcripts differ:\n%s", diff.String())
-	}
+	sameTranscripts(t, ours, crSchemaScript(newRawClient(t, kubeRESTConfig(t))))
 }

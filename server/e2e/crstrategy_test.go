@@ -1,12 +1,12 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +49,29 @@ type rawClient struct {
 	host string
 	hc   *http.Client
 	log  []string
+}
+
+// sameTranscripts fails t unless the lines serve gave (ours) are the
+// lines kube-apiserver gave, naming each line that differs.
+func sameTranscripts(t *testing.T, ours, kube []string) {
+	t.Helper()
+	if slices.Equal(ours, kube) {
+		return
+	}
+	var diff strings.Builder
+	for i := range max(len(ours), len(kube)) {
+		var o, k string
+		if i < len(ours) {
+			o = ours[i]
+		}
+		if i < len(kube) {
+			k = kube[i]
+		}
+		if o != k {
+			fmt.Fprintf(&diff, "listwatch: %s\nkube:      %s\n", o, k)
+		}
+	}
+	t.Fatalf("transcripts differ:\n%s", diff.String())
 }
 
 func newRawClient(t *testing.T, cfg *rest.Config) *rawClient {
@@ -302,26 +325,7 @@ func TestCustomResourceRulesLikeKube(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	k := kubeServer(t)
-	kcfg := k.AdminConfig()
-	kube := crScript(newRawClient(t, &rest.Config{Host: kcfg.Host, BearerToken: kcfg.BearerToken,
-		TLSClientConfig: rest.TLSClientConfig{CAData: kcfg.CAData}}))
-	if strings.Join(ours, "\n") != strings.Join(kube, "\n") {
-		var diff bytes.Buffer
-		for i := 0; i < max(len(ours), len(kube)); i++ {
-			var o, k string
-			if i < len(ours) {
-				o = ours[i]
-			}
-			if i < len(kube) {
-				k = kube[i]
-			}
-			if o != k {
-				fmt.Fprintf(&diff, "listwatch: %s\nkube:      %s\n", o, k)
-			}
-		}
-		t.Fatalf("transcripts differ:\n%s", diff.String())
-	}
+	sameTranscripts(t, ours, crScript(newRawClient(t, kubeRESTConfig(t))))
 }
 
 // TestKubectlScaleCustomResource: kubectl scale, and client-go's dynamic
