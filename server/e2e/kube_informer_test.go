@@ -128,14 +128,10 @@ func syncWebPods(t *testing.T, pods *client.Resource[*corev1.Pod], ns string, ro
 	return inf, rec, counts
 }
 
-// TestKubeInformerStreamingListUnstructured syncs an *object.Unstructured
-// ConfigMap informer with a streaming initial list (sendInitialEvents),
-// which kube-apiserver v1.37 serves: the informer must sync without any
-// LIST request.
-func TestKubeInformerStreamingListUnstructured(t *testing.T) {
-	s := kubeServer(t)
-	cfg := s.AdminConfig()
-	var lists, streams atomic.Int64
+// countListsAndStreams counts the LIST requests a client of cfg sends and
+// its watches that stream the initial state (sendInitialEvents).
+func countListsAndStreams(cfg *client.Config) (lists, streams *atomic.Int64) {
+	lists, streams = new(atomic.Int64), new(atomic.Int64)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			q := r.URL.Query()
@@ -148,6 +144,17 @@ func TestKubeInformerStreamingListUnstructured(t *testing.T) {
 			return rt.RoundTrip(r)
 		})
 	}
+	return lists, streams
+}
+
+// TestKubeInformerStreamingListUnstructured syncs an *object.Unstructured
+// ConfigMap informer with a streaming initial list (sendInitialEvents),
+// which kube-apiserver v1.37 serves: the informer must sync without any
+// LIST request.
+func TestKubeInformerStreamingListUnstructured(t *testing.T) {
+	s := kubeServer(t)
+	cfg := s.AdminConfig()
+	lists, streams := countListsAndStreams(cfg)
 	c := kubeClient(t, cfg)
 	ns := kubeNamespace(t, c)
 	ctx := t.Context()
@@ -195,19 +202,7 @@ func TestKubeInformerStreamingListUnstructured(t *testing.T) {
 func TestKubeStreamingListWithoutWatchCache(t *testing.T) {
 	s := kubeServer(t)
 	cfg := s.AdminConfig()
-	var lists, streams atomic.Int64
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			q := r.URL.Query()
-			switch {
-			case q.Get("watch") == "" && r.Method == http.MethodGet:
-				lists.Add(1)
-			case q.Get("sendInitialEvents") == "true":
-				streams.Add(1)
-			}
-			return rt.RoundTrip(r)
-		})
-	}
+	lists, streams := countListsAndStreams(cfg)
 	c := kubeClient(t, cfg)
 	ns := kubeNamespace(t, c)
 	pts := client.NewResource[*object.Unstructured](c, client.GroupVersionResource{Version: "v1", Resource: kubeUncachedResource}).Namespace(ns)
