@@ -9,10 +9,8 @@ import (
 	"sort"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/listwatch/listwatch/server/storage"
-	"github.com/listwatch/listwatch/server/storage/etcd"
 	"github.com/listwatch/listwatch/server/storage/etcdtest"
 )
 
@@ -178,21 +176,7 @@ func TestAPIServicesOfCRDs(t *testing.T) {
 // over storage that already matches writes nothing.
 func TestAPIServicesOnStart(t *testing.T) {
 	dir := t.TempDir()
-	start := func() (*env, func()) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		m, err := etcd.StartEmbedded(ctx, etcd.EmbeddedConfig{Dir: dir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := startEnvNoCleanup(t, etcd.New(m.Client()))
-		return e, func() {
-			e.stop()
-			if err := m.Close(); err != nil {
-				t.Error(err)
-			}
-		}
-	}
+	start := func() (*env, func()) { return startEnvOnDir(t, dir) }
 	e, stop := start()
 	if n := e.srv.apiServices.writeCount(); n != len(e.srv.apiServices.builtin) || n != 22 {
 		t.Fatalf("fresh start: %d writes for %d APIServices", n, len(e.srv.apiServices.builtin))
