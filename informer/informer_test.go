@@ -131,6 +131,76 @@ func TestPerHandlerResync(t *testing.T) {
 	})
 }
 
+// syncsOf is the resync updates r has handled.
+func syncsOf(r *recorder) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.syncs
+}
+
+// TestResyncWhileHandlersComeAndGo: handlers added and removed more often
+// than a handler's resync period neither delay nor starve its resyncs
+// (each change used to start the period again), and a handler with a
+// shorter period brings the next tick forward.
+func TestResyncWhileHandlersComeAndGo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer()
+		seed(srv, 3)
+		inf, err := informer.New[U](srv, informer.Options[U]{Reflector: fastOpts(false, 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		steady, slow, late := newRecorder(), newRecorder(), newRecorder()
+		inf.AddEventHandler(steady, informer.HandlerOptions{ResyncPeriod: 10 * time.Second})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { inf.Run(ctx); close(done) }()
+		for range 16 { // fake time: a handler comes and goes every 4s, to 64s
+			time.Sleep(4 * time.Second)
+			reg, err := inf.AddEventHandler(newRecorder(), informer.HandlerOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg.Remove()
+		}
+		time.Sleep(time.Second) // 65s: ticks at 10s..60s
+		synctest.Wait()
+		steadyAt65 := syncsOf(steady)
+		// A 60s handler changes nothing (the next tick stays at 70s); a
+		// 3s one added at 71s brings the tick after 70s forward from 80s
+		// to 74s.
+		inf.AddEventHandler(slow, informer.HandlerOptions{ResyncPeriod: 60 * time.Second})
+		time.Sleep(6 * time.Second) // 71s
+		inf.AddEventHandler(late, informer.HandlerOptions{ResyncPeriod: 3 * time.Second})
+		time.Sleep(2 * time.Second) // 73s
+		synctest.Wait()
+		lateAt73 := syncsOf(late)
+		time.Sleep(1500 * time.Millisecond) // 74.5s
+		synctest.Wait()
+		cancel()
+		<-done
+		for _, c := range []struct {
+			name      string
+			got, want int
+		}{
+			{"10s handler at 65s", steadyAt65, 6 * 3},
+			{"10s handler at 74.5s", steady.syncs, 7 * 3},
+			{"3s handler at 73s", lateAt73, 0},
+			{"3s handler at 74.5s", late.syncs, 3},
+			{"60s handler at 74.5s", slow.syncs, 0},
+		} {
+			if c.got != c.want {
+				t.Errorf("%s: %d resync updates, want %d", c.name, c.got, c.want)
+			}
+		}
+		for _, r := range []*recorder{steady, slow, late} {
+			if len(r.errs) > 0 {
+				t.Errorf("errors %v", r.errs)
+			}
+		}
+	})
+}
+
 func TestTransformDropManagedFields(t *testing.T) {
 	srv := newFakeServer()
 	srv.mu.Lock()

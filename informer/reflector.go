@@ -726,31 +726,43 @@ func (r *Reflector[T]) apply(ev wire.Event[T]) error {
 	return nil
 }
 
+// resyncLoop ticks at the resync period. A kick (a handler added or
+// removed) brings the next tick forward when the new period ends sooner,
+// and otherwise keeps it: restarting the period on every kick would starve
+// the resyncs of a handler while others come and go more often than its
+// period (ShouldResync picks the handlers that are due at each tick).
 func (r *Reflector[T]) resyncLoop(ctx context.Context) {
-	for {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	defer t.Stop()
+	var next time.Time // the next tick; zero: none
+	arm := func() {
 		period := r.opts.ResyncPeriod()
-		var tick <-chan time.Time
-		var t *time.Timer
-		if period > 0 {
-			t = time.NewTimer(period)
-			tick = t.C
+		if period <= 0 {
+			next = time.Time{}
+			t.Stop()
+			return
 		}
+		if at := time.Now().Add(period); next.IsZero() || at.Before(next) {
+			next = at
+		}
+		t.Reset(time.Until(next))
+	}
+	arm()
+	for {
 		select {
 		case <-ctx.Done():
-			if t != nil {
-				t.Stop()
-			}
 			return
 		case <-r.kick:
-			if t != nil {
-				t.Stop()
-			}
-		case <-tick:
+			arm()
+		case <-t.C:
+			next = time.Time{}
 			if r.opts.ShouldResync == nil || r.opts.ShouldResync() {
 				if err := r.sink.Resync(); err != nil {
 					r.logger.Error("resync failed", "err", err)
 				}
 			}
+			arm()
 		}
 	}
 }
