@@ -82,12 +82,11 @@ func (q *DeltaQueue[T]) Add(obj T) error { return q.push(Added, obj) }
 func (q *DeltaQueue[T]) Update(obj T) error { return q.push(Updated, obj) }
 
 // Delete queues a Deleted delta, unless the object is neither known nor
-// queued: then it was already deleted and there is nothing to say.
+// queued: then it was already deleted and there is nothing to say. A
+// deletion is never dropped: when the transform fails, the object is
+// queued as it came and the transform's error returned.
 func (q *DeltaQueue[T]) Delete(obj T) error {
-	obj, err := q.transformed(obj)
-	if err != nil {
-		return err
-	}
+	obj, err := q.transformedOr(obj)
 	key := object.Key(obj)
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -100,7 +99,17 @@ func (q *DeltaQueue[T]) Delete(obj T) error {
 		}
 	}
 	q.appendLocked(key, Delta[T]{Type: Deleted, Object: obj})
-	return nil
+	return err
+}
+
+// transformedOr returns obj transformed, or obj itself with the
+// transform's error.
+func (q *DeltaQueue[T]) transformedOr(obj T) (T, error) {
+	t, err := q.transformed(obj)
+	if err != nil {
+		return obj, err
+	}
+	return t, nil
 }
 
 func (q *DeltaQueue[T]) push(t DeltaType, obj T) error {

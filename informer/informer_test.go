@@ -2,6 +2,7 @@ package informer_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -222,5 +223,77 @@ func TestTransformDropManagedFields(t *testing.T) {
 	}
 	if _, has := got.Nested("metadata", "managedFields"); has {
 		t.Fatal("managedFields kept")
+	}
+}
+
+// TestTransformErrorSkipsOneWatchEvent: as client-go's reflector, a watch
+// event whose Transform fails is skipped and the watch goes on (it used
+// to relist, whose list failed on the same object, forever: no other
+// object's change was stored again); a deletion whose Transform fails is
+// still delivered, with the object as it came.
+func TestTransformErrorSkipsOneWatchEvent(t *testing.T) {
+	srv := newFakeServer()
+	seed(srv, 2)
+	inf, err := informer.New[U](srv, informer.Options[U]{Reflector: fastOpts(false, 0), Transform: func(u U) (U, error) {
+		if u.GetLabels()["bad"] == "true" {
+			return u, errors.New("cannot transform")
+		}
+		return u, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan string, 16)
+	inf.AddEventHandler(informer.HandlerFuncs[U]{
+		AddFunc: func(o U, initial bool) {
+			if !initial {
+				events <- "add " + o.GetName() + " " + o.GetLabels()["bad"]
+			}
+		},
+		UpdateFunc: func(_, o U) { events <- "update " + o.GetName() + " " + o.GetLabels()["bad"] },
+		DeleteFunc: func(o U, _ bool) { events <- "delete " + o.GetName() + " " + o.GetLabels()["bad"] },
+	}, informer.HandlerOptions{})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { inf.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	if !informer.WaitForCacheSync(ctx, inf.HasSynced) {
+		t.Fatal("no sync")
+	}
+	srv.mu.Lock()
+	lists := srv.listCalls
+	srv.mu.Unlock()
+	expect := func(want string) {
+		t.Helper()
+		select {
+		case got := <-events:
+			if got != want {
+				t.Fatalf("event %q, want %q", got, want)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("no event in a minute, want %q", want)
+		}
+	}
+	srv.upsert("ns", "bad", map[string]string{"bad": "true"})
+	srv.upsert("ns", "good", nil)
+	expect("add good ") // events come in order: bad's was skipped
+	srv.upsert("ns", "good", map[string]string{"bad": "true"})
+	srv.upsert("ns", "marker", nil)
+	expect("add marker ")
+	if _, ok := inf.Lister().Get("ns", "bad"); ok {
+		t.Error("an object whose Transform failed was stored")
+	}
+	if got, _ := inf.Lister().Get("ns", "good"); got.GetLabels()["bad"] != "" {
+		t.Errorf("good stored as %v", got.GetLabels())
+	}
+	srv.remove("ns", "good")
+	expect("delete good true")
+	if _, ok := inf.Lister().Get("ns", "good"); ok {
+		t.Error("a deleted object stayed in the store")
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.listCalls != lists {
+		t.Errorf("%d lists after the sync, want none", srv.listCalls-lists)
 	}
 }

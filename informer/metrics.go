@@ -18,9 +18,6 @@ const (
 	// RelistWatchFailures: ReflectorOptions.RelistAfterWatchFailures
 	// watches in a row failed without delivering an event.
 	RelistWatchFailures RelistReason = "watch_failures"
-	// RelistError: the watch could not be applied (the sink refused an
-	// event).
-	RelistError RelistReason = "error"
 )
 
 // MetricsProvider makes the metrics of one named reflector or informer.

@@ -714,7 +714,11 @@ func (r *Reflector[T]) apply(ev wire.Event[T]) error {
 		return fmt.Errorf("watch: unexpected event type %q", ev.Type)
 	}
 	if err != nil {
-		return fmt.Errorf("watch: %w: %w", errSink, err)
+		// As client-go's reflector: an event the sink refuses (its
+		// Transform failed) is logged and skipped, and the watch goes on.
+		// Relisting would not help (the list runs the same Transform, on
+		// the same object) and would stop every other object's events.
+		r.logger.Error("watch event not stored", "type", ev.Type, "object", object.Key(ev.Object), "resourceVersion", rv, "err", err)
 	}
 	r.mu.Lock()
 	if rv != "" {

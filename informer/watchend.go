@@ -27,9 +27,6 @@ const DefaultRelistAfterWatchFailures = 10
 // the next one waits for the backoff, as client-go's "very short watch".
 const shortWatch = time.Second
 
-// errSink marks an error from the Sink: the event could not be applied.
-var errSink = errors.New("informer: sink")
-
 // watchEnd is what the reflector does after a watch ended.
 type watchEnd int
 
@@ -54,8 +51,6 @@ func classifyWatchEnd(err error) (watchEnd, RelistReason) {
 		return relist, RelistExpired
 	case refusesResourceVersion(err):
 		return relist, RelistResourceVersionRefused
-	case errors.Is(err, errSink):
-		return relist, RelistError
 	case code >= 400 && code < 500 && code != http.StatusRequestTimeout && code != http.StatusTooManyRequests:
 		return relist, RelistWatchRefused
 	default:

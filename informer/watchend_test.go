@@ -35,7 +35,6 @@ func TestClassifyWatchEnd(t *testing.T) {
 		{"too large resourceVersion", tooLarge, relist, RelistResourceVersionRefused},
 		{"400", wire.NewBadRequest("bad rv"), relist, RelistResourceVersionRefused},
 		{"403", wire.NewForbidden(wire.GroupResource{Resource: "configmaps"}, "", "no"), relist, RelistWatchRefused},
-		{"sink", fmt.Errorf("watch: %w: closed", errSink), relist, RelistError},
 	}
 	for _, tc := range cases {
 		end, reason := classifyWatchEnd(tc.err)
