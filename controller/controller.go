@@ -64,6 +64,10 @@ type Controller struct {
 	queue      *workqueue.Queue[string]
 	workers    int
 	maxRetries int // negative: unlimited
+	// failures counts each failing key's errors in a row: the queue's
+	// NumRequeues also counts Result.Requeue, which is no failure.
+	failuresMu sync.Mutex
+	failures   map[string]int
 	grace      time.Duration
 	hasSynced  []func() bool
 	log        *slog.Logger
@@ -79,6 +83,7 @@ func New(r Reconciler, opts Options) (*Controller, error) {
 		reconciler: r,
 		workers:    max(opts.Workers, 1),
 		maxRetries: opts.MaxRetries,
+		failures:   map[string]int{},
 		grace:      opts.ShutdownGracePeriod,
 		hasSynced:  opts.HasSynced,
 		log:        opts.Logger,

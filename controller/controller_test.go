@@ -256,6 +256,31 @@ func TestMaxRetriesDropsKey(t *testing.T) {
 	})
 }
 
+// TestRequeueIsNoFailure: Result.Requeue does not use up the retries of
+// errors (the queue's requeue count, which it raises, used to decide).
+func TestRequeueIsNoFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c calls
+		r := ReconcilerFunc(func(ctx context.Context, key string) (Result, error) {
+			switch n := c.record(key); {
+			case n <= 4:
+				return Result{Requeue: true}, nil
+			case n <= 6:
+				return Result{}, errors.New("transient")
+			}
+			return Result{}, nil
+		})
+		ctrl, _ := newController(t, r, Options{MaxRetries: 2})
+		start(t, ctrl)
+		ctrl.Enqueue("k")
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if n := len(c.times("k")); n != 7 {
+			t.Fatalf("reconciled %d times, want 7 (4 requeues, 2 errors retried, then success)", n)
+		}
+	})
+}
+
 func TestPanicIsRecoveredAndRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c calls

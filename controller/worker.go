@@ -40,6 +40,9 @@ func (c *Controller) reconcileSafely(ctx context.Context, key string) (res Resul
 // handleResult decides the key's future: forget it, retry it with backoff,
 // or retry it at a set time.
 func (c *Controller) handleResult(key string, res Result, err error, panicked bool) {
+	if !panicked && (err == nil || IsTerminal(err)) {
+		c.clearFailures(key)
+	}
 	switch {
 	case panicked:
 		c.metrics.panics.Inc()
@@ -66,16 +69,32 @@ func (c *Controller) handleResult(key string, res Result, err error, panicked bo
 }
 
 // retry requeues a failed key with rate limiting, or drops it once it has
-// used up its retries.
+// failed MaxRetries times in a row.
 func (c *Controller) retry(key string, err error) {
-	n := c.queue.NumRequeues(key)
-	if c.maxRetries >= 0 && n >= c.maxRetries {
+	c.failuresMu.Lock()
+	n := c.failures[key]
+	drop := c.maxRetries >= 0 && n >= c.maxRetries
+	if drop {
+		delete(c.failures, key)
+	} else {
+		c.failures[key] = n + 1
+	}
+	c.failuresMu.Unlock()
+	if drop {
 		c.log.Error("reconcile failed, dropping key after max retries", "key", key, "retries", n, "err", err)
 		c.queue.Forget(key)
 		return
 	}
 	c.log.Info("reconcile failed, will retry", "key", key, "retries", n, "err", err)
 	c.queue.AddRateLimited(key)
+}
+
+// clearFailures restarts key's count of failures: it reconciled without
+// an error.
+func (c *Controller) clearFailures(key string) {
+	c.failuresMu.Lock()
+	delete(c.failures, key)
+	c.failuresMu.Unlock()
 }
 
 func (c *Controller) count(result string) { c.metrics.total.WithLabelValues(result).Inc() }
