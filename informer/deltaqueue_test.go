@@ -274,8 +274,15 @@ func TestStoreIndexes(t *testing.T) {
 	if _, err := s.ByIndex("nope", "x"); !errors.Is(err, informer.ErrInvalidIndex) {
 		t.Fatalf("unknown index: %v", err)
 	}
-	if err := s.AddIndexers(informer.Indexers[U]{"late": nil}); !errors.Is(err, informer.ErrStarted) {
+	if err := s.AddIndexers(informer.Indexers[U]{"late": nil}); !errors.Is(err, informer.ErrInvalidIndex) {
+		t.Fatalf("AddIndexers of a nil function: %v", err)
+	}
+	// Added to a filled store, an index takes in what it holds.
+	if err := s.AddIndexers(informer.Indexers[U]{"late": func(o U) []string { return []string{o.GetNamespace() + "!"} }}); err != nil {
 		t.Fatalf("AddIndexers on a filled store: %v", err)
+	}
+	if objs, _ := s.ByIndex("late", "ns1!"); len(objs) != 1 || objs[0] != a2 {
+		t.Fatalf("late index: %v", objs)
 	}
 	if got, ok := s.Get("ns1", "a"); !ok || got != a2 {
 		t.Fatal("Get")

@@ -80,13 +80,8 @@ func New[T object.Object](lw ListerWatcher[T], opts Options[T]) (*Informer[T], e
 // Lister reads the informer's store. The objects are shared: do not mutate.
 func (i *Informer[T]) Lister() Lister[T] { return i.store }
 
-// AddIndexers adds indexes; only before Run.
+// AddIndexers adds indexes, before or after Run (see Store.AddIndexers).
 func (i *Informer[T]) AddIndexers(ix Indexers[T]) error {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if i.started {
-		return ErrStarted
-	}
 	return i.store.AddIndexers(ix)
 }
 

@@ -297,3 +297,74 @@ func TestTransformErrorSkipsOneWatchEvent(t *testing.T) {
 		t.Errorf("%d lists after the sync, want none", srv.listCalls-lists)
 	}
 }
+
+// TestAddIndexersAfterRun: as client-go's informer allows (and
+// controller-runtime's IndexField needs), an index added to a running,
+// synced informer indexes the objects it holds, and those that come later.
+func TestAddIndexersAfterRun(t *testing.T) {
+	srv := newFakeServer()
+	seed(srv, 3)
+	h := startHarness(t, srv, fastOpts(false, 0))
+	h.mustConverge()
+	byName := func(o U) []string { return []string{"name=" + o.GetName()} }
+	if err := h.inf.AddIndexers(informer.Indexers[U]{"byName": byName}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.inf.AddIndexers(informer.Indexers[U]{"byName": byName}); !errors.Is(err, informer.ErrIndexerConflict) {
+		t.Fatalf("the same name again: %v", err)
+	}
+	for _, name := range h.inf.Lister().ListKeys() {
+		o, _ := h.inf.Lister().GetByKey(name)
+		got, err := h.inf.Lister().ByIndex("byName", "name="+o.GetName())
+		if err != nil || len(got) != 1 || got[0] != o {
+			t.Fatalf("ByIndex(%s) = %v, %v", o.GetName(), got, err)
+		}
+	}
+	srv.upsert("ns", "later", nil)
+	h.mustConverge()
+	if got, _ := h.inf.Lister().ByIndex("byName", "name=later"); len(got) != 1 {
+		t.Fatalf("an object stored after AddIndexers: %v", got)
+	}
+}
+
+// TestByIndexReadsOneState: every object ByIndex returns has the value
+// looked up, while another goroutine keeps changing it (the index and the
+// objects used to be read under two locks, and an update in between
+// returned objects that no longer matched).
+func TestByIndexReadsOneState(t *testing.T) {
+	s, err := informer.NewStore[U](nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, two := newObj("ns", "a", map[string]string{"x": "1"}), newObj("ns", "a", map[string]string{"x": "2"})
+	s.Update(one)
+	if _, err := s.ByIndex(informer.IndexLabel, "x=1"); err != nil { // built
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if i%2 == 0 {
+				s.Update(two)
+			} else {
+				s.Update(one)
+			}
+		}
+	})
+	defer wg.Wait()
+	defer close(done)
+	for range 20000 {
+		got, _ := s.ByIndex(informer.IndexLabel, "x=1")
+		for _, o := range got {
+			if o.GetLabels()["x"] != "1" {
+				t.Fatalf("ByIndex(x=1) returned an object labelled x=%s", o.GetLabels()["x"])
+			}
+		}
+	}
+}

@@ -25,7 +25,7 @@ var _ Lister[*object.Unstructured] = (*Store[*object.Unstructured])(nil)
 //
 // Two indexes always exist: IndexNamespace (value: the namespace) and
 // IndexLabel (value: LabelIndexValue(key, value) for every label). More are
-// added with AddIndexers before the store is filled. An index is built on
+// added with AddIndexers, before or after the store is filled. An index is built on
 // its first lookup and kept up to date from then on, so one that is never
 // looked up costs nothing: at 100,000 objects, keeping the two built-in
 // ones from the start took a fifth of an informer's CPU during its sync.
@@ -62,17 +62,19 @@ func NewStore[T object.Object](extra Indexers[T]) (*Store[T], error) {
 	return s, nil
 }
 
-// AddIndexers registers indexes. It fails with ErrStarted once the store
-// holds objects, and with ErrIndexerConflict for a name already in use.
+// AddIndexers registers indexes, at any time, as client-go's indexer
+// allows: an index is built from the objects stored at its first lookup
+// (see Store), so one added to a filled store indexes them then. It fails
+// with ErrIndexerConflict for a name already in use.
 func (s *Store[T]) AddIndexers(ix Indexers[T]) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.items) > 0 {
-		return fmt.Errorf("%w: store already has objects", ErrStarted)
-	}
-	for name := range ix {
+	for name, fn := range ix {
 		if _, dup := s.indexers[name]; dup {
 			return fmt.Errorf("%w: %q", ErrIndexerConflict, name)
+		}
+		if fn == nil {
+			return fmt.Errorf("%w: %q has no index function", ErrInvalidIndex, name)
 		}
 	}
 	for name, fn := range ix {
@@ -230,29 +232,32 @@ func (s *Store[T]) IndexKeys(indexName, value string) ([]string, error) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	idx := s.indices[indexName]
-	keys := make([]string, 0, len(idx[value]))
-	for k := range idx[value] {
+	return s.indexKeysLocked(indexName, value), nil
+}
+
+func (s *Store[T]) indexKeysLocked(indexName, value string) []string {
+	set := s.indices[indexName][value]
+	keys := make([]string, 0, len(set))
+	for k := range set {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	return keys, nil
+	return keys
 }
 
 // ByIndex returns the objects whose indexName index includes value,
-// ordered by key.
+// ordered by key: the index and the objects read at one time, so every
+// object returned has value (as client-go's indexer).
 func (s *Store[T]) ByIndex(indexName, value string) ([]T, error) {
-	keys, err := s.IndexKeys(indexName, value)
-	if err != nil {
+	if err := s.index(indexName); err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	keys := s.indexKeysLocked(indexName, value)
 	out := make([]T, 0, len(keys))
 	for _, k := range keys {
-		if obj, ok := s.items[k]; ok {
-			out = append(out, obj)
-		}
+		out = append(out, s.items[k])
 	}
 	return out, nil
 }
