@@ -13,13 +13,16 @@ import (
 //
 // Delayed items are delivered by Run: without a running Run they wait.
 func (q *Queue[T]) AddAfter(item T, d time.Duration) {
-	if d <= 0 {
-		q.Add(item)
-		return
-	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.shuttingDown {
+		return
+	}
+	if q.metrics != nil {
+		q.metrics.Retried()
+	}
+	if d <= 0 {
+		q.addLocked(item, false)
 		return
 	}
 	if q.delayed.add(item, time.Now().Add(d)) {

@@ -24,13 +24,16 @@ type QueueMetrics interface {
 	Started(waited time.Duration)
 	// Finished: Done ended an item that was processed for worked.
 	Finished(worked time.Duration)
-	// Retried: AddRateLimited was called.
+	// Retried: AddAfter was called (AddRateLimited calls it), before
+	// shutdown, as client-go counts workqueue_retries_total.
 	Retried()
 }
 
 // Snapshot is a queue's state at one instant.
 type Snapshot struct {
-	// Depth is Len: items waiting to be handed out.
+	// Depth is the items waiting to be handed out: Len, and those added
+	// again while processing, which Done queues (client-go's
+	// workqueue_depth counts both).
 	Depth int
 	// Unfinished is the summed age of the items being processed;
 	// Longest is the age of the oldest of them.
@@ -44,7 +47,10 @@ func (q *Queue[T]) snapshot() Snapshot {
 	defer q.mu.Unlock()
 	s := Snapshot{Depth: q.liveNormal + q.liveLow}
 	now := time.Now()
-	for _, t := range q.started {
+	for item, t := range q.started {
+		if q.items[item].flags&flagDirty != 0 {
+			s.Depth++ // added again while processing: queued at Done
+		}
 		age := now.Sub(t)
 		s.Unfinished += age
 		s.Longest = max(s.Longest, age)

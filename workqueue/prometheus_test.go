@@ -68,14 +68,19 @@ func TestPrometheusMetrics(t *testing.T) {
 		a, _ := q.Get()
 		time.Sleep(3 * time.Second)
 		q.AddRateLimited("c") // counts a retry; Run is not running
+		// As client-go's: every AddAfter counts a retry, and an item
+		// added again while it is processed counts in the depth.
+		q.AddAfter("d", 0)
+		q.AddAfter("e", time.Hour)
+		q.Add("a")
 
 		got := gather(t, reg, "pods")
 		want := map[string]float64{
-			"workqueue_adds_total":                        2,
-			"workqueue_depth":                             1,
+			"workqueue_adds_total":                        4,
+			"workqueue_depth":                             3, // b, d, a
 			"workqueue_queue_duration_seconds":            1,
 			"workqueue_work_duration_seconds":             0,
-			"workqueue_retries_total":                     1,
+			"workqueue_retries_total":                     3,
 			"workqueue_unfinished_work_seconds":           3,
 			"workqueue_longest_running_processor_seconds": 3,
 		}

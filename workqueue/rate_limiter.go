@@ -31,11 +31,7 @@ func (q *Queue[T]) AddRateLimited(item T) {
 	if q.ShuttingDown() {
 		return
 	}
-	d := q.limiter.When(item)
-	if q.metrics != nil {
-		q.metrics.Retried()
-	}
-	q.AddAfter(item, d)
+	q.AddAfter(item, q.limiter.When(item))
 }
 
 // Forget tells the rate limiter that item is done being retried; its next
