@@ -10,6 +10,7 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -312,6 +313,12 @@ func (c *call) strategicPatch(current, body []byte) (*doc, error) {
 	d, err := decodeDoc(b)
 	if err != nil {
 		return nil, err
+	}
+	// kube hands the patched object itself to its field manager, where
+	// an empty (not absent) managedFields resets them; the encoding
+	// above omits it, so it is put back for the field manager to see.
+	if m, err := meta.Accessor(out); err == nil && m.GetManagedFields() != nil && len(m.GetManagedFields()) == 0 {
+		d.meta["managedFields"] = json.RawMessage("[]")
 	}
 	return d, checkDocDepth(d)
 }

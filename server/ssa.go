@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -363,6 +364,13 @@ func (c *call) manageCustom(d, old *doc) error {
 	if err != nil {
 		return wire.NewInternalError(err)
 	}
+	// kube's decoder of a custom resource coerces its metadata through
+	// ObjectMeta, whose encoding omits an empty managedFields: an empty
+	// list leaves the live entries ([{}] resets them), unlike a built-in
+	// kind's.
+	if raw, ok := d.meta["managedFields"]; ok && emptyJSONArray(raw) {
+		delete(d.meta, "managedFields")
+	}
 	obj, err := toUnstructured(d)
 	if err != nil {
 		return err
@@ -382,6 +390,12 @@ func (c *call) manageCustom(d, old *doc) error {
 		return wire.NewInternalError(err)
 	}
 	return setManagedFields(d, out.GetManagedFields())
+}
+
+// emptyJSONArray reports whether raw is [] (spaces allowed).
+func emptyJSONArray(raw []byte) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) >= 2 && t[0] == '[' && t[len(t)-1] == ']' && len(bytes.TrimSpace(t[1:len(t)-1])) == 0
 }
 
 // setManagedFields makes entries d's managedFields (none when empty).

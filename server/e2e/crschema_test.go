@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // CRD schemas as a client sees them: pruning, defaulting (on write and on

@@ -110,6 +110,13 @@ func TestKubePatchSameAsOurs(t *testing.T) {
 		{"merge patch on status", "PATCH", deps + "/d/status", mergePatch, `{"status":{"replicas":5},"spec":{"replicas":9}}`},
 		{"smp on scale", "PATCH", deps + "/d/scale", smp, `{"spec":{"replicas":4}}`},
 		{"json patch on scale", "PATCH", deps + "/d/scale", jsonPatch, `[{"op":"replace","path":"/spec/replicas","value":3}]`},
+		// An empty managedFields resets them on a built-in kind, whatever
+		// the patch type; a custom resource's decoder drops it first, so
+		// there only [{}] resets them.
+		{"smp empty managedFields", "PATCH", cms + "/cm?fieldManager=clearer", smp, `{"metadata":{"managedFields":[]}}`},
+		{"merge empty managedFields on custom resource", "PATCH", knobs + "/k?fieldManager=clearer", mergePatch, `{"metadata":{"managedFields":[]}}`},
+		{"json empty managedFields on custom resource", "PATCH", knobs + "/k?fieldManager=clearer", jsonPatch, `[{"op":"replace","path":"/metadata/managedFields","value":[]}]`},
+		{"smp empty managedFields on deployment", "PATCH", deps + "/d?fieldManager=clearer", smp, `{"metadata":{"managedFields":[]},"spec":{"replicas":2}}`},
 		{"final deployment", "GET", deps + "/d", "", ``},
 		{"final configmap", "GET", cms + "/cm", "", ``},
 		{"final knob", "GET", knobs + "/k", "", ``},
