@@ -30,8 +30,12 @@ func predicate(r *resource, labelSel, fieldSel string) (storage.Predicate, error
 	if err != nil {
 		return storage.Predicate{}, wire.NewBadRequest(err.Error())
 	}
-	if _, err := kf.Transform(r.convertFieldLabel); err != nil {
+	tf, err := kf.Transform(r.convertFieldLabel)
+	if err != nil {
 		return storage.Predicate{}, wire.NewBadRequest(err.Error())
+	}
+	if tf.Empty() {
+		kf = fields.Everything() // "==" and the like: a term of nothing
 	}
 	ls, err := object.ParseLabelSelector(kl.String())
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/klauspost/compress/gzip"
+	"k8s.io/apimachinery/pkg/fields"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -43,27 +44,45 @@ func (c *call) watch() error {
 	}
 	o = o.ForWatch() // a /watch/ path's options are a list's
 	fieldSel := o.FieldSelector
-	if c.name != "" && !c.isFieldPinned(fieldSel) {
-		// A watch on /watch/…/{name} is a watch of the collection for one name.
-		fs := object.FieldSelectorFromSet(map[string]string{"metadata.name": c.name})
-		if fieldSel != "" {
-			fieldSel += ","
+	if c.name != "" {
+		// A watch on /watch/…/{name} is a watch of the collection for
+		// one name; as kube's handler, a field selector beside it must
+		// pin that name (one that does not parse gets its own error
+		// below).
+		kf, err := fields.ParseSelector(fieldSel)
+		if err == nil {
+			kf, err = kf.Transform(c.res.convertFieldLabel)
 		}
-		fieldSel += fs.String()
+		switch {
+		case err != nil: // predicate, below, answers it
+		case kf.Empty():
+			fieldSel = object.FieldSelectorFromSet(map[string]string{"metadata.name": c.name}).String()
+		default:
+			if name, ok := kf.RequiresExactMatch("metadata.name"); !ok || name != c.name {
+				return wire.NewBadRequest("fieldSelector metadata.name doesn't match requested name")
+			}
+		}
 	}
 	pred, err := predicate(c.res, o.LabelSelector, fieldSel)
 	if err != nil {
 		return err
 	}
 	// As kube's: timeoutSeconds=0 (or none) is no client timeout, and the
-	// server's own random one applies.
+	// server's own random one applies; a negative one ends the watch at
+	// once.
 	timeout := time.Duration(float64(c.s.minReq) * (rand.Float64() + 1))
-	if o.TimeoutSeconds != nil && *o.TimeoutSeconds > 0 {
+	if o.TimeoutSeconds != nil && *o.TimeoutSeconds != 0 {
 		timeout = time.Duration(*o.TimeoutSeconds) * time.Second
 	}
 	end := time.Now().Add(timeout)
 	ctx, cancel := context.WithDeadline(c.r.Context(), end)
 	defer cancel()
+	if timeout < 0 {
+		// kube's watch of a negative timeoutSeconds ends before its
+		// first event: an empty stream.
+		(&eventWriter{call: c, out: out}).writeHeader()
+		return nil
+	}
 
 	stream, err := c.res.reader.WatchList(ctx, c.res.prefix(c.ns), o.WatchOptions(pred))
 	// As kube's cacher, a watch from a revision the history no longer
@@ -166,16 +185,6 @@ func (c *call) endWatch(ctx context.Context, ew *eventWriter, err error) {
 	}
 }
 
-// isFieldPinned: the field selector already pins metadata.name.
-func (c *call) isFieldPinned(sel string) bool {
-	fs, err := object.ParseFieldSelector(sel)
-	if err != nil {
-		return false
-	}
-	_, ok := fs.RequiresExactMatch("metadata.name")
-	return ok
-}
-
 // eventWriter frames watch events onto the response.
 type eventWriter struct {
 	*call
@@ -199,6 +208,13 @@ type eventWriter struct {
 }
 
 func (ew *eventWriter) start() {
+	ew.writeHeader()
+	ew.flusher, _ = ew.w.(http.Flusher)
+	ew.flush()
+}
+
+// writeHeader begins the stream: its media type and 200.
+func (ew *eventWriter) writeHeader() {
 	ct := mediaJSON
 	if ew.out.proto {
 		ct = mediaProto + ";stream=watch"
@@ -210,8 +226,6 @@ func (ew *eventWriter) start() {
 		ew.w.Header().Add("Vary", "Accept-Encoding")
 	}
 	ew.w.WriteHeader(http.StatusOK)
-	ew.flusher, _ = ew.w.(http.Flusher)
-	ew.flush()
 }
 
 func (ew *eventWriter) flush() {

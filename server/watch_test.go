@@ -103,6 +103,27 @@ func TestWatchFromListRV(t *testing.T) {
 	lw := e.watch("/api/v1/watch/namespaces/default/configmaps/before?resourceVersion=" + rv)
 	e.must(200, "PATCH", cmPath+"/before", `{"data":{"y":"1"}}`, "Content-Type", "application/merge-patch+json")
 	lw.expect("MODIFIED", "before")
+	// A field selector beside the name must pin that name, as kube's
+	// handler checks ("==" selects everything: the name alone counts).
+	for _, sel := range []string{"metadata.name%3Da", "metadata.namespace%3Ddefault", "metadata.name!%3Dbefore"} {
+		e.expectStatus(400, "BadRequest", "fieldSelector metadata.name doesn't match requested name",
+			"GET", "/api/v1/watch/namespaces/default/configmaps/before?timeoutSeconds=1&fieldSelector="+sel, nil)
+	}
+	sw := e.watch("/api/v1/watch/namespaces/default/configmaps/before?fieldSelector=%3D%3D&resourceVersion=" + rv)
+	e.must(200, "PATCH", cmPath+"/before", `{"data":{"y":"2"}}`, "Content-Type", "application/merge-patch+json")
+	sw.expect("MODIFIED", "before")
+}
+
+// TestWatchNegativeTimeoutEndsAtOnce: kube's watch with a negative
+// timeoutSeconds ends before its first event (serve's watched on, with no
+// timeout, or failed its consistent read with a 504).
+func TestWatchNegativeTimeoutEndsAtOnce(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", cmPath, cm("a", nil, nil))
+	w := e.watch(cmPath + "?watch=1&timeoutSeconds=-1")
+	if ev, ok := w.next(); ok {
+		t.Fatalf("event %s %v", ev.Type, ev.Object)
+	}
 }
 
 func TestWatchLabelSelectorTransitions(t *testing.T) {

@@ -123,6 +123,33 @@ func TestKubeListWatchParamsSameAsOurs(t *testing.T) {
 		}
 	}
 
+	// A /watch/ path naming an object: a field selector beside the name
+	// must pin that name (else 400). A negative timeoutSeconds ends a
+	// watch at once (on a /watch/ path kube sends as many of the initial
+	// events as it can before it notices: not compared).
+	for _, q := range []string{
+		watchPath + "/a?timeoutSeconds=1",
+		watchPath + "/a?timeoutSeconds=1&fieldSelector=metadata.name%3Da",
+		watchPath + "/a?timeoutSeconds=1&fieldSelector=metadata.name%3Db",
+		watchPath + "/a?timeoutSeconds=1&fieldSelector=metadata.namespace%3D" + ns,
+		watchPath + "/a?timeoutSeconds=1&fieldSelector=metadata.name!%3Db",
+		watchPath + "/a?timeoutSeconds=1&fieldSelector=metadata.name%3Da,metadata.namespace%3D" + ns,
+		watchPath + "/a?timeoutSeconds=1&fieldSelector=%3D%3D",
+		path + "?watch=1&timeoutSeconds=-1",
+		path + "?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%3Db",
+		path + "?watch=1&timeoutSeconds=1&fieldSelector=%3D%3D",
+		path + "?fieldSelector=%3D%3D",
+	} {
+		var views [2]string
+		for j, c := range []*rawClient{kube, ours} {
+			code, _, b := c.send("GET", q, "", "application/json", "")
+			views[j] = listWatchView(code, b, true, rvs[c])
+		}
+		if views[0] != views[1] {
+			t.Errorf("GET %s:\n kube: %s\n ours: %s", q, views[0], views[1])
+		}
+	}
+
 	// Watches as Table rows: a bookmark comes as a Table too.
 	for _, q := range []string{"", "&includeObject=None", "&includeObject=Object", "&includeObject=Metadata"} {
 		var views [2]string
