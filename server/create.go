@@ -5,11 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
@@ -68,6 +74,9 @@ var errRVSetOnCreate = errors.New("resourceVersion should not be set on objects 
 // returning the stored value.
 func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	defer func() { c.finishAllocation(err == nil) }()
+	// kube's NamespaceLifecycle names the object as mutating admission
+	// sees it, before the store draws a name from generateName.
+	admitted := admissionName(d)
 	if err := c.admit(d, nil, nil); err != nil {
 		return nil, err
 	}
@@ -93,7 +102,7 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	name := d.metaString("name")
 	c.name = name
 	if c.res.namespaced {
-		if err := c.s.checkNamespaceOpen(c.r.Context(), c.res, c.ns, name); err != nil {
+		if err := c.s.checkNamespaceOpen(c.r.Context(), c.res, c.ns, admitted); err != nil {
 			return nil, err
 		}
 	}
@@ -207,10 +216,36 @@ func (s *Server) checkNamespaceOpen(ctx context.Context, r *resource, ns, name s
 	// have one set: the others need no decode.
 	if bytes.Contains(value, []byte(`"deletionTimestamp"`)) &&
 		json.Unmarshal(value, &meta) == nil && meta.Metadata.DeletionTimestamp != "" {
-		return wire.NewForbidden(r.gr(), name,
-			"unable to create new content in namespace "+ns+" because it is being terminated")
+		return namespaceTerminating(r, ns, name)
 	}
 	return nil
+}
+
+// namespaceTerminating is kube's NamespaceLifecycle refusal of content
+// created in namespace ns while it is being deleted, name being
+// admissionName's. Its NamespaceTerminating cause is what controllers
+// check (apierrors.HasStatusCause) to tell it from other 403s.
+func namespaceTerminating(r *resource, ns, name string) error {
+	err := apierrors.NewForbidden(schema.GroupResource{Group: r.group, Resource: r.plural}, name,
+		fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns))
+	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
+		Type:    corev1.NamespaceTerminatingCause,
+		Message: fmt.Sprintf("namespace %s is being terminated", ns),
+		Field:   "metadata.namespace",
+	})
+	return kubeStatus(err)
+}
+
+// admissionName is the name kube's admission.NewForbidden gives a new
+// object d: its name, else its generateName (no name is generated before
+// admission), else "Unknown".
+func admissionName(d *doc) string {
+	for _, k := range []string{"name", "generateName"} {
+		if n := d.metaString(k); n != "" {
+			return n
+		}
+	}
+	return "Unknown"
 }
 
 // liveLookups remembers, for forceLiveLookupTTL, the namespaces whose

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -61,8 +62,35 @@ func TestNamespaces(t *testing.T) {
 			t.Errorf("%s: the server itself deleted content: %v", p, items)
 		}
 	}
-	e.expectStatus(403, "Forbidden", `configmaps "c2" is forbidden: unable to create new content in namespace team because it is being terminated`,
-		"POST", "/api/v1/namespaces/team/configmaps", cm("c2", nil, nil))
+	// kube's NamespaceLifecycle names the object before a name is drawn
+	// from generateName, and adds the cause controllers look for
+	// (apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause)).
+	withGenerateName := cm("", nil, nil)
+	withGenerateName["metadata"] = map[string]any{"generateName": "g-"}
+	for _, c := range []struct {
+		path, name, resource, group string
+		body                        any
+	}{
+		{"/api/v1/namespaces/team/configmaps", "c2", "configmaps", "", cm("c2", nil, nil)},
+		{"/api/v1/namespaces/team/configmaps?dryRun=All", "c2", "configmaps", "", cm("c2", nil, nil)},
+		{"/api/v1/namespaces/team/configmaps", "g-", "configmaps", "", withGenerateName},
+		{"/apis/example.com/v1/namespaces/team/widgets", "w2", "widgets", "example.com", widget("w2", "v1")},
+	} {
+		gr := c.resource
+		if c.group != "" {
+			gr += "." + c.group
+		}
+		st := e.expectStatus(403, "Forbidden", gr+` "`+c.name+`" is forbidden: unable to create new content in namespace team because it is being terminated`,
+			"POST", c.path, c.body)
+		want := map[string]any{"name": c.name, "kind": c.resource, "causes": []any{map[string]any{
+			"reason": "NamespaceTerminating", "message": "namespace team is being terminated", "field": "metadata.namespace"}}}
+		if c.group != "" {
+			want["group"] = c.group
+		}
+		if !reflect.DeepEqual(st["details"], want) {
+			t.Errorf("POST %s: details %v, want %v", c.path, st["details"], want)
+		}
+	}
 	// A second DELETE answers it as it is.
 	if d := e.must(200, "DELETE", "/api/v1/namespaces/team", nil); path(d, "status", "phase") != "Terminating" {
 		t.Fatalf("second delete answered %v", d)

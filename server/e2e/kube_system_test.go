@@ -101,3 +101,39 @@ func TestKubeSystemObjectsSameAsOurs(t *testing.T) {
 		}
 	}
 }
+
+// TestKubeTerminatingNamespaceSameAsOurs: a create in a namespace being
+// deleted (POST, dry run, from generateName, apply and PUT that create)
+// is refused by kube's NamespaceLifecycle admission with a 403 whose
+// details name the object as admission saw it (generateName, before a
+// name is drawn) and carry the NamespaceTerminating cause client-go's
+// apierrors.HasStatusCause looks for. serve answers alike.
+func TestKubeTerminatingNamespaceSameAsOurs(t *testing.T) {
+	kube, ours, ns := sideBySide(t)
+	term := "term-" + ns
+	for _, c := range []*rawClient{kube, ours} {
+		if code, m := c.do("POST", "/api/v1/namespaces", jsonCT, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"`+term+`"}}`); code != http.StatusCreated {
+			t.Fatalf("namespace: %d %v", code, m)
+		}
+		// Without a namespace controller the namespace stays
+		// Terminating, on both servers.
+		if code, m := c.do("DELETE", "/api/v1/namespaces/"+term, "", ""); code != http.StatusOK {
+			t.Fatalf("delete namespace: %d %v", code, m)
+		}
+	}
+	cms := "/api/v1/namespaces/" + term + "/configmaps"
+	for _, r := range []struct{ method, path, ctype, body string }{
+		{"POST", cms, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"n"}}`},
+		{"POST", cms + "?dryRun=All", jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"n"}}`},
+		{"POST", cms, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"g-"}}`},
+		{"PATCH", cms + "/a?fieldManager=m", "application/apply-patch+yaml", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}`},
+		{"PUT", cms + "/u", jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u"}}`},
+	} {
+		k, o := kube.raw(r.method, r.path, r.ctype, r.body), ours.raw(r.method, r.path, r.ctype, r.body)
+		kv := statusView(k) + fmt.Sprintf(" details=%v", k.m["details"])
+		ov := statusView(o) + fmt.Sprintf(" details=%v", o.m["details"])
+		if kv != ov {
+			t.Errorf("%s %s %s:\n kube:  %s\n serve: %s", r.method, r.path, r.body, kv, ov)
+		}
+	}
+}
