@@ -44,7 +44,8 @@
 //     instead (http.ErrAbortHandler), as kube-apiserver does, so a client
 //     never takes a truncated body for a whole one.
 //   - BodyLimit never holds more than limit+1 bytes of a body of unknown
-//     length, and refuses a declared length over the limit without reading.
+//     length, and refuses a declared length over the limit after reading
+//     (and discarding) limit+1 bytes of it, as kube-apiserver reads.
 //   - A body is read within the request timeout: BodyLimit runs inside
 //     Timeout, so a client that dribbles its body gets 504 and gives back
 //     its in-flight slot at the timeout, and BodyDeadline's read deadline
