@@ -130,6 +130,12 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 		ns = info.Namespace
 	}
 	if res.namespaced && ns == "" && info.Verb != "list" && info.Verb != "watch" {
+		if info.Name == "" && info.Subresource == "" {
+			// kube's installer routes a namespaced kind's list across
+			// namespaces for GET only: another method there is its
+			// router's 405, not a missing path.
+			return nil, "", false, methodNotAllowed()
+		}
 		return nil, "", false, notFoundPath()
 	}
 	if res.subCreate[info.Subresource] != nil && info.Name != "" {

@@ -54,3 +54,20 @@ func TestKubeDiscoveryMediaSameAsOurs(t *testing.T) {
 		t.Errorf("GET /apis/apps in protobuf:\n kube:  %q\n serve: %q", k, o)
 	}
 }
+
+// TestKubeClusterWideListMethodsSameAsOurs: kube's installer routes the
+// list of a namespaced kind across namespaces (/api/v1/configmaps) for
+// GET only (list and watch; deletecollection is on the namespaced path),
+// so another method there is its router's 405 Status; below it
+// (/api/v1/configmaps/x) there is no route at all, a 404.
+func TestKubeClusterWideListMethodsSameAsOurs(t *testing.T) {
+	kube, ours, _ := sideBySide(t)
+	for _, method := range []string{"POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
+		for _, path := range []string{"/api/v1/configmaps", "/apis/apps/v1/deployments", "/api/v1/configmaps/x"} {
+			k, o := kube.accepting(method, path, "application/json", jsonCT, "{}"), ours.accepting(method, path, "application/json", jsonCT, "{}")
+			if k != o {
+				t.Errorf("%s %s:\n kube:  %s\n serve: %s", method, path, k, o)
+			}
+		}
+	}
+}
