@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	genericfilters "k8s.io/apiserver/pkg/endpoints/filters"
 	"log/slog"
 	"net"
 	"net/http"
@@ -487,6 +488,11 @@ func handler(o Options, api *server.Server, authn auth.Authenticator, authz auth
 	}
 	return filters.Chain(mux,
 		filters.Recovery(o.Logger),
+		// kube-apiserver's own: every answer (a 401 too) carries an
+		// Audit-Id (the request's, else a new UUID) and, unless the
+		// handler sets one, Cache-Control "no-cache, private".
+		genericfilters.WithAuditInit,
+		genericfilters.WithCacheControl,
 		request.WithRequestInfo,
 		filters.BodyDeadline(o.RequestTimeout),
 		filters.Authentication(authn, metrics),
