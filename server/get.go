@@ -1,14 +1,39 @@
 package server
 
-import "net/http"
+import (
+	"fmt"
+	"net/http"
+	"strconv"
 
-// get answers GET on one object, straight from storage (a linearizable
-// read, as kube serves a GET without resourceVersion).
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/listwatch/object"
+	"github.com/listwatch/listwatch/server/storage"
+	"github.com/listwatch/listwatch/wire"
+)
+
+// get answers GET on one object, as kube's: straight from storage (a
+// linearizable read) without resourceVersion or at "0" (where kube's
+// watch cache may answer an older state: the newest is as valid); at N,
+// a state not older than N, which the reader waits for (kube's 504 "Too
+// large resource version" if it does not come).
 func (c *call) get() error {
+	opts, err := getOptions(c)
+	if err != nil {
+		return err
+	}
 	if c.scale {
 		return c.getScale()
 	}
-	kv, err := c.s.store.Get(c.r.Context(), c.res.key(c.ns, c.name))
+	var kv storage.KV
+	switch rv := opts.ResourceVersion; rv {
+	case "", "0":
+		kv, err = c.s.store.Get(c.r.Context(), c.res.key(c.ns, c.name))
+	default:
+		kv, err = c.getNotOlderThan(rv)
+	}
 	c.tr.Step("About to write a response")
 	if err != nil {
 		return storageError(err, c.res, c.name)
@@ -22,4 +47,55 @@ func (c *call) get() error {
 		}
 	}
 	return c.writeObject(http.StatusOK, value)
+}
+
+// getOptions decodes a GET's query as kube's handler does: the export
+// parameter refused, then GetOptions by kube's parameter codec.
+func getOptions(c *call) (*metav1.GetOptions, error) {
+	q := c.r.URL.Query()
+	opts := &metav1.GetOptions{}
+	if len(q) == 0 {
+		return opts, nil
+	}
+	if ex := q["export"]; len(ex) > 0 {
+		export := true
+		if err := runtime.Convert_Slice_string_To_bool(&ex, &export, nil); err != nil {
+			return nil, wire.NewBadRequest(fmt.Sprintf("the export parameter cannot be parsed: %v", err))
+		}
+		if export {
+			return nil, wire.NewBadRequest("the export parameter, deprecated since v1.14, is no longer supported")
+		}
+	}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, wire.NewBadRequest(err.Error())
+	}
+	return opts, nil
+}
+
+// getNotOlderThan reads the object in a state not older than rv, through
+// the reader that serves lists (the watch cache waits for rv). kube's
+// watch cache refuses an rv its versioner does not parse with a 500.
+func (c *call) getNotOlderThan(rv string) (storage.KV, error) {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil || n == 0 || n > 1<<63-1 {
+		msg := "invalid resource version"
+		if err != nil {
+			msg = err.Error()
+		}
+		return storage.KV{}, plainError(fmt.Errorf("resourceVersion: Invalid value: %q: %s", rv, msg))
+	}
+	key := c.res.key(c.ns, c.name)
+	page, err := c.res.reader.GetList(c.r.Context(), key, storage.GetListOptions{
+		Mode: storage.ReadNotOlderThan, Revision: int64(n),
+		Predicate: storage.Predicate{Field: object.FieldSelectorFromSet(map[string]string{"metadata.name": c.name})},
+	})
+	if err != nil {
+		return storage.KV{}, err
+	}
+	for _, kv := range page.Items {
+		if kv.Key == key {
+			return kv, nil
+		}
+	}
+	return storage.KV{}, storage.ErrNotFound
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -148,4 +149,31 @@ func TestStatusSubresource(t *testing.T) {
 	if !slices.Contains(names, "pods/status") || slices.Contains(names, "configmaps/status") {
 		t.Fatalf("discovery: %v", names)
 	}
+}
+
+// TestGetResourceVersion: a GET at resourceVersion N reads a state not
+// older than N, as kube's, so one ahead of the store is kube's 504 (it
+// used to answer the current object, or 404); an unparsable one is
+// kube's 500, and the export parameter its 400.
+func TestGetResourceVersion(t *testing.T) {
+	e := newEnv(t)
+	created := e.must(201, "POST", cmPath, cm("g", nil, nil))
+	rv := path(created, "metadata", "resourceVersion").(string)
+	for _, q := range []string{"", "?resourceVersion=0", "?resourceVersion=" + rv, "?export=false"} {
+		if got := path(e.must(200, "GET", cmPath+"/g"+q, nil), "metadata", "resourceVersion"); got != rv {
+			t.Errorf("GET%s: resourceVersion %v, want %s", q, got, rv)
+		}
+	}
+	n, _ := strconv.ParseInt(rv, 10, 64)
+	future := strconv.FormatInt(n+1_000_000, 10)
+	for _, name := range []string{"g", "missing"} {
+		st := e.expectStatus(504, "Timeout", "Timeout: Too large resource version: "+future+", current: "+rv, "GET", cmPath+"/"+name+"?resourceVersion="+future, nil)
+		if d, _ := st["details"].(map[string]any); d == nil || d["retryAfterSeconds"] != float64(1) {
+			t.Errorf("GET %s ahead of the store: details %v", name, st["details"])
+		}
+	}
+	if m := e.must(500, "GET", cmPath+"/g?resourceVersion=abc", nil); m["message"] != `resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax` || m["reason"] != nil {
+		t.Errorf("unparsable resourceVersion: %v", m)
+	}
+	e.expectStatus(400, "BadRequest", "the export parameter, deprecated since v1.14, is no longer supported", "GET", cmPath+"/g?export=true", nil)
 }

@@ -150,6 +150,32 @@ func TestKubeListWatchParamsSameAsOurs(t *testing.T) {
 		}
 	}
 
+	// A GET of one object (or of a missing one) at each resourceVersion,
+	// and with the export parameter kube refuses.
+	for _, obj := range []string{"/a", "/zz"} {
+		for _, q := range []string{"", "resourceVersion=0", "resourceVersion=old", "resourceVersion=now", "resourceVersion=future",
+			"resourceVersion=abc", "resourceVersion=-1", "export=true", "export=false", "export=x", "resourceVersion=now&export=1"} {
+			var views [2]string
+			for j, c := range []*rawClient{kube, ours} {
+				v := url.Values{}
+				if q != "" {
+					var err error
+					if v, err = url.ParseQuery(q); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if r, ok := rvs[c][v.Get("resourceVersion")]; ok {
+					v.Set("resourceVersion", r)
+				}
+				code, _, b := c.send("GET", path+obj+"?"+v.Encode(), "", "application/json", "")
+				views[j] = listWatchView(code, b, false, rvs[c])
+			}
+			if views[0] != views[1] {
+				t.Errorf("GET %s?%s:\n kube: %s\n ours: %s", obj, q, views[0], views[1])
+			}
+		}
+	}
+
 	// Watches as Table rows: a bookmark comes as a Table too.
 	for _, q := range []string{"", "&includeObject=None", "&includeObject=Object", "&includeObject=Metadata"} {
 		var views [2]string
