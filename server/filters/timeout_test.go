@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -120,3 +121,31 @@ func TestTimeoutKeepsHeadersOfSilentHandler(t *testing.T) {
 // bubble's clock past the time the filter's idle goroutines wait for more
 // requests, so that they end before the bubble does.
 func letWorkersEnd() { time.Sleep(workerIdle) }
+
+// TestTimeoutParameter: as kube's WithRequestDeadline, the request's
+// timeout parameter shortens the deadline (never lengthens it), and one
+// that does not parse is kube's 400.
+func TestTimeoutParameter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		defer letWorkersEnd()
+		h := Timeout(time.Minute)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			<-r.Context().Done()
+		}))
+		for _, c := range []struct {
+			query string
+			after time.Duration
+		}{{"?timeout=2s", 2 * time.Second}, {"?timeout=1h", time.Minute}, {"?timeout=0s", time.Minute}, {"?timeout=-3s", time.Minute}} {
+			rec := httptest.NewRecorder()
+			start := time.Now()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/pods"+c.query, nil))
+			if d := time.Since(start); d != c.after || rec.Code != http.StatusGatewayTimeout {
+				t.Errorf("%s: %d after %v, want 504 after %v", c.query, rec.Code, d, c.after)
+			}
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/pods?timeout=abc", nil))
+		if want := `invalid timeout specified in the request URL - time: invalid duration \"abc\"`; rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("timeout=abc: %d %s", rec.Code, rec.Body)
+		}
+	})
+}
