@@ -46,10 +46,14 @@ type Config struct {
 	// are evaluated against these, not against Predicate.Attrs.
 	Attrs storage.AttrFunc
 	// HistorySize caps the events kept (default 102400); HistoryAge drops
-	// events older than it (default 5 min). Watches and Exact reads can
-	// start at any revision the history still holds.
+	// events older than it (default 5 min), but the newest HistoryMin
+	// (default 100) stay whatever their age, as kube's watch cache keeps
+	// its lower bound of events: a quiet resource's watch resumes from an
+	// old resourceVersion instead of relisting. Watches and Exact reads
+	// can start at any revision the history still holds.
 	HistorySize int
 	HistoryAge  time.Duration
+	HistoryMin  int
 	// BookmarkInterval between bookmarks to watchers that allow them
 	// (default 1 min).
 	BookmarkInterval time.Duration
@@ -72,6 +76,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.HistorySize <= 0 {
 		cfg.HistorySize = 100 * 1024
+	}
+	if cfg.HistoryMin <= 0 {
+		cfg.HistoryMin = 100
 	}
 	if cfg.HistoryAge <= 0 {
 		cfg.HistoryAge = 5 * time.Minute

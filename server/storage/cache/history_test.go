@@ -16,7 +16,7 @@ import (
 // watch from before them is 410, while the latest state stays listable.
 func TestHistoryAge(t *testing.T) {
 	e := etcdtest.Start(t)
-	c := startCache(t, e.Store, Config{HistoryAge: 1}) // 1ns: only the newest event survives a write
+	c := startCache(t, e.Store, Config{HistoryAge: 1, HistoryMin: 1}) // 1ns: only the newest event survives a write
 	r1 := mustCreate(t, e.Store, "ns", "a", nil)
 	r2 := mustCreate(t, e.Store, "ns", "b", nil)
 	mustCreate(t, e.Store, "ns", "c", nil)
@@ -29,6 +29,32 @@ func TestHistoryAge(t *testing.T) {
 	w2 := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: r2})
 	if ev := nextN(t, w2, 1)[0]; !strings.HasSuffix(string(metaOf(t, ev.Object).Key), "/c") {
 		t.Fatalf("watch from %d: %s", r2, ev.Object)
+	}
+}
+
+// TestHistoryKeepsItsNewest: the newest HistoryMin events stay whatever
+// their age, as kube's watch cache keeps its lower bound, so a watch from
+// a revision among them resumes (it was 410 once HistoryAge had passed,
+// and a quiet resource's informers relisted).
+func TestHistoryKeepsItsNewest(t *testing.T) {
+	e := etcdtest.Start(t)
+	c := startCache(t, e.Store, Config{HistoryAge: 1, HistoryMin: 3}) // 1ns: every event is old
+	mustCreate(t, e.Store, "ns", "a", nil)
+	r1 := mustCreate(t, e.Store, "ns", "b", nil)
+	mustCreate(t, e.Store, "ns", "c", nil)
+	mustCreate(t, e.Store, "ns", "d", nil)
+	waitRev(t, c.Cache, e.Store)
+	w := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: r1})
+	for i, ev := range nextN(t, w, 2) {
+		if want := []string{"/c", "/d"}[i]; !strings.HasSuffix(string(metaOf(t, ev.Object).Key), want) {
+			t.Fatalf("event %d from %d: %s, want %s", i, r1, ev.Object, want)
+		}
+	}
+	// a's event left: the history covers the changes after it.
+	w0 := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: r1 - 2})
+	var ce *storage.CompactedError
+	if _, err := w0.Next(context.Background()); !errors.As(err, &ce) || ce.Compacted != r1-1 {
+		t.Fatalf("watch from before a: %v, want 410 with history from %d", err, r1-1)
 	}
 }
 

@@ -186,12 +186,12 @@ func (c *Cache) apply(ev storage.Event) {
 	c.broadcastLocked()
 }
 
-// evictLocked drops events older than HistoryAge, all at once: a minute's
-// tick may find a whole fill of them.
+// evictLocked drops events older than HistoryAge, all at once (a
+// minute's tick may find a whole fill of them), but the newest HistoryMin.
 func (c *Cache) evictLocked(now time.Time) {
 	r, t := c.ring, mono(now)
 	k := sort.Search(r.n, func(i int) bool { return time.Duration(t-r.buf[(r.head+i)%len(r.buf)].at) <= c.cfg.HistoryAge })
-	r.drop(k)
+	r.drop(min(k, r.n-c.cfg.HistoryMin))
 }
 
 // tick drives bookmarks and age-based eviction for an idle history.
