@@ -204,30 +204,77 @@ func (c *call) checkPreconditions(o wire.DeleteOptions, cur *doc, rev int64) err
 	return nil
 }
 
-// deleteCollection answers DELETE on a collection: every object matching
-// the selectors is deleted, and the list of deleted objects returned.
+// deleteCollection answers DELETE on a collection as kube's
+// DeleteCollection (handlers/delete.go, registry/generic/registry/store.go):
+// the query's list options, validated as a LIST's, select the objects —
+// with a limit, only the first page of them — each listed page is deleted
+// object by object with the request's DeleteOptions (a failed
+// precondition on one ends the request), and the answer is the list the
+// objects were deleted from.
 func (c *call) deleteCollection() error {
-	q := c.r.URL.Query()
+	spec, paged, err := deleteCollectionOptions(c.r.URL.Query())
+	if err != nil {
+		return err
+	}
+	pred, err := predicate(c.res, spec.LabelSelector, spec.FieldSelector)
+	if err != nil {
+		return err
+	}
 	opts, err := c.deleteOptions()
 	if err != nil {
 		return err
 	}
-	pred, err := predicate(c.res, q.Get("labelSelector"), q.Get("fieldSelector"))
-	if err != nil {
-		return err
+	lo := spec.ListOptions(pred)
+	var (
+		meta    wire.ListMeta
+		listed  []storage.KV
+		deleted int
+	)
+	for first := true; ; first = false {
+		page, err := c.readPage(lo)
+		if err != nil {
+			return err
+		}
+		// As kube's, which lists (converting each object to the
+		// request's version) before it deletes the page's objects.
+		served, err := c.res.servedPage(page.Items)
+		if err != nil {
+			return err
+		}
+		if first {
+			// kube answers with the first page's list metadata, its
+			// continue token too, whether or not it went on to the next.
+			meta = wire.ListMeta{ResourceVersion: strconv.FormatInt(page.Revision, 10),
+				Continue: page.Continue, RemainingItemCount: page.RemainingItemCount}
+		}
+		listed = append(listed, served...)
+		n, err := c.deleteListed(page.Items, opts)
+		deleted += n
+		if err != nil {
+			return err
+		}
+		if paged || page.Continue == "" {
+			break
+		}
+		// The next page continues the first's snapshot, whatever
+		// resourceVersion the request named.
+		lo = storage.GetListOptions{Limit: lo.Limit, Continue: page.Continue, Predicate: pred}
 	}
-	page, err := c.res.reader.GetList(c.r.Context(), c.res.prefix(c.ns), storage.GetListOptions{Predicate: pred})
-	if err != nil {
-		return storageError(err, c.res, "")
+	c.tr.Step("Objects deleted from database", slog.Int("count", deleted))
+	// Each item is answered as listed, one deleted meanwhile by another
+	// request too.
+	page := storage.ListPage{Items: listed}
+	if out, err := c.output(); err == nil && out.proto && out.form == formJSON {
+		return c.protoList(out, meta, page)
 	}
-	// As kube's DeleteCollection, which lists (converting each object to
-	// the request's version) before it deletes any.
-	served, err := c.res.servedPage(page.Items)
-	if err != nil {
-		return err
-	}
+	return c.streamObjects(meta, page, "")
+}
+
+// deleteListed deletes the listed objects kvs of a collection, counting
+// those it deleted; one already gone is skipped.
+func (c *call) deleteListed(kvs []storage.KV, opts deleteRequest) (int, error) {
 	deleted := 0
-	for _, kv := range page.Items {
+	for _, kv := range kvs {
 		if len(opts.DryRun) > 0 && (c.res.isCRDs() || c.res.plural == "namespaces") {
 			continue
 		}
@@ -239,43 +286,30 @@ func (c *call) deleteCollection() error {
 				continue
 			}
 			if err != nil {
-				return err
+				return deleted, err
 			}
 			deleted++
 			continue
 		}
-		if c.res.isCRDs() {
-			err := c.s.deleteCRDContents(c.r.Context(), c.res, kv, nil)
-			if st := (*wire.Status)(nil); errors.As(err, &st) && st.Code == http.StatusNotFound {
-				continue // deleted meanwhile, or deleted and created again
-			}
-			if err != nil {
-				return err
-			}
+		err := c.s.deleteCRDContents(c.r.Context(), c.res, kv, nil)
+		if st := (*wire.Status)(nil); errors.As(err, &st) && st.Code == http.StatusNotFound {
+			continue // deleted meanwhile, or deleted and created again
+		}
+		if err != nil {
+			return deleted, err
 		}
 		last, err := c.s.store.Delete(c.r.Context(), kv.Key, 0)
 		if errors.Is(err, storage.ErrNotFound) {
 			continue
 		}
 		if err != nil {
-			return storageError(err, c.res, "")
+			return deleted, storageError(err, c.res, "")
 		}
 		c.s.afterDelete(kv.Key, last.Value)
-		if c.res.isCRDs() {
-			c.s.unserveCRD(strings.TrimPrefix(kv.Key, c.res.prefix("")), last.Revision)
-		}
+		c.s.unserveCRD(strings.TrimPrefix(kv.Key, c.res.prefix("")), last.Revision)
 		deleted++
 	}
-	c.tr.Step("Objects deleted from database", slog.Int("count", deleted))
-	// As kube's DeleteCollection: the answer is the list the objects were
-	// deleted from, each item as listed (a missing one too), with the
-	// list's resourceVersion.
-	meta := wire.ListMeta{ResourceVersion: strconv.FormatInt(page.Revision, 10)}
-	listed := storage.ListPage{Items: served}
-	if out, err := c.output(); err == nil && out.proto && out.form == formJSON {
-		return c.protoList(out, meta, listed)
-	}
-	return c.streamObjects(meta, listed, "")
+	return deleted, nil
 }
 
 // deletePrefix deletes every key under prefix, page by page, as the

@@ -29,14 +29,9 @@ func (c *call) list() error {
 	if err != nil {
 		return err
 	}
-	page, err := c.res.reader.GetList(c.r.Context(), c.res.prefix(c.ns), o.ListOptions(pred))
-	c.tr.Step("Listing from storage done", slog.Int("count", len(page.Items)))
+	page, err := c.readPage(o.ListOptions(pred))
 	if err != nil {
-		var compacted *storage.CompactedError
-		if o.Continue != "" && errors.As(err, &compacted) {
-			return continueExpired()
-		}
-		return storageError(err, c.res, "")
+		return err
 	}
 	if page.Items, err = c.res.servedPage(page.Items); err != nil {
 		return err
@@ -70,6 +65,21 @@ func (c *call) list() error {
 	}
 	c.tr.Step("Writing http response done")
 	return nil
+}
+
+// readPage reads one page of the collection as o asks, its items as
+// stored: an expired continue token is kube's 410 about it.
+func (c *call) readPage(o storage.GetListOptions) (storage.ListPage, error) {
+	page, err := c.res.reader.GetList(c.r.Context(), c.res.prefix(c.ns), o)
+	c.tr.Step("Listing from storage done", slog.Int("count", len(page.Items)))
+	if err != nil {
+		var compacted *storage.CompactedError
+		if o.Continue != "" && errors.As(err, &compacted) {
+			return page, continueExpired()
+		}
+		return page, storageError(err, c.res, "")
+	}
+	return page, nil
 }
 
 // listWriters buffer list responses (32 KiB each), kept across requests

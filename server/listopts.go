@@ -12,3 +12,17 @@ import (
 func listOptions(q url.Values) (storage.ReadSpec, error) {
 	return storage.ParseReadSpec(q)
 }
+
+// deleteCollectionPageSize is how many objects a delete of a collection
+// lists at a time when the request sets no limit: kube's
+// deleteCollectionPageSize (registry/generic/registry/store.go). A
+// variable, as there, so that tests can page through a few objects.
+var deleteCollectionPageSize int64 = 10000
+
+// deleteCollectionOptions parses and validates the list options of a
+// DELETE on a collection as kube-apiserver does, with a LIST's rules; paged
+// says the request set a limit, so only its first page is deleted (see
+// storage.ParseDeleteCollectionSpec).
+func deleteCollectionOptions(q url.Values) (spec storage.ReadSpec, paged bool, err error) {
+	return storage.ParseDeleteCollectionSpec(q, deleteCollectionPageSize)
+}

@@ -189,6 +189,24 @@ func TestKubeWritesSameAsOurs(t *testing.T) {
 		{"delete orphan", "DELETE", cms + "/sys", jsonCT, `{"orphanDependents":true}`},
 		{"delete with query options", "DELETE", cms + "/fm?gracePeriodSeconds=0&propagationPolicy=Background", "", ""},
 		{"delete collection bad selector", "DELETE", cms + "?labelSelector=a%20b%20c", "", ""},
+		// A collection's delete lists with the query's list options,
+		// validated as a LIST's; without a limit it lists in pages of
+		// 10000, so a resourceVersion reads that revision exactly (none
+		// of these objects), and the query's resourceVersion is also
+		// every object's delete precondition.
+		{"delete collection bad continue", "DELETE", cms + "?labelSelector=set%3Dw&continue=abc", "", ""},
+		{"delete collection sendInitialEvents", "DELETE", cms + "?labelSelector=set%3Dw&sendInitialEvents=true", "", ""},
+		{"delete collection resourceVersionMatch alone", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersionMatch=Exact", "", ""},
+		{"delete collection bad resourceVersion", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersion=x1", "", ""},
+		{"delete collection at resourceVersion 1", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersion=1", "", ""},
+		{"delete collection at resourceVersion 1 exactly", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersion=1&resourceVersionMatch=Exact", "", ""},
+		{"delete collection not older than resourceVersion 1", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersion=1&resourceVersionMatch=NotOlderThan", "", ""},
+		{"delete collection at resourceVersion 0", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersion=0", "", ""},
+		{"delete collection unpaged at resourceVersion 1", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersion=1&limit=-1", "", ""},
+		{"delete collection first page", "DELETE", cms + "?labelSelector=set%3Dw&limit=1", "", ""},
+		{"list after first page", "GET", cms + "?labelSelector=set%3Dw", "", ""},
+		{"delete collection of custom resources first page", "DELETE", dials + "?limit=1", "", ""},
+		{"list custom resources after first page", "GET", dials, "", ""},
 		{"delete collection dry run", "DELETE", cms + "?labelSelector=set%3Dw&dryRun=All", "", ""},
 		{"delete collection", "DELETE", cms + "?labelSelector=set%3Dw", "", ""},
 		{"list after", "GET", cms + "?labelSelector=set%3Dw", "", ""},
@@ -205,7 +223,8 @@ func TestKubeWritesSameAsOurs(t *testing.T) {
 
 // writeView is comparable's view with also what a write's answer holds of
 // the server's choosing: deletion times, generated names, uids and
-// resourceVersions quoted in messages, and a list's resourceVersion.
+// resourceVersions quoted in messages, and a list's resourceVersion and
+// continue token.
 func writeView(m map[string]any) string {
 	if md, ok := m["metadata"].(map[string]any); ok {
 		if _, ok := md["deletionTimestamp"]; ok {
@@ -216,6 +235,9 @@ func writeView(m map[string]any) string {
 		}
 		if m["items"] != nil {
 			delete(md, "resourceVersion")
+			if c, _ := md["continue"].(string); c != "" {
+				md["continue"] = "<token>" // it holds the resourceVersion
+			}
 		}
 	}
 	if items, ok := m["items"].([]any); ok {

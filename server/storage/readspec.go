@@ -85,11 +85,42 @@ type ReadSpec struct {
 // negative limit is no limit, any boolean but "false" and "0" is true)
 // and the messages of what it refuses are kube's.
 func ParseReadSpec(q url.Values) (ReadSpec, error) {
+	o, _, err := decodeListQuery(q)
+	if err != nil {
+		return ReadSpec{}, err
+	}
+	return SpecOf(o)
+}
+
+// ParseDeleteCollectionSpec parses and validates the query of a DELETE
+// on a collection, which kube-apiserver decodes and validates as a
+// LIST's (handlers/delete.go DeleteCollection). Its store then lists
+// what it deletes (registry/generic/registry/store.go DeleteCollection):
+// with the request's limit, the first page only (paged is true); without
+// one (limit absent or 0, not a negative limit), every page of pageSize
+// items. That pageSize limit makes a resourceVersion without
+// resourceVersionMatch read that revision exactly, as it does a paged
+// LIST's, where an unpaged LIST reads a state not older than it.
+func ParseDeleteCollectionSpec(q url.Values, pageSize int64) (s ReadSpec, paged bool, err error) {
+	o, limit, err := decodeListQuery(q)
+	if err != nil {
+		return ReadSpec{}, false, err
+	}
+	if limit == 0 {
+		o.Limit = pageSize
+	}
+	s, err = SpecOf(o)
+	return s, limit > 0, err
+}
+
+// decodeListQuery decodes a LIST's query with kube's parameter codec;
+// limit is the limit as decoded, before a negative one is taken as none.
+func decodeListQuery(q url.Values) (o wire.ListOptions, limit int64, err error) {
 	var ko metainternalversion.ListOptions
 	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, &ko); err != nil {
-		return ReadSpec{}, wire.NewBadRequest(err.Error())
+		return wire.ListOptions{}, 0, wire.NewBadRequest(err.Error())
 	}
-	o := wire.ListOptions{
+	o = wire.ListOptions{
 		LabelSelector:        q.Get("labelSelector"),
 		FieldSelector:        q.Get("fieldSelector"),
 		Watch:                ko.Watch,
@@ -101,7 +132,7 @@ func ParseReadSpec(q url.Values) (ReadSpec, error) {
 		Continue:             ko.Continue,
 		SendInitialEvents:    ko.SendInitialEvents,
 	}
-	return SpecOf(o)
+	return o, ko.Limit, nil
 }
 
 // SpecOf defaults and validates already decoded options as
