@@ -383,7 +383,7 @@ func (builtinScaleKind) GroupVersionKind(schema.GroupVersion) schema.GroupVersio
 
 // decodeScale decodes a Scale sent to /scale (patched: the result of a
 // patch): of kind Scale in autoscaling/v1 (both may be left out), named
-// as the URL, in its namespace. Its metadata is decoded as any object's,
+// as the URL (the name may not be left out), in its namespace. Its metadata is decoded as any object's,
 // with the request's field validation.
 func (c *call) decodeScale(b []byte, patched bool, bodyErrs strictErrors) (*autoscalingv1.Scale, error) {
 	if err := checkDepth(b); err != nil {
@@ -417,14 +417,14 @@ func (c *call) decodeScale(b []byte, patched bool, bodyErrs strictErrors) (*auto
 		return nil, wire.NewBadRequest(fmt.Sprintf("Scale in version \"v1\" cannot be handled as a Scale: %v", err))
 	}
 	s.ResourceVersion = d.metaString("resourceVersion") // as sent: updateRevision reads it
-	switch {
-	case s.Name == "":
-		s.Name = c.name
-	case s.Name != c.name:
-		return nil, wire.NewBadRequest("the name of the object (" + s.Name + ") does not match the name on the URL (" + c.name + ")")
-	}
+	// kube's update and patch handlers check the namespace, then the name
+	// (handlers/rest.go checkName), which a Scale must carry as any
+	// object must: the URL's does not stand in for a missing one.
 	if s.Namespace != "" && s.Namespace != c.ns {
 		return nil, wire.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	if err := c.checkName(d); err != nil {
+		return nil, err
 	}
 	return &s, nil
 }

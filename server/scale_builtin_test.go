@@ -65,6 +65,7 @@ func TestScaleBuiltinWorkloads(t *testing.T) {
 			qualified += "." + group
 		}
 		other := map[string]any{"metadata": map[string]any{"name": "w", "uid": "00000000-0000-0000-0000-000000000000"}, "spec": map[string]any{"replicas": 3}}
+		const unnamed = "the name of the object (w based on URL) was undeterminable: name must be provided"
 		for _, c := range []struct {
 			method, ctype string
 			body          any
@@ -88,6 +89,11 @@ func TestScaleBuiltinWorkloads(t *testing.T) {
 				`Scale.autoscaling "w" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0`},
 			{"PUT", "", map[string]any{"metadata": map[string]any{"name": "w", "resourceVersion": "x1"}, "spec": map[string]any{"replicas": 3}}, 500,
 				`strconv.ParseUint: parsing "x1": invalid syntax`},
+			// A Scale without a name is refused, as any object written
+			// without one: the URL's does not stand in for it.
+			{"PUT", "", `{"spec":{"replicas":3}}`, 400, unnamed},
+			{"PUT", "", `{}`, 400, unnamed},
+			{"PATCH", "application/merge-patch+json", `{"metadata":{"name":null},"spec":{"replicas":3}}`, 400, unnamed},
 		} {
 			var hdr []string
 			if c.ctype != "" {

@@ -107,9 +107,12 @@ func TestScaleSubresource(t *testing.T) {
 	e.expectStatus(422, "Invalid", `Widget.example.com "bad" is invalid: .spec.replicas: Invalid value: 0: .spec.replicas accessor error: two is of the type string, expected int64`,
 		"POST", base, bad)
 
-	// The Scale must be this object's.
+	// The Scale must be this object's, and name itself: the URL's name
+	// does not stand in for a missing one.
 	e.expectStatus(400, "BadRequest", "the name of the object (other) does not match the name on the URL (w)",
 		"PUT", base+"/w/scale", map[string]any{"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": map[string]any{"name": "other"}, "spec": map[string]any{"replicas": 1}})
+	e.expectStatus(400, "BadRequest", "the name of the object (w based on URL) was undeterminable: name must be provided",
+		"PUT", base+"/w/scale", `{"spec":{"replicas":1}}`)
 	e.expectStatus(400, "BadRequest", "", "PUT", base+"/w/scale", map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"}})
 
 	// Without replicas at specReplicasPath: GET is kube's 500, a patch that

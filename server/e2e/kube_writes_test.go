@@ -20,7 +20,8 @@ func TestKubeWritesSameAsOurs(t *testing.T) {
 	const group = "writetest.example.com"
 	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"dials.` + group + `"},
 		"spec":{"group":"` + group + `","scope":"Namespaced","names":{"plural":"dials","singular":"dial","kind":"Dial"},
-		"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+		"versions":[{"name":"v1","served":true,"storage":true,"subresources":{"scale":{"specReplicasPath":".spec.replicas","statusReplicasPath":".status.replicas"}},
+			"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
 	crds := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 	dials := "/apis/" + group + "/v1/namespaces/" + ns + "/dials"
 	for _, c := range []*rawClient{kube, ours} {
@@ -36,6 +37,7 @@ func TestKubeWritesSameAsOurs(t *testing.T) {
 		return `{"apiVersion":"` + group + `/v1","kind":"Dial","metadata":{"name":"` + name + `"` + rest + `},"spec":{"v":1}}`
 	}
 	deps := "/apis/apps/v1/namespaces/" + ns + "/deployments"
+	rcs := "/api/v1/namespaces/" + ns + "/replicationcontrollers"
 	leases := "/apis/coordination.k8s.io/v1/namespaces/" + ns + "/leases"
 	lease := func(name, rest string) string {
 		return `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"` + name + `"` + rest + `},"spec":{"holderIdentity":"h"}}`
@@ -116,6 +118,23 @@ func TestKubeWritesSameAsOurs(t *testing.T) {
 		{"update scale other uid", "PUT", deps + "/d/scale", jsonCT, `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d","uid":"` + zeroUID + `"},"spec":{"replicas":2}}`},
 		{"update scale other uid negative replicas", "PUT", deps + "/d/scale", jsonCT, `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d","uid":"` + zeroUID + `"},"spec":{"replicas":-1}}`},
 		{"update scale other uid and stale", "PUT", deps + "/d/scale", jsonCT, `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d","uid":"` + zeroUID + `","resourceVersion":"1"},"spec":{"replicas":2}}`},
+		// A Scale, as any object written, must name itself: kube's
+		// handlers check its name (and first its namespace) against the
+		// URL's, and take none from it.
+		{"update scale without name", "PUT", deps + "/d/scale", jsonCT, `{"spec":{"replicas":5}}`},
+		{"update scale empty", "PUT", deps + "/d/scale", jsonCT, `{}`},
+		{"update scale of kind Scale without name", "PUT", deps + "/d/scale", jsonCT, `{"apiVersion":"autoscaling/v1","kind":"Scale","spec":{"replicas":5}}`},
+		{"update scale without name, other namespace", "PUT", deps + "/d/scale", jsonCT, `{"metadata":{"namespace":"elsewhere"},"spec":{"replicas":5}}`},
+		{"update scale other name and namespace", "PUT", deps + "/d/scale", jsonCT, `{"metadata":{"name":"x","namespace":"elsewhere"},"spec":{"replicas":5}}`},
+		{"patch scale drops name", "PATCH", deps + "/d/scale", mergePatch, `{"metadata":{"name":null},"spec":{"replicas":5}}`},
+		{"apply scale without name", "PATCH", deps + "/d/scale?fieldManager=scaler", applyCT, `{"apiVersion":"autoscaling/v1","kind":"Scale","spec":{"replicas":5}}`},
+		{"update status without name", "PUT", deps + "/d/status", jsonCT, `{"apiVersion":"apps/v1","kind":"Deployment","spec":{"replicas":5}}`},
+		{"update status empty", "PUT", deps + "/d/status", jsonCT, `{}`},
+		{"create replication controller", "POST", rcs, jsonCT, `{"apiVersion":"v1","kind":"ReplicationController","metadata":{"name":"rc"},"spec":{"replicas":1,"selector":{"a":"b"},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"x"}]}}}}`},
+		{"update replication controller scale without name", "PUT", rcs + "/rc/scale", jsonCT, `{"spec":{"replicas":5}}`},
+		{"update custom resource scale without name", "PUT", dials + "/g/scale", jsonCT, `{"spec":{"replicas":5}}`},
+		{"get deployment after scales without name", "GET", deps + "/d", "", ""},
+		{"get custom resource after scales without name", "GET", dials + "/g", "", ""},
 		{"patch scale negative replicas", "PATCH", deps + "/d/scale", mergePatch, `{"spec":{"replicas":-1}}`},
 		{"patch scale other uid", "PATCH", deps + "/d/scale", mergePatch, `{"metadata":{"uid":"` + zeroUID + `"}}`},
 		{"patch scale stale negative replicas", "PATCH", deps + "/d/scale", mergePatch, `{"metadata":{"resourceVersion":"1"},"spec":{"replicas":-1}}`},
