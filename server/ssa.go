@@ -104,7 +104,10 @@ func (c *call) subresource() string {
 	case c.finalize:
 		return "finalize"
 	}
-	return ""
+	// pods/ephemeralcontainers, pods/resize, certificatesigningrequests/
+	// approval: kube's installer gives every subresource's path a field
+	// manager that records it.
+	return c.sub
 }
 
 // fieldManager is the field manager of the request's resource and
@@ -145,6 +148,18 @@ func typedFieldManager(t *typedKind, sub string) (*managedfields.FieldManager, e
 		st = t.status
 	case "finalize":
 		st = t.finalize
+	case "", "scale":
+	default:
+		// kube's installer takes the reset fields from the subresource's
+		// REST, not its strategy: the approval REST of
+		// certificatesigningrequests passes its strategy's on; the pods'
+		// ephemeralcontainers and resize RESTs have none, though their
+		// strategies reset all but what they write (a filter, which they
+		// alone have), so their field managers reset nothing.
+		st = t.subs[sub]
+		if _, ok := st.(rest.ResetFieldsFilterStrategy); ok {
+			st = nil
+		}
 	}
 	var reset map[fieldpath.APIVersion]fieldpath.Filter
 	if r, ok := st.(rest.ResetFieldsStrategy); ok {

@@ -163,3 +163,26 @@ func TestApplyCreateNeedsCreate(t *testing.T) {
 	e.srv.authz = noCreate
 	e.must(200, "PATCH", cmPath+"/a?fieldManager=alice", strings.Replace(body, "'1'", "'2'", 1), "Content-Type", applyCT)
 }
+
+// TestManagedFieldsOfPodSubresources: a write through pods/ephemeralcontainers
+// or pods/resize is recorded with its subresource, as /status and /scale
+// writes are; those two subresources' field managers reset no fields (kube's
+// RESTs for them expose none), so an apply through ephemeralcontainers owns
+// the status it sent, though the strategy drops it.
+func TestManagedFieldsOfPodSubresources(t *testing.T) {
+	e := newEnv(t)
+	pods := "/api/v1/namespaces/default/pods"
+	e.must(201, "POST", pods, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"pd"},"spec":{"containers":[{"name":"c","image":"x",
+		"resources":{"requests":{"cpu":"100m","memory":"10Mi"},"limits":{"cpu":"100m","memory":"10Mi"}}}]}}`)
+	const smp = "application/strategic-merge-patch+json"
+	e.must(200, "PATCH", pods+"/pd/ephemeralcontainers?fieldManager=dbg", `{"spec":{"ephemeralContainers":[{"name":"e","image":"x"}]}}`, "Content-Type", smp)
+	e.must(200, "PATCH", pods+"/pd/resize?fieldManager=rsz", `{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"200m"},"limits":{"cpu":"200m"}}}]}}`, "Content-Type", smp)
+	m := e.must(200, "PATCH", pods+"/pd/ephemeralcontainers?fieldManager=ap",
+		"apiVersion: v1\nkind: Pod\nmetadata:\n  name: pd\nspec:\n  ephemeralContainers:\n  - {name: e, image: x}\nstatus:\n  message: hi\n", "Content-Type", applyCT)
+	if got, want := strings.Join(managers(t, m), ","), "Go-http-client/Update,ap/Apply/ephemeralcontainers,dbg/Update/ephemeralcontainers,rsz/Update/resize"; got != want {
+		t.Fatalf("managers %s, want %s", got, want)
+	}
+	if f := fieldsOf(t, m, "ap"); !strings.Contains(f, `"f:status":{"f:message":{}}`) || path(m, "status", "message") != nil {
+		t.Fatalf("apply through ephemeralcontainers: fields %s, status %v", f, path(m, "status"))
+	}
+}

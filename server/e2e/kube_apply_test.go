@@ -44,6 +44,12 @@ func TestKubeApplySameAsOurs(t *testing.T) {
 	const apply = "application/apply-patch+yaml"
 	cms := "/api/v1/namespaces/" + ns + "/configmaps"
 	deps := "/apis/apps/v1/namespaces/" + ns + "/deployments"
+	pods := "/api/v1/namespaces/" + ns + "/pods"
+	const smp = "application/strategic-merge-patch+json"
+	node := "node-" + ns
+	for _, c := range []*rawClient{kube, ours} {
+		t.Cleanup(func() { c.do("DELETE", "/api/v1/nodes/"+node, "", "") })
+	}
 	dep := func(containers string) string {
 		return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  selector:\n    matchLabels: {app: d}\n  template:\n    metadata:\n      labels: {app: d}\n    spec:\n      containers:\n" + containers
 	}
@@ -88,6 +94,17 @@ func TestKubeApplySameAsOurs(t *testing.T) {
 		{"custom resource status apply", "PATCH", dials + "/k/status?fieldManager=ctrl", apply, "apiVersion: " + group + "/v1\nkind: Dial\nmetadata:\n  name: k\nstatus:\n  ok: true\n"},
 		{"custom resource merge patch", "PATCH", dials + "/k", mergePatch, `{"spec":{"level":5}}`},
 		{"custom resource of another kind", "PATCH", dials + "/k?fieldManager=alice", apply, "apiVersion: " + group + "/v1\nkind: Knob\nmetadata:\n  name: k\n"},
+		// A pod subresource's write is recorded with its subresource, as
+		// kube's installer gives each subresource's path a field manager
+		// of its own; a binding is not recorded (it writes the pod itself).
+		{"pod", "POST", pods, jsonCT, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"pd"},"spec":{"containers":[{"name":"c","image":"x","resources":{"requests":{"cpu":"100m","memory":"10Mi"},"limits":{"cpu":"100m","memory":"10Mi"}}}]}}`},
+		{"ephemeral containers patch", "PATCH", pods + "/pd/ephemeralcontainers?fieldManager=dbg", smp, `{"spec":{"ephemeralContainers":[{"name":"e","image":"x"}]}}`},
+		{"ephemeral containers apply", "PATCH", pods + "/pd/ephemeralcontainers?fieldManager=dbg2", apply, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: pd\nspec:\n  ephemeralContainers:\n  - {name: e2, image: x}\n"},
+		{"ephemeral containers apply of a status", "PATCH", pods + "/pd/ephemeralcontainers?fieldManager=dbg3", apply, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: pd\nspec:\n  ephemeralContainers:\n  - {name: e2, image: x}\n  - {name: e3, image: x}\nstatus:\n  message: hi\n"},
+		{"resize patch", "PATCH", pods + "/pd/resize?fieldManager=rsz", smp, `{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"200m"},"limits":{"cpu":"200m"}}}]}}`},
+		{"node", "POST", "/api/v1/nodes", jsonCT, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"` + node + `"}}`},
+		{"binding", "POST", pods + "/pd/binding?fieldManager=sched", jsonCT, `{"apiVersion":"v1","kind":"Binding","metadata":{"name":"pd"},"target":{"kind":"Node","name":"` + node + `"}}`},
+		{"final pod", "GET", pods + "/pd", "", ""},
 		{"final configmap", "GET", cms + "/cm", "", ""},
 		{"final deployment", "GET", deps + "/d", "", ""},
 		{"final custom resource", "GET", dials + "/k", "", ""},
