@@ -224,7 +224,9 @@ func isZero[T any](v T) bool {
 }
 
 // DeleteCollection removes every object that opts' selectors match in r's
-// namespace.
+// namespace. The server lists them with opts as a LIST would: with a
+// Limit it deletes only the first page, and a ResourceVersion is also
+// each object's delete precondition.
 func (r *Resource[T]) DeleteCollection(ctx context.Context, opts wire.ListOptions) error {
 	opts.Watch = false
 	resp, err := r.deleteAt(ctx, r.path(r.namespace, ""), opts.Query(), wire.DeleteOptions{})
