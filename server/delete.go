@@ -212,15 +212,21 @@ func (c *call) checkPreconditions(o wire.DeleteOptions, cur *doc, rev int64) err
 // precondition on one ends the request), and the answer is the list the
 // objects were deleted from.
 func (c *call) deleteCollection() error {
-	spec, paged, err := deleteCollectionOptions(c.r.URL.Query())
+	lopts, paged, err := deleteCollectionOptions(c.r.URL.Query())
 	if err != nil {
 		return err
 	}
-	pred, err := predicate(c.res, spec.LabelSelector, spec.FieldSelector)
+	pred, err := predicate(c.res, lopts.LabelSelector, lopts.FieldSelector)
 	if err != nil {
 		return err
 	}
 	opts, err := c.deleteOptions()
+	if err != nil {
+		return err
+	}
+	// kube's store, not its handler, reads the continue token and the
+	// resourceVersion: their 400s come after the DeleteOptions' errors.
+	spec, err := storage.SpecOf(lopts)
 	if err != nil {
 		return err
 	}

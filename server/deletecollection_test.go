@@ -25,6 +25,10 @@ func TestDeleteCollectionListOptions(t *testing.T) {
 
 	e.expectStatus(400, "BadRequest", "invalid continue token: continue key is not valid: invalid character 'i' looking for beginning of value",
 		"DELETE", sel+"&continue=abc", nil)
+	// kube's store reads the continue token, after its handler has read
+	// the DeleteOptions.
+	e.expectStatus(422, "Invalid", `DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Some"]: supported values: "All"`,
+		"DELETE", sel+"&continue=abc&dryRun=Some", nil)
 	e.expectStatus(422, "Invalid", `ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list`,
 		"DELETE", sel+"&sendInitialEvents=true", nil)
 	e.expectStatus(422, "Invalid", `ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided`,

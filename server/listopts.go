@@ -4,6 +4,7 @@ import (
 	"net/url"
 
 	"github.com/listwatch/listwatch/server/storage"
+	"github.com/listwatch/listwatch/wire"
 )
 
 // listOptions parses and validates LIST and WATCH query parameters as
@@ -19,10 +20,11 @@ func listOptions(q url.Values) (storage.ReadSpec, error) {
 // variable, as there, so that tests can page through a few objects.
 var deleteCollectionPageSize int64 = 10000
 
-// deleteCollectionOptions parses and validates the list options of a
-// DELETE on a collection as kube-apiserver does, with a LIST's rules; paged
-// says the request set a limit, so only its first page is deleted (see
-// storage.ParseDeleteCollectionSpec).
-func deleteCollectionOptions(q url.Values) (spec storage.ReadSpec, paged bool, err error) {
-	return storage.ParseDeleteCollectionSpec(q, deleteCollectionPageSize)
+// deleteCollectionOptions decodes and validates the list options of a
+// DELETE on a collection as kube-apiserver's handler does, with a LIST's
+// rules; paged says the request set a limit, so only its first page is
+// deleted (see storage.DecodeDeleteCollectionOptions). storage.SpecOf
+// then reads them as kube's store does.
+func deleteCollectionOptions(q url.Values) (o wire.ListOptions, paged bool, err error) {
+	return storage.DecodeDeleteCollectionOptions(q, deleteCollectionPageSize)
 }

@@ -217,6 +217,8 @@ func TestKubeWritesSameAsOurs(t *testing.T) {
 		{"delete collection sendInitialEvents", "DELETE", cms + "?labelSelector=set%3Dw&sendInitialEvents=true", "", ""},
 		{"delete collection resourceVersionMatch alone", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersionMatch=Exact", "", ""},
 		{"delete collection bad resourceVersion", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersion=x1", "", ""},
+		{"delete collection bad continue and propagationPolicy", "DELETE", cms + "?labelSelector=set%3Dw&continue=abc&propagationPolicy=Sometimes", "", ""},
+		{"delete collection bad resourceVersion and dryRun", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersion=x1&dryRun=Some", "", ""},
 		{"delete collection at resourceVersion 1", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersion=1", "", ""},
 		{"delete collection at resourceVersion 1 exactly", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersion=1&resourceVersionMatch=Exact", "", ""},
 		{"delete collection not older than resourceVersion 1", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersion=1&resourceVersionMatch=NotOlderThan", "", ""},

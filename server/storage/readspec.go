@@ -92,25 +92,30 @@ func ParseReadSpec(q url.Values) (ReadSpec, error) {
 	return SpecOf(o)
 }
 
-// ParseDeleteCollectionSpec parses and validates the query of a DELETE
-// on a collection, which kube-apiserver decodes and validates as a
-// LIST's (handlers/delete.go DeleteCollection). Its store then lists
-// what it deletes (registry/generic/registry/store.go DeleteCollection):
-// with the request's limit, the first page only (paged is true); without
-// one (limit absent or 0, not a negative limit), every page of pageSize
+// DecodeDeleteCollectionOptions decodes and validates the query of a
+// DELETE on a collection as kube-apiserver's handler does
+// (handlers/delete.go DeleteCollection): as a LIST's, with its 400s and
+// 422s. Its store then lists what it deletes
+// (registry/generic/registry/store.go DeleteCollection): with the
+// request's limit, the first page only (paged is true); without one
+// (limit absent or 0, not a negative limit), every page of pageSize
 // items. That pageSize limit makes a resourceVersion without
 // resourceVersionMatch read that revision exactly, as it does a paged
-// LIST's, where an unpaged LIST reads a state not older than it.
-func ParseDeleteCollectionSpec(q url.Values, pageSize int64) (s ReadSpec, paged bool, err error) {
+// LIST's, where an unpaged LIST reads a state not older than it. SpecOf
+// then reads the continue token and the resourceVersion, whose 400s come
+// from kube's store, after the handler has read the DeleteOptions.
+func DecodeDeleteCollectionOptions(q url.Values, pageSize int64) (o wire.ListOptions, paged bool, err error) {
 	o, limit, err := decodeListQuery(q)
 	if err != nil {
-		return ReadSpec{}, false, err
+		return wire.ListOptions{}, false, err
 	}
 	if limit == 0 {
 		o.Limit = pageSize
 	}
-	s, err = SpecOf(o)
-	return s, limit > 0, err
+	if o, err = validateListOptions(o); err != nil {
+		return wire.ListOptions{}, false, err
+	}
+	return o, limit > 0, nil
 }
 
 // decodeListQuery decodes a LIST's query with kube's parameter codec;
@@ -145,25 +150,10 @@ func decodeListQuery(q url.Values) (o wire.ListOptions, limit int64, err error) 
 // ListOptions.meta.k8s.io, before the continue token (then the
 // resourceVersion) is read. See ParseReadSpec.
 func SpecOf(o wire.ListOptions) (ReadSpec, error) {
-	ko := metainternalversion.ListOptions{
-		Watch:                o.Watch,
-		AllowWatchBookmarks:  o.AllowWatchBookmarks,
-		ResourceVersion:      o.ResourceVersion,
-		ResourceVersionMatch: metav1.ResourceVersionMatch(o.ResourceVersionMatch),
-		Continue:             o.Continue,
-		SendInitialEvents:    o.SendInitialEvents,
+	o, err := validateListOptions(o)
+	if err != nil {
+		return ReadSpec{}, err
 	}
-	metainternalversion.SetListOptionsDefaults(&ko, true)
-	if errs := metainternalversionvalidation.ValidateListOptions(&ko, true); len(errs) > 0 {
-		causes := make([]wire.StatusCause, 0, len(errs))
-		for _, e := range errs {
-			causes = append(causes, wire.StatusCause{Type: string(e.Type), Field: e.Field, Message: e.ErrorBody()})
-		}
-		st := wire.NewInvalid("meta.k8s.io", "ListOptions.meta.k8s.io", "", causes...)
-		st.Details.Kind = "ListOptions"
-		return ReadSpec{}, st
-	}
-	o.SendInitialEvents, o.ResourceVersionMatch = ko.SendInitialEvents, string(ko.ResourceVersionMatch)
 	// kube's store decodes a list's continue token before it looks at the
 	// resourceVersion, which it then refuses unparsed (but "0").
 	if o.Continue != "" && !o.Watch {
@@ -206,6 +196,32 @@ func SpecOf(o wire.ListOptions) (ReadSpec, error) {
 		s.Mode = revisionMode(o)
 	}
 	return s, nil
+}
+
+// validateListOptions defaults and validates o as kube-apiserver's
+// handler does, with kube's own functions (see SpecOf): a forbidden
+// combination is kube's 422 about ListOptions.meta.k8s.io.
+func validateListOptions(o wire.ListOptions) (wire.ListOptions, error) {
+	ko := metainternalversion.ListOptions{
+		Watch:                o.Watch,
+		AllowWatchBookmarks:  o.AllowWatchBookmarks,
+		ResourceVersion:      o.ResourceVersion,
+		ResourceVersionMatch: metav1.ResourceVersionMatch(o.ResourceVersionMatch),
+		Continue:             o.Continue,
+		SendInitialEvents:    o.SendInitialEvents,
+	}
+	metainternalversion.SetListOptionsDefaults(&ko, true)
+	if errs := metainternalversionvalidation.ValidateListOptions(&ko, true); len(errs) > 0 {
+		causes := make([]wire.StatusCause, 0, len(errs))
+		for _, e := range errs {
+			causes = append(causes, wire.StatusCause{Type: string(e.Type), Field: e.Field, Message: e.ErrorBody()})
+		}
+		st := wire.NewInvalid("meta.k8s.io", "ListOptions.meta.k8s.io", "", causes...)
+		st.Details.Kind = "ListOptions"
+		return o, st
+	}
+	o.SendInitialEvents, o.ResourceVersionMatch = ko.SendInitialEvents, string(ko.ResourceVersionMatch)
+	return o, nil
 }
 
 // ForWatch is the spec served as a WATCH: a request on a /watch/ path
