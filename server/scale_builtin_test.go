@@ -104,6 +104,11 @@ func TestScaleBuiltinWorkloads(t *testing.T) {
 				t.Errorf("%s %s scale: %d %v, want %d %q", tc.kind, c.method, r.code, st["message"], c.code, c.message)
 			}
 		}
+		// An applied Scale's namespace is checked before its name, as
+		// kube's patcher checks them.
+		e.expectStatus(400, "BadRequest", "the namespace of the provided object does not match the namespace sent on the request",
+			"PATCH", tc.path+"/w/scale?fieldManager=s&force=true", `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"other","namespace":"elsewhere"},"spec":{"replicas":7}}`,
+			"Content-Type", "application/apply-patch+yaml")
 		if got := e.must(200, "GET", tc.path+"/w", nil); path(got, "spec", "replicas") != float64(1) {
 			t.Fatalf("%s after refused scales: %v", tc.kind, path(got, "spec", "replicas"))
 		}

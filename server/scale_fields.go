@@ -117,13 +117,13 @@ func (c *call) applyScale(opts *metav1.PatchOptions, body []byte, old *autoscali
 		return nil, plainError(fmt.Errorf("failed to convert new object (%s/%s; autoscaling/v1, Kind=Scale) to proper version: "+
 			"request to convert CR to an invalid group/version: autoscaling/v1", patchObj.GetNamespace(), patchObj.GetName()))
 	}
-	// As kube's patcher, which checks the applied object's name and
-	// namespace against the URL's.
-	if out.Name != c.name {
-		return nil, wire.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", out.Name, c.name))
-	}
+	// As kube's patcher, which checks the applied object's namespace and
+	// then its name against the URL's.
 	if c.ns != "" && out.Namespace != "" && out.Namespace != c.ns {
 		return nil, wire.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	if out.Name != c.name {
+		return nil, wire.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", out.Name, c.name))
 	}
 	return out, nil
 }

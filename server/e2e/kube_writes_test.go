@@ -146,6 +146,7 @@ func TestKubeWritesSameAsOurs(t *testing.T) {
 		{"apply scale by another, same replicas", "PATCH", deps + "/d/scale?fieldManager=other", applyCT, `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d"},"spec":{"replicas":5}}`},
 		{"apply scale by another, other replicas", "PATCH", deps + "/d/scale?fieldManager=other", applyCT, `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d"},"spec":{"replicas":6}}`},
 		{"apply scale other name", "PATCH", deps + "/d/scale?fieldManager=scaler&force=true", applyCT, `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"other"},"spec":{"replicas":7}}`},
+		{"apply scale other name and namespace", "PATCH", deps + "/d/scale?fieldManager=scaler&force=true", applyCT, `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"other","namespace":"elsewhere"},"spec":{"replicas":7}}`},
 		{"apply scale other namespace", "PATCH", deps + "/d/scale?fieldManager=scaler&force=true", applyCT, `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d","namespace":"elsewhere"},"spec":{"replicas":7}}`},
 		{"get deployment after scale applies", "GET", deps + "/d", "", ""},
 		{"update deployment generation", "PUT", deps + "/d", jsonCT, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","generation":70},"spec":{"replicas":3,"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"x"}]}}}}`},
