@@ -7,7 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/listwatch/listwatch/server/storage"
@@ -69,8 +71,18 @@ func (c *call) list() error {
 
 // readPage reads one page of the collection as o asks, its items as
 // stored: an expired continue token is kube's 410 about it.
+//
+// A field selector that pins one name (in a namespace, for a namespaced
+// kind) reads that one key, as kube's store does (MatchesSingle): one
+// page, never continued.
 func (c *call) readPage(o storage.GetListOptions) (storage.ListPage, error) {
-	page, err := c.res.reader.GetList(c.r.Context(), c.res.prefix(c.ns), o)
+	prefix, single := c.res.prefix(c.ns), ""
+	if name, ok := o.Predicate.Field.RequiresExactMatch("metadata.name"); ok && o.Continue == "" &&
+		(c.ns != "" || !c.res.namespaced) && validName(name) {
+		single = c.res.key(c.ns, name)
+		prefix = single
+	}
+	page, err := c.res.reader.GetList(c.r.Context(), prefix, o)
 	c.tr.Step("Listing from storage done", slog.Int("count", len(page.Items)))
 	if err != nil {
 		var compacted *storage.CompactedError
@@ -79,7 +91,17 @@ func (c *call) readPage(o storage.GetListOptions) (storage.ListPage, error) {
 		}
 		return page, storageError(err, c.res, "")
 	}
+	if single != "" {
+		// The key is also the prefix of longer names: only it counts.
+		page.Items = slices.DeleteFunc(page.Items, func(kv storage.KV) bool { return kv.Key != single })
+		page.Continue, page.RemainingItemCount = "", nil
+	}
 	return page, nil
+}
+
+// validName: a name kube's key functions take (IsValidPathSegmentName).
+func validName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/%")
 }
 
 // listWriters buffer list responses (32 KiB each), kept across requests

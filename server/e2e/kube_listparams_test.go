@@ -139,11 +139,15 @@ func TestKubeListWatchParamsSameAsOurs(t *testing.T) {
 		path + "?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%3Db",
 		path + "?watch=1&timeoutSeconds=1&fieldSelector=%3D%3D",
 		path + "?fieldSelector=%3D%3D",
+		path + "?fieldSelector=metadata.name%3Da&limit=1",
+		path + "?fieldSelector=metadata.name%3Da,metadata.namespace%3D" + ns + "&limit=1",
+		"/api/v1/configmaps?fieldSelector=metadata.name%3Da&limit=1",
+		"/api/v1/namespaces?fieldSelector=metadata.name%3D" + ns + "&limit=1",
 	} {
 		var views [2]string
 		for j, c := range []*rawClient{kube, ours} {
 			code, _, b := c.send("GET", q, "", "application/json", "")
-			views[j] = listWatchView(code, b, true, rvs[c])
+			views[j] = listWatchView(code, b, strings.Contains(q, "/watch/") || strings.Contains(q, "watch=1"), rvs[c])
 		}
 		if views[0] != views[1] {
 			t.Errorf("GET %s:\n kube: %s\n ours: %s", q, views[0], views[1])
