@@ -86,8 +86,12 @@ func (c *call) readPage(o storage.GetListOptions) (storage.ListPage, error) {
 	c.tr.Step("Listing from storage done", slog.Int("count", len(page.Items)))
 	if err != nil {
 		var compacted *storage.CompactedError
-		if o.Continue != "" && errors.As(err, &compacted) {
-			return page, continueExpired()
+		if errors.As(err, &compacted) {
+			if o.Continue != "" {
+				return page, continueExpired()
+			}
+			// kube's etcd store's message: a list at a revision it compacted.
+			return page, wire.NewResourceExpired("The resourceVersion for the provided list is too old.")
 		}
 		return page, storageError(err, c.res, "")
 	}

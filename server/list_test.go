@@ -83,6 +83,9 @@ func TestContinueTokenTampering(t *testing.T) {
 	if msg := m["message"].(string); msg[:40] != "The provided continue parameter is too o" {
 		t.Fatalf("message %q", msg)
 	}
+	// A list at a compacted revision: kube's etcd store's 410.
+	e.expectStatus(410, "Expired", "The resourceVersion for the provided list is too old.",
+		"GET", cmPath+"?resourceVersion=2&resourceVersionMatch=Exact", nil)
 }
 
 func TestBadListAndWatchInput(t *testing.T) {
