@@ -279,6 +279,28 @@ func TestRequeueIsNoFailure(t *testing.T) {
 			t.Fatalf("reconciled %d times, want 7 (4 requeues, 2 errors retried, then success)", n)
 		}
 	})
+	// A Requeue between errors starts their count again: with one retry
+	// allowed, error, requeue, error, requeue, error, success all run.
+	synctest.Test(t, func(t *testing.T) {
+		var c calls
+		r := ReconcilerFunc(func(ctx context.Context, key string) (Result, error) {
+			switch n := c.record(key); {
+			case n == 6:
+				return Result{}, nil
+			case n%2 == 0:
+				return Result{Requeue: true}, nil
+			}
+			return Result{}, errors.New("transient")
+		})
+		ctrl, _ := newController(t, r, Options{MaxRetries: 1})
+		start(t, ctrl)
+		ctrl.Enqueue("k")
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if n := len(c.times("k")); n != 6 {
+			t.Fatalf("reconciled %d times, want 6", n)
+		}
+	})
 }
 
 func TestPanicIsRecoveredAndRetried(t *testing.T) {

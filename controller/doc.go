@@ -23,8 +23,8 @@
 //   - Result.Requeue: retried with rate limiting.
 //   - an error: retried with rate limiting (5ms doubling to 1000s by
 //     default, and 10 retries a second overall) up to Options.MaxRetries
-//     errors in a row (a Result.Requeue between them does not count, a
-//     clean reconcile starts the count again), then dropped and logged. An informer resync or a new event brings
+//     errors in a row (a reconcile without an error, Result.Requeue
+//     included, starts the count again), then dropped and logged. An informer resync or a new event brings
 //     a dropped key back.
 //   - TerminalError(err): logged and forgotten, never retried.
 //   - a panic: recovered, logged with its stack, counted in

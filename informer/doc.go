@@ -34,7 +34,10 @@
 //   - Convergence: after every fault the reflector relists and Replace turns
 //     the difference into deltas, so the Store ends equal to the server's
 //     state, and each handler sees, per key, a consistent history: an Add
-//     before any Update, nothing after a Delete until the next Add.
+//     before any Update, nothing after a Delete until the next Add. (One
+//     exception, as in client-go: an added or updated object whose
+//     Options.Transform fails is logged and skipped, and the store keeps
+//     what it had for that key until a later change or relist.)
 //   - Re-creations are not updates: an object deleted and created again
 //     under the same name while the watch was down comes back from the
 //     relist with another UID; handlers get OnDelete(old, true) and then

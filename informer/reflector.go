@@ -718,7 +718,11 @@ func (r *Reflector[T]) apply(ev wire.Event[T]) error {
 		// Transform failed) is logged and skipped, and the watch goes on.
 		// Relisting would not help (the list runs the same Transform, on
 		// the same object) and would stop every other object's events.
-		r.logger.Error("watch event not stored", "type", ev.Type, "object", object.Key(ev.Object), "resourceVersion", rv, "err", err)
+		msg := "watch event not stored"
+		if ev.Type == wire.Deleted {
+			msg = "watch event delivered untransformed" // the queue's Delete keeps a deletion
+		}
+		r.logger.Error(msg, "type", ev.Type, "object", object.Key(ev.Object), "resourceVersion", rv, "err", err)
 	}
 	r.mu.Lock()
 	if rv != "" {

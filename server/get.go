@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 
@@ -28,10 +29,9 @@ func (c *call) get() error {
 		return c.getScale()
 	}
 	var kv storage.KV
-	switch rv := opts.ResourceVersion; rv {
-	case "", "0":
+	if rv := opts.ResourceVersion; rv == "" || isZeroRV(rv) {
 		kv, err = c.s.store.Get(c.r.Context(), c.res.key(c.ns, c.name))
-	default:
+	} else {
 		kv, err = c.getNotOlderThan(rv)
 	}
 	c.tr.Step("About to write a response")
@@ -47,6 +47,13 @@ func (c *call) get() error {
 		}
 	}
 	return c.writeObject(http.StatusOK, value)
+}
+
+// isZeroRV: rv parses to 0 ("0", "00"), which kube's cacher serves as
+// "any state".
+func isZeroRV(rv string) bool {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	return err == nil && n == 0
 }
 
 // getOptions decodes a GET's query as kube's handler does: the export
@@ -77,12 +84,18 @@ func getOptions(c *call) (*metav1.GetOptions, error) {
 // watch cache refuses an rv its versioner does not parse with a 500.
 func (c *call) getNotOlderThan(rv string) (storage.KV, error) {
 	n, err := strconv.ParseUint(rv, 10, 64)
-	if err != nil || n == 0 || n > 1<<63-1 {
-		msg := "invalid resource version"
+	if err != nil {
+		return storage.KV{}, plainError(fmt.Errorf("resourceVersion: Invalid value: %q: %v", rv, err))
+	}
+	if n > math.MaxInt64 {
+		// A revision no store reaches: kube's cacher waits for it in vain.
+		cur, err := c.s.store.CurrentRevision(c.r.Context())
 		if err != nil {
-			msg = err.Error()
+			return storage.KV{}, err
 		}
-		return storage.KV{}, plainError(fmt.Errorf("resourceVersion: Invalid value: %q: %s", rv, msg))
+		st := tooLargeRV(storage.ErrTooLargeResourceVersion)
+		st.Message = fmt.Sprintf("Timeout: Too large resource version: %d, current: %d", n, cur)
+		return storage.KV{}, st
 	}
 	key := c.res.key(c.ns, c.name)
 	page, err := c.res.reader.GetList(c.r.Context(), key, storage.GetListOptions{

@@ -158,7 +158,7 @@ func TestKubeListWatchParamsSameAsOurs(t *testing.T) {
 	// and with the export parameter kube refuses.
 	for _, obj := range []string{"/a", "/zz"} {
 		for _, q := range []string{"", "resourceVersion=0", "resourceVersion=old", "resourceVersion=now", "resourceVersion=future",
-			"resourceVersion=abc", "resourceVersion=-1", "export=true", "export=false", "export=x", "resourceVersion=now&export=1", "timeout=abc", "timeout=30s"} {
+			"resourceVersion=abc", "resourceVersion=-1", "resourceVersion=00", "resourceVersion=18446744073709551615", "export=true", "export=false", "export=x", "resourceVersion=now&export=1", "timeout=abc", "timeout=30s"} {
 			var views [2]string
 			for j, c := range []*rawClient{kube, ours} {
 				v := url.Values{}

@@ -80,6 +80,7 @@ func (cfg Config) withDefaults() Config {
 	if cfg.HistoryMin <= 0 {
 		cfg.HistoryMin = 100
 	}
+	cfg.HistoryMin = min(cfg.HistoryMin, cfg.HistorySize)
 	if cfg.HistoryAge <= 0 {
 		cfg.HistoryAge = 5 * time.Minute
 	}

@@ -14,7 +14,8 @@
 //   - the current objects, in an immutable ordered tree (a treap with path
 //     copying): a snapshot is a pointer, a write copies O(log n) nodes, and
 //     any snapshot can be paged at any key without a lock;
-//   - a ring of recent events (bounded by HistorySize and HistoryAge); the
+//   - a ring of recent events (bounded by HistorySize and HistoryAge, but
+//     the newest HistoryMin stay whatever their age); the
 //     newest and every 16th carry the snapshot right after them, and the
 //     state after any other is that snapshot with at most 15 writes
 //     replayed, so the state at any revision the ring still covers can be
