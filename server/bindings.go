@@ -220,6 +220,9 @@ func (c *call) componentStatuses(info *request.Info) error {
 			}
 		}
 		out, err = rest.List(c.r.Context(), opts)
+	case info.Verb == "watch":
+		// kube's list handler, as componentstatuses cannot be watched.
+		return wire.NewMethodNotSupported(c.res.gr(), "watch")
 	default:
 		return methodNotAllowed()
 	}

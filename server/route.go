@@ -6,6 +6,7 @@ import (
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"k8s.io/apiserver/pkg/admission"
@@ -69,7 +70,45 @@ var errNoRoute = errors.New("no route")
 // request.WithScope decides before authorization, checked again here as the
 // registry may have changed since), and a namespaced one without a
 // namespace is only listed and watched, across all namespaces.
-func (s *Server) target(info *request.Info) (res *resource, ns string, status bool, err error) {
+func (s *Server) target(info *request.Info, method string) (res *resource, ns string, status bool, err error) {
+	res, ns, status, err = s.route(info)
+	if r, ok := s.reg.lookup(info.APIGroup, info.APIVersion, info.Resource); !ok || r.crd != "" || isConnect(r, info) {
+		// A custom resource is served by kube's CRD handler, not its
+		// router, which takes any method (HEAD as GET); a connect
+		// subresource checks its own methods (podsub.go).
+		return res, ns, status, err
+	}
+	if err == nil && (method == http.MethodHead || info.WatchPath && method != http.MethodGet) {
+		// kube's installer registers no HEAD route, and a /watch/ path
+		// for GET only.
+		return nil, "", false, methodNotAllowed()
+	}
+	if isNoRoute(err) && method != http.MethodGet && !info.WatchPath {
+		// The path may be routed for GET (a subresource's GET, PUT and
+		// PATCH; a list): another method there is the router's 405.
+		get := *info
+		get.Verb = "get"
+		if get.Name == "" {
+			get.Verb = "list"
+		}
+		if _, _, _, err := s.route(&get); err == nil {
+			return nil, "", false, methodNotAllowed()
+		}
+	}
+	return res, ns, status, err
+}
+
+// isNoRoute reports whether err is route's answer for a path no route
+// serves, whatever the method.
+func isNoRoute(err error) bool {
+	var st *wire.Status
+	return err == errNoRoute || errors.As(err, &st) && st.Code == http.StatusNotFound && st.Message == notFoundPath().Message
+}
+
+// route is target for a request whose method is the one its verb tells:
+// the resource, namespace and name, a 404 for a path no route serves, or
+// a 405 for a verb the path does not take.
+func (s *Server) route(info *request.Info) (res *resource, ns string, status bool, err error) {
 	res, ok := s.reg.lookup(info.APIGroup, info.APIVersion, info.Resource)
 	if !ok || !info.Routable(res.scope()) {
 		return nil, "", false, errNoRoute
@@ -78,8 +117,11 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 		if res.namespaced {
 			ns = info.Namespace
 		}
-		if res.namespaced && ns == "" {
+		if res.namespaced && ns == "" || info.WatchPath {
 			return nil, "", false, notFoundPath()
+		}
+		if err := handlerMethod(res, info); err != nil {
+			return nil, "", false, err
 		}
 		return res, ns, false, nil // the handler routes (bindings.go)
 	}
@@ -91,8 +133,14 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 		if res.namespaced {
 			ns = info.Namespace
 		}
-		if res.namespaced && ns == "" {
+		if res.namespaced && ns == "" || info.WatchPath {
 			return nil, "", false, notFoundPath()
+		}
+		if info.Verb != "create" {
+			// kube routes the collection for POST only: its router
+			// answers another method before looking at the body's
+			// type or Accept.
+			return nil, "", false, methodNotAllowed()
 		}
 		return res, ns, false, nil
 	}
@@ -129,6 +177,11 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 	if res.namespaced {
 		ns = info.Namespace
 	}
+	if res.namespaced && ns == "" && info.WatchPath && info.Name != "" {
+		// kube watches a namespaced kind across namespaces as a
+		// collection only: no name follows /watch/{resource}.
+		return nil, "", false, notFoundPath()
+	}
 	if res.namespaced && ns == "" && info.Verb != "list" && info.Verb != "watch" {
 		if info.Name == "" && info.Subresource == "" {
 			// kube's installer routes a namespaced kind's list across
@@ -155,12 +208,32 @@ func (s *Server) target(info *request.Info) (res *resource, ns string, status bo
 	return res, ns, status, nil
 }
 
+// handlerMethod is the router's answer for a resource served by a
+// handler of its own, before the handler looks at the body's type or
+// Accept: 404 for a path it does not route (a subresource; a name below
+// bindings), 405 for a verb it does not take on a path it routes:
+// bindings take POST on the collection only, componentstatuses GET
+// (verbList). A watch is left to the handler, as kube's list handler
+// refuses it.
+func handlerMethod(res *resource, info *request.Info) error {
+	verbs := res.verbList
+	switch {
+	case info.Subresource != "", verbs == nil && info.Name != "":
+		return notFoundPath()
+	case verbs == nil:
+		verbs = []string{"create"}
+	}
+	if info.Verb == "watch" || slices.Contains(verbs, info.Verb) {
+		return nil
+	}
+	return methodNotAllowed()
+}
+
 // serveResource runs the verb of a resource request, traced.
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *request.Info) {
-	res, ns, statusOK, err := s.target(info)
+	res, ns, statusOK, err := s.target(info, r.Method)
 	if err != nil {
-		var st *wire.Status
-		if err == errNoRoute || errors.As(err, &st) && st.Code == http.StatusNotFound && st.Message == notFoundPath().Message {
+		if isNoRoute(err) {
 			writeNoRoute(w, r)
 			return
 		}

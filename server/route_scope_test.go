@@ -317,7 +317,7 @@ func FuzzRouteTarget(f *testing.F) {
 		if err != nil || !info.IsResourceRequest {
 			return
 		}
-		res, ns, _, err := s.target(info)
+		res, ns, _, err := s.target(info, method)
 		if err != nil {
 			return
 		}

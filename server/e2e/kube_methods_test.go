@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/listwatch/listwatch/wire"
@@ -70,4 +72,60 @@ func TestKubeClusterWideListMethodsSameAsOurs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestKubeRouteMethodsSameAsOurs: kube's installer registers each path of
+// a built-in resource for the methods its storage serves (a /status,
+// /scale, pods/ephemeralcontainers, pods/resize or
+// certificatesigningrequests/approval GET, PUT and PATCH; pods/binding and
+// pods/eviction POST; a /watch/ path GET; HEAD nowhere but the proxies),
+// so another method on a routed path is its router's 405 Status (a HEAD's
+// with no body), before the body's type or Accept is looked at; a path
+// with no route is a 404 whatever the method. The connect subresources
+// (log, exec, attach, portforward, the proxies) take their own methods.
+// Answers to GET and PUT are compared elsewhere.
+func TestKubeRouteMethodsSameAsOurs(t *testing.T) {
+	kube, ours, ns := sideBySide(t)
+	api, apps := "/api/v1/namespaces/"+ns, "/apis/apps/v1/namespaces/"+ns
+	paths := []string{
+		api + "/configmaps", api + "/configmaps/x", "/api/v1/configmaps", api + "/configmaps/x/foo",
+		"/api/v1/namespaces/x", "/api/v1/namespaces", "/api/v1/namespaces/x/status", "/api/v1/namespaces/x/finalize",
+		apps + "/deployments/x", apps + "/deployments/x/scale", apps + "/deployments/x/status",
+		api + "/replicationcontrollers/x/scale", api + "/replicationcontrollers/x/status",
+		"/apis/policy/v1/namespaces/" + ns + "/poddisruptionbudgets/x/status",
+		"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x/status",
+		"/apis/certificates.k8s.io/v1/certificatesigningrequests/x/approval", "/apis/certificates.k8s.io/v1/certificatesigningrequests/x/status",
+		api + "/pods/x/status", api + "/pods/x/ephemeralcontainers", api + "/pods/x/resize", api + "/pods/x/binding", api + "/pods/x/eviction",
+		api + "/pods/x/log", api + "/pods/x/exec", api + "/pods/x/attach", api + "/pods/x/portforward", api + "/pods/x/proxy", api + "/pods/x/proxy/y",
+		api + "/services/x/proxy", api + "/services/x/proxy/y", "/api/v1/nodes/x", "/api/v1/nodes/x/proxy", "/api/v1/nodes/x/proxy/y",
+		api + "/serviceaccounts/x/token", api + "/bindings", api + "/bindings/x",
+		"/api/v1/componentstatuses", "/api/v1/componentstatuses/x",
+		"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews/x",
+		"/api/v1/watch/namespaces/" + ns + "/configmaps", "/api/v1/watch/namespaces/" + ns + "/configmaps/x", "/api/v1/watch/configmaps",
+		"/api/v1/watch/configmaps/x", "/api/v1/watch/namespaces/" + ns + "/configmaps/x/status", "/api/v1/watch/componentstatuses",
+		"/apis/authorization.k8s.io/v1/watch/selfsubjectaccessreviews",
+	}
+	// CONNECT is left out: Go's HTTP/2 client sends it without a path.
+	for _, method := range []string{"HEAD", "POST", "PATCH", "DELETE", "OPTIONS", "TRACE", "FOO"} {
+		for _, path := range paths {
+			k, o := kube.routeAnswer(method, path), ours.routeAnswer(method, path)
+			if k != o {
+				t.Errorf("%s %s:\n kube:  %s\n serve: %s", method, path, k, o)
+			}
+		}
+	}
+}
+
+// routeAnswer is accepting for a JSON body of a JSON Status accepted,
+// with the body's length: a HEAD's 405 has a Content-Type and a
+// Content-Length, and no body.
+func (c *rawClient) routeAnswer(method, path string) string {
+	c.t.Helper()
+	code, hdr, b := c.send(method, path, jsonCT, "application/json", "{}")
+	out := fmt.Sprintf("%d %s length %s, %d bytes", code, hdr.Get("Content-Type"), hdr.Get("Content-Length"), len(b))
+	var m map[string]any
+	if json.Unmarshal(b, &m) == nil && m["kind"] == "Status" {
+		out += fmt.Sprintf(" %v %q", m["reason"], m["message"])
+	}
+	return out
 }

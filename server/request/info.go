@@ -31,6 +31,10 @@ type Info struct {
 	Resource       string
 	Subresource    string
 	Name           string
+	// WatchPath: the path has the /watch/ prefix after the version, so
+	// Verb is watch whatever the method, as kube's RequestInfo has it
+	// (its router serves such a path for GET only).
+	WatchPath bool
 }
 
 // User is an authenticated identity.

@@ -63,6 +63,7 @@ func Parse(r *http.Request) (*Info, error) {
 			return nil, fmt.Errorf("%w: %s", ErrUnknownKind, r.URL.Path)
 		}
 		info.Verb = "watch"
+		info.WatchPath = true
 		byMethod = false
 		parts = parts[1:]
 	} else {
