@@ -74,10 +74,18 @@ var errRVSetOnCreate = errors.New("resourceVersion should not be set on objects 
 // returning the stored value.
 func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	defer func() { c.finishAllocation(err == nil) }()
-	// kube's NamespaceLifecycle names the object as mutating admission
-	// sees it, before the store draws a name from generateName.
-	admitted := admissionName(d)
+	// kube's NamespaceLifecycle, the first of its mutating admission
+	// plugins, refuses a create in a namespace that is missing or being
+	// deleted, before validation and webhooks (namespaceLifecycle, called
+	// by admit), naming the object as admission sees it, before the store
+	// draws a name from generateName.
+	if c.res.namespaced {
+		c.lifecycleName = admissionName(d)
+	}
 	if err := c.admit(d, nil, nil); err != nil {
+		return nil, err
+	}
+	if err := c.namespaceLifecycle(); err != nil { // a path that did not check
 		return nil, err
 	}
 	// kube's storage refuses a POST of an object that names a
@@ -101,11 +109,6 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	}
 	name := d.metaString("name")
 	c.name = name
-	if c.res.namespaced {
-		if err := c.s.checkNamespaceOpen(c.r.Context(), c.res, c.ns, admitted); err != nil {
-			return nil, err
-		}
-	}
 	value := d.encode()
 	obj := d.takeView() // the typed object value encodes, if any
 	c.tr.Step("About to store object in database")
@@ -176,6 +179,17 @@ func (c *call) alreadyExists(d *doc) error {
 		st.Message = "object is being deleted: " + st.Message
 	}
 	return st
+}
+
+// namespaceLifecycle runs the pending check of a create's namespace
+// (lifecycleName), once.
+func (c *call) namespaceLifecycle() error {
+	if c.lifecycleName == "" {
+		return nil
+	}
+	name := c.lifecycleName
+	c.lifecycleName = ""
+	return c.s.checkNamespaceOpen(c.r.Context(), c.res, c.ns, name)
 }
 
 // checkNamespaceOpen: ns exists and is not being deleted.

@@ -70,6 +70,9 @@ func (c *call) admit(d, old *doc, settle func(rv string) error) error {
 		if hasRV {
 			d.meta["resourceVersion"] = rv
 		}
+		if err := c.namespaceLifecycle(); err != nil {
+			return err
+		}
 		if err := c.mutateCustom(d, old); err != nil {
 			return err
 		}
@@ -219,7 +222,10 @@ func (c *call) mutatedTyped(t *typedKind, d, old *doc) (obj, oldObj runtime.Obje
 		return nil, nil, err
 	}
 	// kube's mutating admission: after decoding and defaulting, before the
-	// store's own steps (webhook.go).
+	// store's own steps (webhook.go), NamespaceLifecycle first.
+	if err := c.namespaceLifecycle(); err != nil {
+		return nil, nil, err
+	}
 	if err := c.mutateTyped(t, obj, oldObj); err != nil {
 		return nil, nil, err
 	}

@@ -75,6 +75,11 @@ func TestNamespaces(t *testing.T) {
 		{"/api/v1/namespaces/team/configmaps?dryRun=All", "c2", "configmaps", "", cm("c2", nil, nil)},
 		{"/api/v1/namespaces/team/configmaps", "g-", "configmaps", "", withGenerateName},
 		{"/apis/example.com/v1/namespaces/team/widgets", "w2", "widgets", "example.com", widget("w2", "v1")},
+		// Before validation, as kube's admission: a name the strategy
+		// refuses, or none, is still refused for the namespace.
+		{"/api/v1/namespaces/team/configmaps", "UPPER", "configmaps", "", cm("UPPER", nil, nil)},
+		{"/api/v1/namespaces/team/configmaps", "Unknown", "configmaps", "", map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{}}},
+		{"/apis/example.com/v1/namespaces/team/widgets", "Bad_Name", "widgets", "example.com", widget("Bad_Name", "v1")},
 	} {
 		gr := c.resource
 		if c.group != "" {

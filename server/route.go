@@ -346,6 +346,11 @@ type call struct {
 	// another name starts from it, as kube's store retries after the
 	// handler's admission, so webhooks are called once.
 	mutated any
+	// lifecycleName, when set, is the name kube's NamespaceLifecycle
+	// admission gives the create under way (create.go): its check of the
+	// namespace runs at the start of mutating admission, then this is
+	// cleared.
+	lifecycleName string
 	// evictAttrs and evictOI: an eviction's admission attributes, for
 	// the validating chain evictPod runs (eviction.go).
 	evictAttrs admission.Attributes

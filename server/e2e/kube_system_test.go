@@ -128,6 +128,11 @@ func TestKubeTerminatingNamespaceSameAsOurs(t *testing.T) {
 		{"POST", cms, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"g-"}}`},
 		{"PATCH", cms + "/a?fieldManager=m", "application/apply-patch+yaml", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}`},
 		{"PUT", cms + "/u", jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u"}}`},
+		// NamespaceLifecycle runs before validation: a name the strategy
+		// would refuse, or none at all, is still the namespace's 403.
+		{"POST", cms, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"UPPER"}}`},
+		{"POST", cms, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{}}`},
+		{"POST", cms, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bad","labels":{"a b":"c"}}}`},
 	} {
 		k, o := kube.raw(r.method, r.path, r.ctype, r.body), ours.raw(r.method, r.path, r.ctype, r.body)
 		kv := statusView(k) + fmt.Sprintf(" details=%v", k.m["details"])
