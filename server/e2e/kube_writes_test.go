@@ -220,8 +220,10 @@ func TestKubeWritesSameAsOurs(t *testing.T) {
 		{"delete collection bad resourceVersion", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersion=x1", "", ""},
 		{"delete collection bad continue and propagationPolicy", "DELETE", cms + "?labelSelector=set%3Dw&continue=abc&propagationPolicy=Sometimes", "", ""},
 		{"delete collection bad resourceVersion and dryRun", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersion=x1&dryRun=Some", "", ""},
-		{"delete collection at resourceVersion 1", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersion=1", "", ""},
-		{"delete collection at resourceVersion 1 exactly", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersion=1&resourceVersionMatch=Exact", "", ""},
+		// (At resourceVersion 1 without a match, or Exact, kube reads
+		// revision 1 itself: an empty list while its etcd holds it, 410
+		// once compacted, which the shared kube-apiserver of a long e2e
+		// run has done. Not compared: TestDeleteCollectionListOptions.)
 		{"delete collection not older than resourceVersion 1", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersion=1&resourceVersionMatch=NotOlderThan", "", ""},
 		{"delete collection at resourceVersion 0", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersion=0", "", ""},
 		{"delete collection unpaged at resourceVersion 1", "DELETE", cms + "?labelSelector=set%3Dw&resourceVersion=1&limit=-1", "", ""},
