@@ -113,13 +113,10 @@ func TestPerHandlerResync(t *testing.T) {
 		inf.AddEventHandler(fast, informer.HandlerOptions{ResyncPeriod: 10 * time.Second})
 		inf.AddEventHandler(slow, informer.HandlerOptions{ResyncPeriod: 30 * time.Second})
 		inf.AddEventHandler(none, informer.HandlerOptions{})
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan struct{})
-		go func() { inf.Run(ctx); close(done) }()
+		stop := runInformer(t, inf)
 		time.Sleep(65 * time.Second) // fake time: ticks at 10s..60s
 		synctest.Wait()
-		cancel()
-		<-done
+		stop()
 		for _, c := range []struct {
 			name string
 			r    *recorder
@@ -130,6 +127,15 @@ func TestPerHandlerResync(t *testing.T) {
 			}
 		}
 	})
+}
+
+// runInformer runs inf until the function it returns, which stops it and
+// waits for Run to return.
+func runInformer(t *testing.T, inf *informer.Informer[U]) (stop func()) {
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { inf.Run(ctx); close(done) }()
+	return func() { cancel(); <-done }
 }
 
 // syncsOf is the resync updates r has handled.
@@ -153,9 +159,7 @@ func TestResyncWhileHandlersComeAndGo(t *testing.T) {
 		}
 		steady, slow, late := newRecorder(), newRecorder(), newRecorder()
 		inf.AddEventHandler(steady, informer.HandlerOptions{ResyncPeriod: 10 * time.Second})
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan struct{})
-		go func() { inf.Run(ctx); close(done) }()
+		stop := runInformer(t, inf)
 		for range 16 { // fake time: a handler comes and goes every 4s, to 64s
 			time.Sleep(4 * time.Second)
 			reg, err := inf.AddEventHandler(newRecorder(), informer.HandlerOptions{})
@@ -178,8 +182,7 @@ func TestResyncWhileHandlersComeAndGo(t *testing.T) {
 		lateAt73 := syncsOf(late)
 		time.Sleep(1500 * time.Millisecond) // 74.5s
 		synctest.Wait()
-		cancel()
-		<-done
+		stop()
 		for _, c := range []struct {
 			name      string
 			got, want int
@@ -253,11 +256,8 @@ func TestTransformErrorSkipsOneWatchEvent(t *testing.T) {
 		UpdateFunc: func(_, o U) { events <- "update " + o.GetName() + " " + o.GetLabels()["bad"] },
 		DeleteFunc: func(o U, _ bool) { events <- "delete " + o.GetName() + " " + o.GetLabels()["bad"] },
 	}, informer.HandlerOptions{})
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { inf.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	if !informer.WaitForCacheSync(ctx, inf.HasSynced) {
+	defer runInformer(t, inf)()
+	if !informer.WaitForCacheSync(t.Context(), inf.HasSynced) {
 		t.Fatal("no sync")
 	}
 	srv.mu.Lock()

@@ -29,10 +29,10 @@ func (c *call) get() error {
 		return c.getScale()
 	}
 	var kv storage.KV
-	if rv := opts.ResourceVersion; rv == "" || isZeroRV(rv) {
+	if opts.ResourceVersion == "" {
 		kv, err = c.s.store.Get(c.r.Context(), c.res.key(c.ns, c.name))
 	} else {
-		kv, err = c.getNotOlderThan(rv)
+		kv, err = c.getAt(opts.ResourceVersion)
 	}
 	c.tr.Step("About to write a response")
 	if err != nil {
@@ -47,13 +47,6 @@ func (c *call) get() error {
 		}
 	}
 	return c.writeObject(http.StatusOK, value)
-}
-
-// isZeroRV: rv parses to 0 ("0", "00"), which kube's cacher serves as
-// "any state".
-func isZeroRV(rv string) bool {
-	n, err := strconv.ParseUint(rv, 10, 64)
-	return err == nil && n == 0
 }
 
 // getOptions decodes a GET's query as kube's handler does: the export
@@ -79,15 +72,19 @@ func getOptions(c *call) (*metav1.GetOptions, error) {
 	return opts, nil
 }
 
-// getNotOlderThan reads the object in a state not older than rv, through
-// the reader that serves lists (the watch cache waits for rv). kube's
-// watch cache refuses an rv its versioner does not parse with a 500.
-func (c *call) getNotOlderThan(rv string) (storage.KV, error) {
+// getAt reads the object at resourceVersion rv as kube's watch cache
+// does: one that parses to 0 ("0", "00") is any state, so storage's
+// newest; N a state not older than N, through the reader that serves
+// lists (the watch cache waits for N); one its versioner does not parse
+// is a 500.
+func (c *call) getAt(rv string) (storage.KV, error) {
 	n, err := strconv.ParseUint(rv, 10, 64)
-	if err != nil {
+	switch {
+	case err != nil:
 		return storage.KV{}, plainError(fmt.Errorf("resourceVersion: Invalid value: %q: %v", rv, err))
-	}
-	if n > math.MaxInt64 {
+	case n == 0:
+		return c.s.store.Get(c.r.Context(), c.res.key(c.ns, c.name))
+	case n > math.MaxInt64:
 		// A revision no store reaches: kube's cacher waits for it in vain.
 		cur, err := c.s.store.CurrentRevision(c.r.Context())
 		if err != nil {

@@ -9,8 +9,9 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
+
+	validationpath "k8s.io/apimachinery/pkg/api/validation/path"
 
 	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
@@ -78,7 +79,7 @@ func (c *call) list() error {
 func (c *call) readPage(o storage.GetListOptions) (storage.ListPage, error) {
 	prefix, single := c.res.prefix(c.ns), ""
 	if name, ok := o.Predicate.Field.RequiresExactMatch("metadata.name"); ok && o.Continue == "" &&
-		(c.ns != "" || !c.res.namespaced) && validName(name) {
+		(c.ns != "" || !c.res.namespaced) && len(validationpath.IsValidPathSegmentName(name)) == 0 {
 		single = c.res.key(c.ns, name)
 		prefix = single
 	}
@@ -101,11 +102,6 @@ func (c *call) readPage(o storage.GetListOptions) (storage.ListPage, error) {
 		page.Continue, page.RemainingItemCount = "", nil
 	}
 	return page, nil
-}
-
-// validName: a name kube's key functions take (IsValidPathSegmentName).
-func validName(name string) bool {
-	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/%")
 }
 
 // listWriters buffer list responses (32 KiB each), kept across requests

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/klauspost/compress/gzip"
-	"k8s.io/apimachinery/pkg/fields"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/server/filters"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	genericfilters "k8s.io/apiserver/pkg/endpoints/filters"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	clientv3 "go.etcd.io/etcd/client/v3"
-
+	genericfilters "k8s.io/apiserver/pkg/endpoints/filters"
 	kubesa "k8s.io/kubernetes/pkg/serviceaccount"
 
 	"github.com/listwatch/listwatch/client"

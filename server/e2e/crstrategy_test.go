@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,29 +48,6 @@ type rawClient struct {
 	host string
 	hc   *http.Client
 	log  []string
-}
-
-// sameTranscripts fails t unless the lines serve gave (ours) are the
-// lines kube-apiserver gave, naming each line that differs.
-func sameTranscripts(t *testing.T, ours, kube []string) {
-	t.Helper()
-	if slices.Equal(ours, kube) {
-		return
-	}
-	var diff strings.Builder
-	for i := range max(len(ours), len(kube)) {
-		var o, k string
-		if i < len(ours) {
-			o = ours[i]
-		}
-		if i < len(kube) {
-			k = kube[i]
-		}
-		if o != k {
-			fmt.Fprintf(&diff, "listwatch: %s\nkube:      %s\n", o, k)
-		}
-	}
-	t.Fatalf("transcripts differ:\n%s", diff.String())
 }
 
 func newRawClient(t *testing.T, cfg *rest.Config) *rawClient {
@@ -325,7 +301,7 @@ func TestCustomResourceRulesLikeKube(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	sameTranscripts(t, ours, crScript(newRawClient(t, kubeRESTConfig(t))))
+	compareLogs(t, ours, crScript(newRawClient(t, kubeRESTConfig(t))))
 }
 
 // TestKubectlScaleCustomResource: kubectl scale, and client-go's dynamic
