@@ -14,9 +14,12 @@ import (
 	"github.com/listwatch/listwatch/wire"
 )
 
-// GitVersion is the version /version reports: the Kubernetes API level
-// listwatch speaks, marked as listwatch's.
-const GitVersion = "v1.37.2-listwatch"
+// GitVersion is the version /version reports: the Kubernetes release
+// whose API listwatch serves, as that release's kube-apiserver reports it.
+// No "-listwatch" suffix: semantic-version checks (Helm's kubeVersion
+// constraints among them) take a suffixed version for a pre-release and
+// refuse it. /version's gitCommit says it is listwatch.
+const GitVersion = "v1.37.2"
 
 // serveNonResource answers the paths that are not resources, and reports
 // whether it did.

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	kubex509 "k8s.io/apiserver/pkg/authentication/request/x509"
+
 	"github.com/listwatch/listwatch/server/request"
 )
 
@@ -20,9 +22,14 @@ import (
 // it, and other authenticators (a bearer token) may still identify it.
 var ErrCertNotVerified = errors.New("auth: client certificate presented but not verified")
 
-// X509 authenticates by the client certificate: the user is the leaf's
-// Common Name and the groups its Organizations. A certificate with an
-// empty CN identifies no one.
+// X509 authenticates by the client certificate as kube's x509
+// authenticator does: the user is the leaf's Common Name, the groups its
+// Organizations, the UID its subject's Kubernetes UID attribute (OID
+// 1.3.6.1.4.1.57683.2; a certificate with two, or an empty one, is
+// refused), and the extra
+// authentication.kubernetes.io/credential-id is "X509SHA256=" and the
+// certificate's hex SHA-256. A certificate with an empty CN identifies no
+// one.
 //
 // With Roots set, X509 verifies the certificate itself, as kube-apiserver's
 // x509 authenticator does: the chain (intermediates are the other
@@ -146,12 +153,19 @@ func (a X509) Authenticate(r *http.Request) (*request.User, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	if leaf.Subject.CommonName == "" {
-		return nil, false, nil
+	// kube's own conversion: the CN, the Organizations, a UID from the
+	// subject's UID attribute (AllowParsingUserUIDFromCertAuth, on since
+	// 1.33) and the certificate's SHA-256 as the credential id.
+	resp, ok, err := kubex509.CommonNameUserConversion([]*x509.Certificate{leaf})
+	if !ok || err != nil {
+		return nil, false, err
 	}
+	u := resp.User
 	return &request.User{
-		Name:   leaf.Subject.CommonName,
-		Groups: slices.Clone(leaf.Subject.Organization),
+		Name:   u.GetName(),
+		UID:    u.GetUID(),
+		Groups: slices.Clone(u.GetGroups()),
+		Extra:  u.GetExtra(),
 	}, true, nil
 }
 

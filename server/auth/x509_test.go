@@ -4,9 +4,11 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"errors"
 	"math/big"
 	"net/http"
@@ -14,6 +16,10 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	kubeasn1 "k8s.io/apimachinery/pkg/apis/asn1"
+
+	"github.com/listwatch/listwatch/server/request"
 )
 
 func TestX509(t *testing.T) {
@@ -43,6 +49,42 @@ func TestX509(t *testing.T) {
 		if ok && (u.Name != "carol" || !slices.Equal(u.Groups, []string{"dev", "ops"})) {
 			t.Errorf("%s: user %+v", tt.name, u)
 		}
+	}
+}
+
+// TestX509UserAsKube: the user carries what kube's x509 authenticator
+// gives it: the certificate's SHA-256 as its credential id, its subject's
+// UID attribute as the UID, and no user for two UIDs.
+func TestX509UserAsKube(t *testing.T) {
+	uidOID := kubeasn1.X509UID()
+	withUIDs := func(uids ...string) *x509.Certificate {
+		name := pkix.Name{CommonName: "carol", Organization: []string{"dev"}}
+		for _, uid := range uids {
+			name.ExtraNames = append(name.ExtraNames, pkix.AttributeTypeAndValue{Type: uidOID, Value: uid})
+		}
+		cert, _ := issueTest(t, &x509.Certificate{Subject: name, NotBefore: time.Now().Add(-time.Hour),
+			NotAfter: time.Now().Add(time.Hour)}, nil)
+		return cert
+	}
+	auth := func(cert *x509.Certificate) (*request.User, bool, error) {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{cert},
+			VerifiedChains: [][]*x509.Certificate{{cert}}}
+		return X509{}.Authenticate(r)
+	}
+
+	plain := withUIDs()
+	u, ok, err := auth(plain)
+	sum := sha256.Sum256(plain.Raw)
+	wantID := []string{"X509SHA256=" + hex.EncodeToString(sum[:])}
+	if !ok || err != nil || u.UID != "" || !slices.Equal(u.Extra["authentication.kubernetes.io/credential-id"], wantID) {
+		t.Errorf("no UID: %+v %v %v, want credential id %v", u, ok, err, wantID)
+	}
+	if u, ok, err := auth(withUIDs("u-1")); !ok || err != nil || u.UID != "u-1" {
+		t.Errorf("one UID: %+v %v %v", u, ok, err)
+	}
+	if u, ok, err := auth(withUIDs("u-1", "u-2")); ok || err == nil {
+		t.Errorf("two UIDs: %+v %v %v, want an error", u, ok, err)
 	}
 }
 

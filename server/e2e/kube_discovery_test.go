@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -106,5 +107,27 @@ func TestKubeResolveResource(t *testing.T) {
 	}
 	if got, _, err := c.ResolveResource(ctx, "wdg."+group); err != nil || got != want {
 		t.Errorf("wdg.%s: %v %v", group, got, err)
+	}
+}
+
+// TestKubeVersionSameAsOurs: /version reports the release as
+// kube-apiserver v1.37.2 does, field for field, except what identifies a
+// build (commit, tree state, build date, Go version): kubectl, Helm's
+// kubeVersion constraints and client-go's discovery parse these.
+func TestKubeVersionSameAsOurs(t *testing.T) {
+	kube, ours, _ := sideBySide(t)
+	version := func(c *rawClient) map[string]any {
+		code, m := c.do("GET", "/version", "", "")
+		if code != http.StatusOK {
+			t.Fatalf("/version: %d %v", code, m)
+		}
+		for _, build := range []string{"gitCommit", "gitTreeState", "buildDate", "goVersion"} {
+			delete(m, build)
+		}
+		return m
+	}
+	k, o := version(kube), version(ours)
+	if !reflect.DeepEqual(k, o) {
+		t.Errorf("/version:\n kube:  %v\n serve: %v", k, o)
 	}
 }

@@ -257,3 +257,35 @@ var kubeImpersonationLog = []string{
 	`alice, unbound, as a service account: 403 Forbidden "configmaps is forbidden: User \"alice\" cannot impersonate-on:serviceaccount:list resource \"configmaps\" in API group \"\" in the namespace \"default\""`,
 	`alice, unbound, as bob in a group: 403 Forbidden "forbidden: User \"alice\" cannot impersonate-on:user-info:get path \"/version\""`,
 }
+
+// TestKubeCertUserSameAsOurs: a user authenticated by a client
+// certificate (both admin kubeconfigs present one) reads itself back from
+// a SelfSubjectReview with kube's extra: the credential id, "X509SHA256="
+// and the hex SHA-256 of the certificate it presented.
+func TestKubeCertUserSameAsOurs(t *testing.T) {
+	kube, ours, _ := sideBySide(t)
+	const ssr = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+	const review = `{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`
+	extra := func(c *rawClient) string {
+		code, m := c.do("POST", ssr, jsonCT, review)
+		if code != http.StatusCreated {
+			t.Fatalf("self subject review: %d %v", code, m)
+		}
+		status, _ := m["status"].(map[string]any)
+		info, _ := status["userInfo"].(map[string]any)
+		ex, _ := info["extra"].(map[string]any)
+		ids, _ := ex["authentication.kubernetes.io/credential-id"].([]any)
+		if len(ids) != 1 {
+			return fmt.Sprintf("extra %v", info["extra"])
+		}
+		id, _ := ids[0].(string)
+		hexSum, ok := strings.CutPrefix(id, "X509SHA256=")
+		if !ok || len(hexSum) != 64 {
+			return "credential id " + id
+		}
+		return "X509SHA256=<64 hex digits>"
+	}
+	if k, o := extra(kube), extra(ours); k != o {
+		t.Errorf("certificate user's credential id:\n kube:  %s\n serve: %s", k, o)
+	}
+}

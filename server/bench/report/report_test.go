@@ -20,7 +20,7 @@ func sampleResult() *bench.Result {
 	}
 	r := &bench.Result{
 		Schema: bench.SchemaVersion, Started: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC), NumCPU: 2, GoMaxProcs: 2,
-		Target: bench.TargetInfo{Embedded: true, Host: "https://127.0.0.1:1", ServerVersion: "v1.37.2-listwatch"},
+		Target: bench.TargetInfo{Embedded: true, Host: "https://127.0.0.1:1", ServerVersion: "v1.37.2"},
 		List: &bench.ListResult{Resource: "configmaps", Namespace: "b", Objects: 1000, Repeat: 3, Cases: []bench.ListCase{
 			{PageSize: 50, RVMode: "", Page: lat(2), FullList: lat(40), PagesPerList: 20, ItemsPerList: 1000, LimitHonoured: true},
 			{PageSize: 50, RVMode: "0", Page: lat(30), FullList: lat(30), PagesPerList: 1, ItemsPerList: 1000, LimitHonoured: false},
