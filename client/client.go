@@ -9,13 +9,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 )
 
-// maxRetries is how many times a GET answered 429 or 5xx with a
-// Retry-After header is retried before the error is returned.
-const maxRetries = 5
+// maxRetries is how many times one request is retried before its last
+// error is returned: client-go's default (rest.Request.maxRetries), so a
+// request is sent at most 11 times.
+const maxRetries = 10
 
 // Client talks to one API server. It is safe for concurrent use; share one
 // per server. It starts no goroutine of its own (the HTTP transport's
@@ -110,8 +110,7 @@ type request struct {
 // response of a 2xx answer, whose body the caller must close. Any other
 // answer is returned as a *wire.Status error. A non-nil body is sent as
 // application/json. Do waits on the rate limiter, applies Config.Timeout
-// until the body is closed, and retries GETs answered 429 or 5xx with
-// Retry-After.
+// until the body is closed, and retries as client-go does (see retry.go).
 func (c *Client) Do(ctx context.Context, method, path string, query url.Values, body []byte) (*http.Response, error) {
 	return c.send(ctx, request{method: method, path: path, query: query, body: body})
 }
@@ -131,22 +130,29 @@ func (c *Client) GetJSON(ctx context.Context, path string, out any) error {
 }
 
 func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
+	var prev error // the error of the last attempt that was retried
 	for attempt := 0; ; attempt++ {
-		resp, retryAfter, err := c.attempt(ctx, r)
+		resp, retryAfter, err := c.attempt(ctx, r, attempt == maxRetries)
+		if err == nil {
+			return resp, nil
+		}
 		if retryAfter < 0 || attempt >= maxRetries {
-			return resp, err
+			return nil, withPrevious(err, prev)
 		}
 		c.log.DebugContext(ctx, "retrying request", "method", r.method, "path", r.path,
 			"after", retryAfter, "attempt", attempt+1, "error", err)
+		prev = err
 		if err := c.clock.Sleep(ctx, retryAfter); err != nil {
-			return nil, err
+			return nil, withPrevious(err, prev)
 		}
 	}
 }
 
 // attempt sends r once. retryAfter >= 0 asks the caller to retry after
-// that delay; the response has then been consumed.
-func (c *Client) attempt(ctx context.Context, r request) (resp *http.Response, retryAfter time.Duration, err error) {
+// that delay; the response has then been consumed. The warnings of the
+// answer are handled unless it is to be retried (as client-go handles
+// only the final answer's), last says no retry will follow.
+func (c *Client) attempt(ctx context.Context, r request, last bool) (resp *http.Response, retryAfter time.Duration, err error) {
 	if err := c.limiter.wait(ctx); err != nil {
 		return nil, -1, err
 	}
@@ -164,21 +170,25 @@ func (c *Client) attempt(ctx context.Context, r request) (resp *http.Response, r
 	if err != nil {
 		cancel()
 		c.log.DebugContext(ctx, "request failed", "method", r.method, "url", req.URL.String(), "error", err)
-		return nil, -1, err
+		if ctx.Err() != nil {
+			return nil, -1, err
+		}
+		return nil, retryAfterError(r, err), err
 	}
 	c.log.DebugContext(ctx, "request", "method", r.method, "url", req.URL.String(),
 		"status", resp.StatusCode, "proto", resp.Proto, "latency", c.clock.Now().Sub(start))
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		//WARN c.warnings.handle(ctx, resp.Header)
 		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 		return resp, -1, nil
 	}
 	defer cancel()
 	defer resp.Body.Close()
-	st := statusError(resp)
-	if d, ok := retryDelay(r, resp); ok {
-		return nil, d, st
+	retryAfter = retryAfterResponse(resp)
+	if retryAfter < 0 || last {
+		//WARN c.warnings.handle(ctx, resp.Header)
 	}
-	return nil, -1, st
+	return nil, retryAfter, statusError(resp)
 }
 
 func (c *Client) newHTTPRequest(ctx context.Context, r request) (*http.Request, error) {
@@ -206,28 +216,6 @@ func (c *Client) newHTTPRequest(ctx context.Context, r request) (*http.Request, 
 		req.Header.Set("Content-Type", ct)
 	}
 	return req, nil
-}
-
-// retryDelay says whether a failed response may be retried and after how
-// long: only GETs that are not watches (they are idempotent and hold no
-// stream), only for 429 and 5xx, and only when the server named a delay in
-// whole seconds with Retry-After, as client-go does.
-func retryDelay(r request, resp *http.Response) (time.Duration, bool) {
-	if r.method != http.MethodGet || r.watch {
-		return 0, false
-	}
-	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode < 500 {
-		return 0, false
-	}
-	h := resp.Header.Get("Retry-After")
-	if h == "" {
-		return 0, false
-	}
-	n, err := strconv.Atoi(h)
-	if err != nil || n < 0 {
-		return 0, false
-	}
-	return time.Duration(n) * time.Second, true
 }
 
 // cancelOnClose ends a request's timeout context when its body is closed,

@@ -43,8 +43,14 @@
 //   - Non-2xx answers are *wire.Status errors; IsNotFound, IsConflict,
 //     IsGone and the other Is functions classify them, by reason and,
 //     when a Status carries no reason, by HTTP code.
-//   - GETs answered 429 or 5xx with Retry-After are retried a few times
-//     after the server's delay. Writes and watches are never retried.
+//   - Retries follow client-go's rule: any request, writes and watches
+//     included, answered 429 or 5xx with an integer Retry-After is sent
+//     again after the server's delay; a GET whose connection was reset or
+//     closed (EOF, HTTP/2 GOAWAY or connection lost), and a watch whose
+//     connection closed or timed out, after one second. At most 10
+//     retries, each waiting on the rate limiter and the context. Unlike
+//     client-go's Watch, a watch whose last retry failed on the connection
+//     returns that error rather than an empty watch.
 //   - ListAll follows continue tokens and, if one expires, falls back to a
 //     single full list, as client-go's pager does. ListEach streams page
 //     by page; on an expiry it calls the caller's restart function (the

@@ -105,14 +105,16 @@ func TestRetryAfterOnGet(t *testing.T) {
 		t.Fatalf("calls %d", calls.Load())
 	}
 
-	// Writes are not retried.
+	// Writes are retried too, as client-go retries them.
 	calls.Store(0)
-	if _, err := c.Do(ctxT(t), http.MethodPost, "/x", nil, []byte(`{}`)); !IsTooManyRequests(err) || calls.Load() != 1 {
+	resp, err := c.Do(ctxT(t), http.MethodPost, "/x", nil, []byte(`{}`))
+	if err != nil || calls.Load() != 3 {
 		t.Fatalf("POST: %v after %d calls", err, calls.Load())
 	}
+	_ = resp.Body.Close()
 	// Retries are bounded; the last error is returned.
 	calls.Store(10)
-	err := c.GetJSON(ctxT(t), "/always", &out)
+	err = c.GetJSON(ctxT(t), "/always", &out)
 	st, _ := statusOf(err)
 	if !IsTooManyRequests(err) || calls.Load() != 10+maxRetries+1 || st.Details == nil || st.Details.RetryAfterSeconds != 1 {
 		t.Fatalf("bounded retries: %v after %d calls", err, calls.Load()-10)

@@ -213,7 +213,9 @@ func TestStatusErrorMapping(t *testing.T) {
 				w.WriteHeader(tc.code)
 				_, _ = w.Write([]byte(tc.body))
 			}))
-			c := newTestClient(t, srv, nil)
+			// The 429s are retried (on a clock that does not wait) until
+			// the retries run out.
+			c := newTestClientClock(t, srv, newFakeClock(true), nil)
 			_, err := c.Do(ctxT(t), http.MethodPost, "/api/v1/x", nil, []byte(`{}`))
 			st, ok := statusOf(err)
 			if !ok {
@@ -253,7 +255,9 @@ func TestRetryAfterHeaderWithStatusBody(t *testing.T) {
 				w.WriteHeader(http.StatusTooManyRequests)
 				_, _ = w.Write([]byte(tc.body))
 			}))
-			c := newTestClient(t, srv, nil)
+			// The 429s are retried (on a clock that does not wait) until
+			// the retries run out.
+			c := newTestClientClock(t, srv, newFakeClock(true), nil)
 			_, err := c.Do(ctxT(t), http.MethodPost, "/api/v1/x", nil, []byte(`{}`))
 			st, ok := statusOf(err)
 			if !ok || !IsTooManyRequests(err) {
