@@ -41,8 +41,10 @@
 //   - Every request waits on one token bucket per Client (Config.QPS and
 //     Burst), with the request's context.
 //   - Non-2xx answers are *wire.Status errors; IsNotFound, IsConflict,
-//     IsGone and the other Is functions classify them, by reason and,
-//     when a Status carries no reason, by HTTP code.
+//     IsGone and the other Is functions classify them as apimachinery's
+//     functions do: by reason and, when the reason is not one apimachinery
+//     knows (none, or a webhook's free text), by HTTP code. Each says which
+//     apimachinery function it matches.
 //   - Retries follow client-go's rule: any request, writes and watches
 //     included, answered 429 or 5xx with an integer Retry-After is sent
 //     again after the server's delay; a GET whose connection was reset or

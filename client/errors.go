@@ -104,8 +104,27 @@ func statusOf(err error) (*wire.Status, bool) {
 	return st, ok
 }
 
-// isReason says whether err is a Status with one of reasons, or, for a
-// Status with no reason, with the given HTTP code (0: no code fallback).
+// knownReason says whether r is one of the reasons apimachinery's
+// api/errors knows (its knownReasons; "" is not one of them). A Status
+// with any other reason, such as the free text of an admission webhook's
+// denial, is classified by its HTTP code.
+func knownReason(r wire.StatusReason) bool {
+	switch r {
+	case wire.ReasonUnauthorized, wire.ReasonForbidden, wire.ReasonNotFound,
+		wire.ReasonAlreadyExists, wire.ReasonConflict, wire.ReasonGone,
+		wire.ReasonInvalid, wire.ReasonServerTimeout, wire.ReasonStoreReadError,
+		wire.ReasonTimeout, wire.ReasonTooManyRequests, wire.ReasonBadRequest,
+		wire.ReasonMethodNotAllowed, wire.ReasonNotAcceptable,
+		wire.ReasonRequestEntityTooLarge, wire.ReasonUnsupportedMediaType,
+		wire.ReasonInternalError, wire.ReasonExpired, wire.ReasonServiceUnavailable:
+		return true
+	}
+	return false
+}
+
+// isReason says whether err is a Status with one of reasons, or one
+// whose reason is not a known one (knownReason) with the HTTP code given
+// (0: no code fallback). This is how apimachinery's Is functions decide.
 func isReason(err error, code int32, reasons ...wire.StatusReason) bool {
 	st, ok := statusOf(err)
 	if !ok {
@@ -116,49 +135,72 @@ func isReason(err error, code int32, reasons ...wire.StatusReason) bool {
 			return true
 		}
 	}
-	return st.Reason == wire.ReasonUnknown && code != 0 && st.Code == code
+	return code != 0 && st.Code == code && !knownReason(st.Reason)
 }
 
-// IsNotFound: 404 NotFound.
+// isReasonOrCode says whether err is a Status with reason or with code,
+// whatever its reason: apimachinery's rule for 429 and 413.
+func isReasonOrCode(err error, code int32, reason wire.StatusReason) bool {
+	st, ok := statusOf(err)
+	return ok && (st.Reason == reason || st.Code == code)
+}
+
+// Each Is function below matches a *wire.Status anywhere in err's chain.
+// "Or code N" means: or a Status with HTTP code N whose reason is not one
+// apimachinery knows (empty, or free text such as a webhook's), as
+// apimachinery's functions of the same name decide.
+
+// IsNotFound: reason NotFound, or code 404. apimachinery: IsNotFound.
 func IsNotFound(err error) bool { return isReason(err, http.StatusNotFound, wire.ReasonNotFound) }
 
-// IsAlreadyExists: 409 AlreadyExists (a create of an existing name).
+// IsAlreadyExists: reason AlreadyExists (a create of an existing name),
+// with no code fallback (a 409 is a Conflict). apimachinery:
+// IsAlreadyExists.
 func IsAlreadyExists(err error) bool { return isReason(err, 0, wire.ReasonAlreadyExists) }
 
-// IsConflict: 409 Conflict (a stale resourceVersion on update or delete).
+// IsConflict: reason Conflict (a stale resourceVersion on update or
+// delete), or code 409. apimachinery: IsConflict.
 func IsConflict(err error) bool { return isReason(err, http.StatusConflict, wire.ReasonConflict) }
 
-// IsGone: 410, reason Gone or Expired. A reader that sees it must relist.
+// IsGone: reason Gone or Expired, or code 410: the resourceVersion or
+// continue token can no longer be served, and a reader that sees it must
+// relist. apimachinery: IsGone(err) || IsResourceExpired(err).
 func IsGone(err error) bool {
 	return isReason(err, http.StatusGone, wire.ReasonGone, wire.ReasonExpired)
 }
 
-// IsExpired: 410 Expired, a resourceVersion or continue token too old.
+// IsExpired: reason Expired (a resourceVersion or continue token too old),
+// with no code fallback. apimachinery: IsResourceExpired.
 func IsExpired(err error) bool { return isReason(err, 0, wire.ReasonExpired) }
 
-// IsInvalid: 422 Invalid.
+// IsInvalid: reason Invalid, or code 422. apimachinery: IsInvalid.
 func IsInvalid(err error) bool {
 	return isReason(err, http.StatusUnprocessableEntity, wire.ReasonInvalid)
 }
 
-// IsBadRequest: 400 BadRequest.
+// IsBadRequest: reason BadRequest, or code 400. apimachinery: IsBadRequest.
 func IsBadRequest(err error) bool { return isReason(err, http.StatusBadRequest, wire.ReasonBadRequest) }
 
-// IsForbidden: 403 Forbidden.
+// IsForbidden: reason Forbidden, or code 403 (an admission webhook's
+// denial with a reason of its own is one). apimachinery: IsForbidden.
 func IsForbidden(err error) bool { return isReason(err, http.StatusForbidden, wire.ReasonForbidden) }
 
-// IsUnauthorized: 401 Unauthorized.
+// IsUnauthorized: reason Unauthorized, or code 401. apimachinery:
+// IsUnauthorized.
 func IsUnauthorized(err error) bool {
 	return isReason(err, http.StatusUnauthorized, wire.ReasonUnauthorized)
 }
 
-// IsTooManyRequests: 429 TooManyRequests.
+// IsTooManyRequests: reason TooManyRequests, or code 429 whatever the
+// reason. apimachinery: IsTooManyRequests.
 func IsTooManyRequests(err error) bool {
-	return isReason(err, http.StatusTooManyRequests, wire.ReasonTooManyRequests)
+	return isReasonOrCode(err, http.StatusTooManyRequests, wire.ReasonTooManyRequests)
 }
 
-// IsTimeout: the request ran out of time on the server, reason Timeout
-// (504) or ServerTimeout.
+// IsTimeout: reason Timeout (504: the server gave up waiting on
+// something) or ServerTimeout (the request could not be completed in
+// time; kube sends it with 500 or 504), or code 504. apimachinery:
+// IsTimeout(err) || IsServerTimeout(err).
 func IsTimeout(err error) bool {
 	return isReason(err, http.StatusGatewayTimeout, wire.ReasonTimeout, wire.ReasonServerTimeout)
 }

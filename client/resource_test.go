@@ -213,9 +213,7 @@ func TestStatusErrorMapping(t *testing.T) {
 				w.WriteHeader(tc.code)
 				_, _ = w.Write([]byte(tc.body))
 			}))
-			// The 429s are retried (on a clock that does not wait) until
-			// the retries run out.
-			c := newTestClientClock(t, srv, newFakeClock(true), nil)
+			c := newTestClient(t, srv, nil)
 			_, err := c.Do(ctxT(t), http.MethodPost, "/api/v1/x", nil, []byte(`{}`))
 			st, ok := statusOf(err)
 			if !ok {
