@@ -30,6 +30,7 @@ type Client struct {
 	log       *slog.Logger
 	clock     clock
 	noProto   bool // Config.DisableProtobuf
+	warnings  *warningHandler
 }
 
 // New builds a Client from cfg, reading any certificate files it names.
@@ -89,6 +90,7 @@ func newClient(cfg *Config, clk clock) (*Client, error) {
 		log:       log,
 		clock:     clk,
 		noProto:   cfg.DisableProtobuf,
+		warnings:  &warningHandler{fn: cfg.WarningHandler, log: log},
 	}, nil
 }
 
@@ -178,7 +180,7 @@ func (c *Client) attempt(ctx context.Context, r request, last bool) (resp *http.
 	c.log.DebugContext(ctx, "request", "method", r.method, "url", req.URL.String(),
 		"status", resp.StatusCode, "proto", resp.Proto, "latency", c.clock.Now().Sub(start))
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		//WARN c.warnings.handle(ctx, resp.Header)
+		c.warnings.handle(ctx, resp.Header)
 		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 		return resp, -1, nil
 	}
@@ -186,7 +188,7 @@ func (c *Client) attempt(ctx context.Context, r request, last bool) (resp *http.
 	defer resp.Body.Close()
 	retryAfter = retryAfterResponse(resp)
 	if retryAfter < 0 || last {
-		//WARN c.warnings.handle(ctx, resp.Header)
+		c.warnings.handle(ctx, resp.Header)
 	}
 	return nil, retryAfter, statusError(resp)
 }

@@ -77,8 +77,19 @@ type Config struct {
 	// Namespace is the default namespace of the kubeconfig context or of
 	// the pod's service account; informational, New does not use it.
 	Namespace string
-	// Logger receives one debug record per request. Nil: slog.Default().
+	// Logger receives one debug record per request, and the server's
+	// warnings unless WarningHandler is set. Nil: slog.Default().
 	Logger *slog.Logger
+	// WarningHandler receives the text of every warning the server sends
+	// in a "Warning: 299 - ..." header (deprecated APIs, fields dropped or
+	// unknown under fieldValidation=Warn, admission warnings), for every
+	// request: lists and each of their pages, watches, writes, errors. It
+	// may be called from several goroutines at once. Nil: each distinct
+	// text is logged once per Client at Warn level on Logger, so that a
+	// controller's repeated requests do not repeat a deprecation notice
+	// (client-go logs every one by default; kubectl deduplicates as this
+	// does). A func that does nothing silences warnings.
+	WarningHandler func(text string)
 
 	// WrapTransport, if set, wraps the HTTP transport, as client-go's
 	// rest.Config.WrapTransport does: every request the Client sends

@@ -53,6 +53,10 @@
 //     retries, each waiting on the rate limiter and the context. Unlike
 //     client-go's Watch, a watch whose last retry failed on the connection
 //     returns that error rather than an empty watch.
+//   - The server's warnings ("Warning: 299 - ..." headers: deprecated
+//     APIs, fieldValidation=Warn) of every request, each list page and
+//     watch included, go to Config.WarningHandler or, by default, to the
+//     logger once per distinct text per Client.
 //   - ListAll follows continue tokens and, if one expires, falls back to a
 //     single full list, as client-go's pager does. ListEach streams page
 //     by page; on an expiry it calls the caller's restart function (the
