@@ -39,7 +39,7 @@ func getEcho(t *testing.T, c *Client) []string {
 func TestBearerTokenHTTP2AndUserAgent(t *testing.T) {
 	srv := startTLS(t, echoAuth())
 	got := getEcho(t, newTestClient(t, srv, func(c *Config) { c.BearerToken = "abc" }))
-	if got[0] != "HTTP/2.0" || got[1] != "Bearer abc" || got[2] != "listwatch/"+Version {
+	if got[0] != "HTTP/2.0" || got[1] != "Bearer abc" || got[2] != DefaultUserAgent() {
 		t.Fatalf("server saw %q", got)
 	}
 	got = getEcho(t, newTestClient(t, srv, func(c *Config) { c.UserAgent = "my-controller/1.0" }))

@@ -72,7 +72,7 @@ func newClient(cfg *Config, clk clock) (*Client, error) {
 	}
 	auth := &authTransport{base: rt, userAgent: cfg.UserAgent, static: cfg.BearerToken, exec: execP}
 	if auth.userAgent == "" {
-		auth.userAgent = "listwatch/" + Version
+		auth.userAgent = DefaultUserAgent()
 	}
 	if cfg.BearerTokenFile != "" {
 		auth.file = newTokenFile(cfg.BearerTokenFile, cfg.BearerToken, clk)

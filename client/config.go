@@ -71,7 +71,10 @@ type Config struct {
 	// type) asks for protobuf, as client-go does, and takes JSON when the
 	// server answers JSON.
 	DisableProtobuf bool
-	// UserAgent is sent with every request. Empty: "listwatch/<Version>".
+	// UserAgent is sent with every request. Empty: DefaultUserAgent(),
+	// "<program>/<Version> (<GOOS>/<GOARCH>) listwatch". kube-apiserver
+	// takes the part before the first "/" as the field manager of writes
+	// that name none.
 	UserAgent string
 
 	// Namespace is the default namespace of the kubeconfig context or of
