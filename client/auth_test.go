@@ -182,7 +182,9 @@ func TestInClusterConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Host != srv.URL || cfg.Namespace != "kube-system" || cfg.BearerTokenFile != filepath.Join(dir, "token") {
+	// The CA is named by file, as client-go's, so that it rotates.
+	if cfg.Host != srv.URL || cfg.Namespace != "kube-system" || cfg.BearerTokenFile != filepath.Join(dir, "token") ||
+		cfg.CAFile != filepath.Join(dir, "ca.crt") || cfg.CAData != nil {
 		t.Fatalf("%+v", cfg)
 	}
 	clk := newFakeClock(false)

@@ -24,7 +24,7 @@ const maxRetries = 10
 type Client struct {
 	base      *url.URL
 	http      *http.Client
-	transport *http.Transport
+	transport baseTransport
 	limiter   *rateLimiter
 	timeout   time.Duration
 	log       *slog.Logger
@@ -46,45 +46,54 @@ func newClient(cfg *Config, clk clock) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	ca, err := caData(cfg)
+	if err != nil {
+		return nil, err
+	}
 	var execP *execProvider
 	if cfg.Exec != nil {
 		var cluster *execCluster
 		if cfg.Exec.ProvideClusterInfo {
 			cluster = &execCluster{Server: cfg.Host, TLSServerName: cfg.ServerName,
-				InsecureSkipTLSVerify: cfg.Insecure, CertificateAuthorityData: cfg.CAData}
+				InsecureSkipTLSVerify: cfg.Insecure, CertificateAuthorityData: ca}
 		}
 		if execP, err = newExecProvider(*cfg.Exec, cluster, clk); err != nil {
 			return nil, err
 		}
 	}
-	tr, err := newTransport(cfg, execP)
+	tr, err := newTransport(cfg, ca, execP)
 	if err != nil {
 		return nil, err
 	}
-	if execP != nil {
-		execP.onNewCert = tr.CloseIdleConnections
+	var under baseTransport = tr
+	if len(cfg.CAData) == 0 && cfg.CAFile != "" {
+		under = newCARotation(cfg.CAFile, ca, tr, clk, log)
 	}
-	var rt http.RoundTripper = tr
+	if execP != nil {
+		execP.onNewCert = under.CloseIdleConnections
+	}
+	var rt http.RoundTripper = under
 	if cfg.WrapTransport != nil {
-		if rt = cfg.WrapTransport(tr); rt == nil {
+		if rt = cfg.WrapTransport(under); rt == nil {
 			return nil, fmt.Errorf("%w: WrapTransport returned nil", ErrConfig)
 		}
 	}
-	auth := &authTransport{base: rt, userAgent: cfg.UserAgent, static: cfg.BearerToken, exec: execP}
+	auth := &authTransport{base: rt, userAgent: cfg.UserAgent, static: cfg.BearerToken,
+		exec: execP, impersonate: cfg.Impersonate}
 	if auth.userAgent == "" {
 		auth.userAgent = DefaultUserAgent()
 	}
 	if cfg.BearerTokenFile != "" {
 		auth.file = newTokenFile(cfg.BearerTokenFile, cfg.BearerToken, clk)
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default()
-	}
 	return &Client{
 		base:      base,
 		http:      &http.Client{Transport: auth},
-		transport: tr,
+		transport: under,
 		limiter:   newRateLimiter(cfg.QPS, cfg.Burst, clk),
 		timeout:   cfg.Timeout,
 		log:       log,

@@ -32,7 +32,12 @@ type Config struct {
 	Host string
 
 	// CAData (PEM) or CAFile verify the server's certificate. Neither set:
-	// the system roots. CAData wins over CAFile.
+	// the system roots. CAData wins over CAFile. CAFile is read by New and
+	// again at most every 5 minutes, on a request, as client-go does since
+	// 1.36 (ClientsAllowCARotation): when its content changed and holds a
+	// certificate, new connections trust it (idle ones are closed; open
+	// ones, such as watches, run on). An empty CAFile trusts nothing, not
+	// the system roots.
 	CAData []byte
 	CAFile string
 	// CertData/KeyData (PEM) or CertFile/KeyFile present a client
@@ -55,6 +60,15 @@ type Config struct {
 	// Exec runs a credential plugin for tokens or client certificates.
 	// It wins over the bearer token fields.
 	Exec *ExecConfig
+	// Impersonate, when its User is set, makes every request act as that
+	// user (kubectl's --as, a kubeconfig user's "as" fields): the
+	// credentials above must be allowed to impersonate it.
+	Impersonate Impersonate
+
+	// ProxyURL, when set, sends every request through this proxy: an
+	// http, https or socks5 URL, as a kubeconfig cluster's proxy-url.
+	// Empty: the proxy the environment names ($HTTPS_PROXY, $NO_PROXY, ...).
+	ProxyURL string
 
 	// QPS and Burst size the client-side token bucket every request waits
 	// on. Zero: DefaultQPS and DefaultBurst. A negative QPS disables rate
@@ -103,6 +117,21 @@ type Config struct {
 	// RoundTripper it returns must be safe for concurrent use and must not
 	// modify the requests it is given.
 	WrapTransport func(http.RoundTripper) http.RoundTripper
+}
+
+// Impersonate is the user every request acts as, sent in kube's
+// Impersonate-User, Impersonate-Uid, Impersonate-Group and
+// Impersonate-Extra-<key> headers (the key %-escaped as client-go does).
+// UID, Groups and Extra need User.
+type Impersonate struct {
+	User   string
+	UID    string
+	Groups []string
+	Extra  map[string][]string
+}
+
+func (i *Impersonate) isSet() bool {
+	return i.User != "" || i.UID != "" || len(i.Groups) > 0 || len(i.Extra) > 0
 }
 
 // ErrConfig is wrapped by every error about an invalid Config or
@@ -158,8 +187,30 @@ func (c *Config) validate() error {
 	if c.Burst < 0 {
 		return fmt.Errorf("%w: burst %d is negative", ErrConfig, c.Burst)
 	}
+	if c.Impersonate.isSet() && c.Impersonate.User == "" {
+		return fmt.Errorf("%w: impersonating a uid, groups or extra needs a user to impersonate", ErrConfig)
+	}
+	if _, err := parseProxyURL(c.ProxyURL); err != nil {
+		return err
+	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("%w: timeout %v is negative", ErrConfig, c.Timeout)
 	}
 	return nil
+}
+
+// parseProxyURL checks a proxy URL as clientcmd does; "" is nil.
+func parseProxyURL(raw string) (*url.URL, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: proxy URL %q does not parse", ErrConfig, raw)
+	}
+	switch u.Scheme {
+	case "http", "https", "socks5":
+		return u, nil
+	}
+	return nil, fmt.Errorf("%w: proxy URL %q: unsupported scheme %q, must be http, https, or socks5", ErrConfig, raw, u.Scheme)
 }

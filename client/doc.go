@@ -10,7 +10,7 @@
 //
 // # Basics
 //
-//	cfg, err := client.LoadKubeconfig("", "") // $KUBECONFIG or ~/.kube/config
+//	cfg, err := client.LoadKubeconfig("", "") // $KUBECONFIG, the pod's service account, or ~/.kube/config
 //	c, err := client.New(cfg)
 //	pods := client.NewResource[*corev1.Pod](c, client.GroupVersionResource{Version: "v1", Resource: "pods"})
 //	list, err := pods.Namespace("default").ListAll(ctx, wire.ListOptions{})
@@ -23,8 +23,13 @@
 //
 // Config comes from a kubeconfig (LoadKubeconfig: several files merged as
 // kubectl merges $KUBECONFIG, tokens, token files, client certificates,
-// exec credential plugins), from a pod's service account
-// (InClusterConfig) or from a URL and a token (ConfigFromURL).
+// exec credential plugins, impersonation, proxy-url), from a pod's service
+// account (InClusterConfig; LoadKubeconfig("", "") falls back to it in a
+// pod when $KUBECONFIG is unset, as controller-runtime's GetConfig does)
+// or from a URL and a token (ConfigFromURL). Token and CA files are re-read
+// as they rotate. The default User-Agent is client-go's shape with the
+// program's name first, which kube-apiserver makes the field manager of
+// its writes.
 //
 // # Discovery
 //
@@ -72,8 +77,9 @@
 // type) asks for protobuf as client-go does and reads JSON when the server
 // answers JSON; its writes are protobuf only after the server has answered
 // it in protobuf. Other types, and Config.DisableProtobuf, speak JSON. No
-// CBOR. Basic auth, auth-provider
-// plugins, impersonation and proxy-url in kubeconfig are not supported.
+// CBOR. Basic auth and auth-provider plugins are not supported: a
+// kubeconfig context whose user asks for them fails to load, rather than
+// run with fewer credentials.
 // An exec plugin never gets a terminal, so interactiveMode Always is
 // refused.
 package client

@@ -18,9 +18,11 @@ var ErrNotInCluster = errors.New("client: not running in a cluster: KUBERNETES_S
 
 // InClusterConfig is the Config of a pod talking to its own cluster: the
 // API server at $KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT, verified
-// with the service account's ca.crt, authenticated with its token. The
-// token is named by BearerTokenFile, so it is re-read as the kubelet
-// rotates it; Namespace is the pod's namespace.
+// with the service account's ca.crt, authenticated with its token. As in
+// client-go, both are named by file (CAFile, BearerTokenFile), so both are
+// re-read as they rotate (the kube-root-ca.crt ConfigMap the kubelet
+// projects changes when the cluster's CA does); Namespace is the pod's
+// namespace.
 func InClusterConfig() (*Config, error) {
 	return inClusterConfig(ServiceAccountDir, os.Getenv)
 }
@@ -38,13 +40,12 @@ func inClusterConfig(dir string, getenv func(string) string) (*Config, error) {
 		return nil, fmt.Errorf("%w: service account token: %w", ErrConfig, err)
 	}
 	caFile := filepath.Join(dir, "ca.crt")
-	ca, err := os.ReadFile(caFile)
-	if err != nil {
+	if _, err := os.Stat(caFile); err != nil {
 		return nil, fmt.Errorf("%w: service account CA: %w", ErrConfig, err)
 	}
 	cfg := &Config{
 		Host:            "https://" + net.JoinHostPort(host, port),
-		CAData:          ca,
+		CAFile:          caFile,
 		BearerToken:     strings.TrimSpace(string(token)),
 		BearerTokenFile: tokenFile,
 	}

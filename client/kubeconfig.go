@@ -12,9 +12,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// The kubeconfig document, as much of it as listwatch honours. Fields not
-// listed (username/password, impersonation, proxy-url, auth-provider) are
-// ignored.
+// The kubeconfig document, as much of it as listwatch reads. A user that
+// asks for what listwatch cannot do (basic auth, an auth-provider plugin)
+// is an error when a context uses it, never silently dropped.
 type kubeconfig struct {
 	CurrentContext string         `yaml:"current-context"`
 	Clusters       []namedCluster `yaml:"clusters"`
@@ -33,6 +33,7 @@ type kubeCluster struct {
 	CertificateAuthorityData string `yaml:"certificate-authority-data"`
 	InsecureSkipTLSVerify    bool   `yaml:"insecure-skip-tls-verify"`
 	TLSServerName            string `yaml:"tls-server-name"`
+	ProxyURL                 string `yaml:"proxy-url"`
 }
 
 type namedUser struct {
@@ -48,6 +49,18 @@ type kubeUser struct {
 	ClientKey             string    `yaml:"client-key"`
 	ClientKeyData         string    `yaml:"client-key-data"`
 	Exec                  *kubeExec `yaml:"exec"`
+
+	As          string              `yaml:"as"`
+	AsUID       string              `yaml:"as-uid"`
+	AsGroups    []string            `yaml:"as-groups"`
+	AsUserExtra map[string][]string `yaml:"as-user-extra"`
+
+	// Not supported: an error when set.
+	Username     string `yaml:"username"`
+	Password     string `yaml:"password"`
+	AuthProvider *struct {
+		Name string `yaml:"name"`
+	} `yaml:"auth-provider"`
 }
 
 type kubeExec struct {
@@ -85,15 +98,47 @@ type mergedKubeconfig struct {
 // LoadKubeconfig reads a kubeconfig and returns the Config of one of its
 // contexts.
 //
-// path "" means $KUBECONFIG, a list of files separated by the OS list
-// separator (':' on Unix) merged first-wins as kubectl does (missing files
-// in the list are skipped), or ~/.kube/config when $KUBECONFIG is empty.
+// path "" looks where controller-runtime's GetConfig looks, in order:
+//
+//  1. $KUBECONFIG, when set: a list of files separated by the OS list
+//     separator (':' on Unix) merged first-wins as kubectl does (missing
+//     files in the list are skipped);
+//  2. else, when context is "" too, the pod's service account
+//     (InClusterConfig), if $KUBERNETES_SERVICE_HOST and
+//     $KUBERNETES_SERVICE_PORT are set and its token and CA can be read;
+//  3. else ~/.kube/config.
+//
+// (controller-runtime also takes the service account when a context is
+// named; a named context is taken here to mean a kubeconfig is wanted.)
+//
 // context "" means the current-context. Relative file paths in the
 // kubeconfig (certificates, keys, token files, exec commands containing a
 // separator) are resolved against the directory of the file that names
 // them.
 func LoadKubeconfig(path, context string) (*Config, error) {
-	paths, explicit, err := kubeconfigPaths(path)
+	return loadKubeconfig(path, context, osEnv)
+}
+
+// kubeconfigEnv is what LoadKubeconfig reads besides the files it is
+// given, replaced in tests.
+type kubeconfigEnv struct {
+	getenv func(string) string
+	home   func() (string, error)
+	saDir  string // ServiceAccountDir
+}
+
+var osEnv = kubeconfigEnv{getenv: os.Getenv, home: os.UserHomeDir, saDir: ServiceAccountDir}
+
+func loadKubeconfig(path, context string, env kubeconfigEnv) (*Config, error) {
+	var inClusterErr error
+	if path == "" && context == "" && env.getenv("KUBECONFIG") == "" {
+		cfg, err := inClusterConfig(env.saDir, env.getenv)
+		if err == nil {
+			return cfg, nil
+		}
+		inClusterErr = err
+	}
+	paths, explicit, err := kubeconfigPaths(path, env)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +149,9 @@ func LoadKubeconfig(path, context string) (*Config, error) {
 		if err != nil {
 			if !explicit && errors.Is(err, fs.ErrNotExist) {
 				continue
+			}
+			if inClusterErr != nil && !errors.Is(inClusterErr, ErrNotInCluster) {
+				return nil, fmt.Errorf("%w: kubeconfig: %w (in-cluster: %w)", ErrConfig, err, inClusterErr)
 			}
 			return nil, fmt.Errorf("%w: kubeconfig: %w", ErrConfig, err)
 		}
@@ -118,13 +166,13 @@ func LoadKubeconfig(path, context string) (*Config, error) {
 	return m.config(context)
 }
 
-func kubeconfigPaths(path string) (paths []string, explicit bool, err error) {
+func kubeconfigPaths(path string, env kubeconfigEnv) (paths []string, explicit bool, err error) {
 	if path != "" {
 		return []string{path}, true, nil
 	}
-	if env := os.Getenv("KUBECONFIG"); env != "" {
+	if list := env.getenv("KUBECONFIG"); list != "" {
 		seen := map[string]bool{}
-		for _, p := range filepath.SplitList(env) {
+		for _, p := range filepath.SplitList(list) {
 			if p != "" && !seen[p] {
 				seen[p] = true
 				paths = append(paths, p)
@@ -134,7 +182,7 @@ func kubeconfigPaths(path string) (paths []string, explicit bool, err error) {
 			return paths, false, nil
 		}
 	}
-	home, err := os.UserHomeDir()
+	home, err := env.home()
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: kubeconfig: %w", ErrConfig, err)
 	}
@@ -219,6 +267,7 @@ func (m *mergedKubeconfig) config(context string) (*Config, error) {
 		CAFile:     cluster.CertificateAuthority,
 		Insecure:   cluster.InsecureSkipTLSVerify,
 		ServerName: cluster.TLSServerName,
+		ProxyURL:   cluster.ProxyURL,
 		Namespace:  kctx.Namespace,
 	}
 	var err error
@@ -231,7 +280,7 @@ func (m *mergedKubeconfig) config(context string) (*Config, error) {
 			return nil, fmt.Errorf("%w: kubeconfig: user %q of context %q not found", ErrConfig, kctx.User, context)
 		}
 		if err := applyUser(cfg, user); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("kubeconfig: user %q: %w", kctx.User, err)
 		}
 	}
 	if _, err := parseHost(cfg.Host); err != nil {
@@ -244,6 +293,15 @@ func (m *mergedKubeconfig) config(context string) (*Config, error) {
 }
 
 func applyUser(cfg *Config, u kubeUser) error {
+	if u.Username != "" || u.Password != "" {
+		return fmt.Errorf("%w: basic authentication (username and password) is not supported", ErrConfig)
+	}
+	if u.AuthProvider != nil {
+		return fmt.Errorf("%w: auth-provider %q is not supported; use an exec credential plugin", ErrConfig, u.AuthProvider.Name)
+	}
+	if u.As != "" || u.AsUID != "" || len(u.AsGroups) > 0 || len(u.AsUserExtra) > 0 {
+		cfg.Impersonate = Impersonate{User: u.As, UID: u.AsUID, Groups: u.AsGroups, Extra: u.AsUserExtra}
+	}
 	cfg.BearerToken = u.Token
 	cfg.BearerTokenFile = u.TokenFile
 	cfg.CertFile = u.ClientCertificate

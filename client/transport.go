@@ -12,17 +12,24 @@ import (
 	"time"
 )
 
-// newTransport builds the one http.Transport a Client uses: TLS from the
-// Config, HTTP/2 when the server offers it over TLS, and connection pooling
-// sized for many concurrent watches.
-func newTransport(cfg *Config, exec *execProvider) (*http.Transport, error) {
-	tlsConf, err := tlsConfig(cfg, exec)
+// newTransport builds the http.Transport a Client uses: TLS from the
+// Config (ca is the CA it trusts, read by caData), HTTP/2 when the server
+// offers it over TLS, the proxy, and connection pooling sized for many
+// concurrent watches.
+func newTransport(cfg *Config, ca []byte, exec *execProvider) (*http.Transport, error) {
+	tlsConf, err := tlsConfig(cfg, ca, exec)
 	if err != nil {
 		return nil, err
 	}
+	proxy := http.ProxyFromEnvironment
+	if u, err := parseProxyURL(cfg.ProxyURL); err != nil {
+		return nil, err
+	} else if u != nil {
+		proxy = http.ProxyURL(u)
+	}
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	return &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
+		Proxy:               proxy,
 		DialContext:         dialer.DialContext,
 		TLSClientConfig:     tlsConf,
 		TLSHandshakeTimeout: 10 * time.Second,
@@ -34,25 +41,36 @@ func newTransport(cfg *Config, exec *execProvider) (*http.Transport, error) {
 	}, nil
 }
 
-func tlsConfig(cfg *Config, exec *execProvider) (*tls.Config, error) {
+// caData is the PEM the Client trusts: CAData, else CAFile's content
+// (nil when neither is set).
+func caData(cfg *Config) ([]byte, error) {
+	if len(cfg.CAData) > 0 || cfg.CAFile == "" {
+		return cfg.CAData, nil
+	}
+	ca, err := os.ReadFile(cfg.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w: CA file: %w", ErrConfig, err)
+	}
+	return ca, nil
+}
+
+func tlsConfig(cfg *Config, ca []byte, exec *execProvider) (*tls.Config, error) {
 	conf := &tls.Config{
 		MinVersion:         tls.VersionTLS12,
 		InsecureSkipVerify: cfg.Insecure, //nolint:gosec // the user asked for it
 		ServerName:         cfg.ServerName,
 	}
-	ca := cfg.CAData
-	if len(ca) == 0 && cfg.CAFile != "" {
-		var err error
-		if ca, err = os.ReadFile(cfg.CAFile); err != nil {
-			return nil, fmt.Errorf("%w: CA file: %w", ErrConfig, err)
-		}
-	}
-	if len(ca) > 0 {
+	switch {
+	case len(ca) > 0:
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(ca) {
 			return nil, fmt.Errorf("%w: CA data holds no PEM certificate", ErrConfig)
 		}
 		conf.RootCAs = pool
+	case cfg.CAFile != "":
+		// An empty CA file trusts nothing until it is filled, as in
+		// client-go 1.36+, rather than the system roots.
+		conf.RootCAs = x509.NewCertPool()
 	}
 	static, err := staticClientCert(cfg)
 	if err != nil {
@@ -109,11 +127,12 @@ func staticClientCert(cfg *Config) (*tls.Certificate, error) {
 // exec plugin, a 401 drops the cached credential and, when the request
 // body can be replayed, retries once with a fresh one.
 type authTransport struct {
-	base      http.RoundTripper
-	userAgent string
-	static    string        // bearer token; "" for none
-	file      *tokenFile    // nil unless BearerTokenFile is set
-	exec      *execProvider // nil unless Exec is set
+	base        http.RoundTripper
+	userAgent   string
+	impersonate Impersonate   // none unless User is set
+	static      string        // bearer token; "" for none
+	file        *tokenFile    // nil unless BearerTokenFile is set
+	exec        *execProvider // nil unless Exec is set
 }
 
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -171,7 +190,53 @@ func (t *authTransport) prepare(req *http.Request, token string) *http.Request {
 	if token != "" && r.Header.Get("Authorization") == "" {
 		r.Header.Set("Authorization", "Bearer "+token)
 	}
+	setImpersonation(r.Header, &t.impersonate)
 	return r
+}
+
+// setImpersonation sets kube's impersonation headers for imp, unless the
+// request already names a user to impersonate, as client-go's
+// impersonatingRoundTripper does.
+func setImpersonation(h http.Header, imp *Impersonate) {
+	if imp.User == "" || h.Get("Impersonate-User") != "" {
+		return
+	}
+	h.Set("Impersonate-User", imp.User)
+	if imp.UID != "" {
+		h.Set("Impersonate-Uid", imp.UID)
+	}
+	for _, g := range imp.Groups {
+		h.Add("Impersonate-Group", g)
+	}
+	for k, vs := range imp.Extra {
+		for _, v := range vs {
+			h.Add("Impersonate-Extra-"+headerKeyEscape(k), v)
+		}
+	}
+}
+
+// headerKeyEscape %-encodes every byte of an extra's key that may not
+// appear in a header name (RFC 7230 token characters), and '%' itself, as
+// client-go does; kube-apiserver unescapes it.
+func headerKeyEscape(key string) string {
+	var b strings.Builder
+	for i := range len(key) {
+		c := key[i]
+		if c == '%' || !isTokenByte(c) {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func isTokenByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
 // tokenFilePeriod is how long a token read from a file is used before the
