@@ -112,10 +112,12 @@ type Config struct {
 	// rest.Config.WrapTransport does: every request the Client sends
 	// (lists, watches, writes, retries) passes through the RoundTripper it
 	// returns, after authentication (bearer token, token file or exec
-	// plugin) has set its headers. Use it for tracing, metrics or fault
-	// injection. It is called once, by New, with the base transport; the
-	// RoundTripper it returns must be safe for concurrent use and must not
-	// modify the requests it is given.
+	// plugin) and impersonation have set their headers. Use it for tracing,
+	// metrics or fault injection. It is called once, by New, with the base
+	// transport: an *http.Transport, or, with a CAFile, a RoundTripper that
+	// moves to a new one when the CA file rotates. The RoundTripper it
+	// returns must be safe for concurrent use and must not modify the
+	// requests it is given.
 	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
