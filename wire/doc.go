@@ -18,8 +18,9 @@
 //     CodeOf read it from any wrapped error, and the New… constructors
 //     (NewNotFound, NewConflict, NewResourceExpired, NewGone, …) build the
 //     exact code, reason and message Kubernetes sends. Clients classify with
-//     client.IsNotFound and its siblings, which also read a Status that
-//     carries only an HTTP code.
+//     client.IsNotFound and its siblings, which, as apimachinery's, fall
+//     back to the HTTP code when the reason is not one Kubernetes defines
+//     (none, or a webhook's free text).
 //   - Discovery documents, Table (what kubectl get asks for), PartialObject
 //     metadata, ObjectMeta and DeleteOptions.
 //
