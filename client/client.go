@@ -83,7 +83,7 @@ func newClient(cfg *Config, clk clock) (*Client, error) {
 		}
 	}
 	auth := &authTransport{base: rt, userAgent: cfg.UserAgent, static: cfg.BearerToken,
-		exec: execP, impersonate: cfg.Impersonate}
+		exec: execP, impersonate: cfg.Impersonate.clone()}
 	if auth.userAgent == "" {
 		auth.userAgent = DefaultUserAgent()
 	}

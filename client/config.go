@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 )
 
@@ -130,6 +131,18 @@ type Impersonate struct {
 	UID    string
 	Groups []string
 	Extra  map[string][]string
+}
+
+// clone is a deep copy: a Config is not retained after New.
+func (i *Impersonate) clone() Impersonate {
+	c := Impersonate{User: i.User, UID: i.UID, Groups: slices.Clone(i.Groups)}
+	if i.Extra != nil {
+		c.Extra = make(map[string][]string, len(i.Extra))
+		for k, v := range i.Extra {
+			c.Extra[k] = slices.Clone(v)
+		}
+	}
+	return c
 }
 
 func (i *Impersonate) isSet() bool {
