@@ -68,8 +68,12 @@ func (r *Resource[T]) ListChunks(ctx context.Context, opts wire.ListOptions, chu
 
 // sendList sends the LIST request of one page.
 func (r *Resource[T]) sendList(ctx context.Context, opts wire.ListOptions) (*http.Response, error) {
+	path, err := r.collectionPath(r.namespace)
+	if err != nil {
+		return nil, err
+	}
 	opts.Watch = false
-	return r.c.send(ctx, request{method: http.MethodGet, path: r.path(r.namespace, ""), query: opts.Query(), accept: r.accept()})
+	return r.c.send(ctx, request{method: http.MethodGet, path: path, query: opts.Query(), accept: r.accept()})
 }
 
 // chunker hands decoded items to each in slices of size, and remembers

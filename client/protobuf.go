@@ -44,8 +44,14 @@ type protoState struct {
 	// bodiesRefused: a protobuf body was answered 415; writes stay JSON.
 	bodiesRefused atomic.Bool
 	// typeMeta is the envelope's apiVersion and kind of a written object
-	// whose own TypeMeta is empty.
+	// whose own TypeMeta is empty, as far as the resource and T tell:
+	// empty for a subresource, whose kind the resource does not say
+	// (deployments/scale is autoscaling/v1 Scale).
 	typeMeta wire.TypeMeta
+	// answered is the apiVersion and kind of the first object the server
+	// answered in protobuf (nil until then): what it reads too, and so the
+	// envelope of writes, before typeMeta.
+	answered atomic.Pointer[wire.TypeMeta]
 }
 
 // newProtoState returns the negotiation state of a Resource[T] of gvr, or
@@ -184,19 +190,36 @@ func (r *Resource[T]) readProtobuf(body io.Reader) ([]byte, error) {
 	return b, nil
 }
 
-// decodeProtobufObject decodes a protobuf answer to a get or a write.
+// decodeProtobufObject decodes a protobuf answer to a get or a write, and
+// notes the answer's kind. A Status where an object was expected (pods'
+// eviction and binding answer one) is the zero T.
 func (r *Resource[T]) decodeProtobufObject(body io.Reader, req request) (T, error) {
 	var zero T
 	b, err := r.readProtobuf(body)
 	if err != nil {
 		return zero, err
 	}
-	out, err := unmarshalObject[T](b)
+	e, err := wire.DecodeEnvelope(b)
+	if err == nil && isStatusKind(e.TypeMeta) {
+		return zero, nil
+	}
+	var out T
+	if err == nil {
+		out, err = unmarshalRaw[T](e.Raw)
+	}
 	if err != nil {
 		return zero, fmt.Errorf("client: decoding %s %s: %w", req.method, req.path, err)
 	}
+	setTypeMeta(out, e.TypeMeta)
+	if p := r.proto; p != nil && e.TypeMeta.Kind != "" && p.answered.Load() == nil {
+		tm := e.TypeMeta
+		p.answered.Store(&tm)
+	}
 	return out, nil
 }
+
+// isStatusKind says whether tm is a meta/v1 Status's.
+func isStatusKind(tm wire.TypeMeta) bool { return tm.APIVersion == "v1" && tm.Kind == "Status" }
 
 // decodeProtobufList decodes a protobuf list page, each item into a new T,
 // as the body arrives: the page's bytes are never held whole, only the
@@ -248,14 +271,14 @@ func protobufStatus(resp *http.Response, body []byte, st *wire.Status) bool {
 }
 
 // write sends a create or update of obj. It is protobuf once the server
-// has answered r in protobuf (the server then reads protobuf too), JSON
-// otherwise. A protobuf body answered 415 Unsupported Media Type, which
-// the server rejected before acting on it, is sent again as JSON, and r
-// writes JSON from then on.
+// has answered r in protobuf (the server then reads protobuf too) and the
+// envelope's kind is known, JSON otherwise. A protobuf body answered 415
+// Unsupported Media Type, which the server rejected before acting on it,
+// is sent again as JSON, and r writes JSON from then on.
 func (r *Resource[T]) write(ctx context.Context, req request, obj T) (T, error) {
 	var zero T
-	if p := r.proto; p != nil && p.serverSpeaks.Load() && !p.bodiesRefused.Load() {
-		body, err := p.encode(obj)
+	if tm, ok := r.proto.envelopeOf(obj); ok {
+		body, err := encodeProtobuf(obj, tm)
 		if err != nil {
 			return zero, fmt.Errorf("%w: encoding object: %w", ErrRequest, err)
 		}
@@ -266,7 +289,7 @@ func (r *Resource[T]) write(ctx context.Context, req request, obj T) (T, error) 
 		if !ok || st.Code != http.StatusUnsupportedMediaType {
 			return out, err
 		}
-		p.bodiesRefused.Store(true)
+		r.proto.bodiesRefused.Store(true)
 		r.c.log.DebugContext(ctx, "server refused a protobuf body, writing JSON", "resource", r.gvr.String())
 	}
 	body, err := json.Marshal(obj)
@@ -277,10 +300,32 @@ func (r *Resource[T]) write(ctx context.Context, req request, obj T) (T, error) 
 	return r.doObject(ctx, req)
 }
 
-// encode envelopes obj's protobuf bytes. The envelope's apiVersion and
-// kind are obj's own when its TypeMeta has them, else the resource's
-// group/version and T's kind.
-func (p *protoState) encode(obj any) ([]byte, error) {
+// envelopeOf says whether obj is to be written in protobuf (p is nil for
+// JSON only), and with which apiVersion and kind in the envelope: obj's
+// own when its TypeMeta has them, else those of the server's answers,
+// else the resource's group/version and T's kind. With none of them (a
+// subresource the server has not answered yet) the write is JSON: a
+// wrong kind would be refused, and only JSON's may be left out.
+func (p *protoState) envelopeOf(obj any) (wire.TypeMeta, bool) {
+	if p == nil || !p.serverSpeaks.Load() || p.bodiesRefused.Load() {
+		return wire.TypeMeta{}, false
+	}
+	tm := p.typeMeta
+	if a := p.answered.Load(); a != nil {
+		tm = *a
+	}
+	own := getTypeMeta(obj)
+	if own.APIVersion != "" {
+		tm.APIVersion = own.APIVersion
+	}
+	if own.Kind != "" {
+		tm.Kind = own.Kind
+	}
+	return tm, tm.APIVersion != "" && tm.Kind != ""
+}
+
+// encodeProtobuf envelopes obj's protobuf bytes with tm.
+func encodeProtobuf(obj any, tm wire.TypeMeta) ([]byte, error) {
 	m, ok := obj.(protoMessage)
 	if !ok {
 		return nil, errors.New("object has no protobuf encoding")
@@ -288,14 +333,6 @@ func (p *protoState) encode(obj any) ([]byte, error) {
 	raw, err := m.Marshal()
 	if err != nil {
 		return nil, err
-	}
-	tm := p.typeMeta
-	own := getTypeMeta(obj)
-	if own.APIVersion != "" {
-		tm.APIVersion = own.APIVersion
-	}
-	if own.Kind != "" {
-		tm.Kind = own.Kind
 	}
 	return wire.AppendEnvelope(make([]byte, 0, len(raw)+len(tm.APIVersion)+len(tm.Kind)+16), tm, raw), nil
 }

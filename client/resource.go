@@ -39,6 +39,9 @@ const (
 	// StrategicMergePatch is Kubernetes' strategic merge patch; servers
 	// accept it only for built-in types.
 	StrategicMergePatch PatchType = "application/strategic-merge-patch+json"
+	// ApplyPatch is a server-side apply: YAML or JSON of the fields the
+	// field manager owns (see Resource.Apply).
+	ApplyPatch PatchType = "application/apply-patch+yaml"
 )
 
 // Resource is a typed client for one resource, in one namespace or in all
@@ -50,6 +53,8 @@ type Resource[T object.Object] struct {
 	c         *Client
 	gvr       GroupVersionResource
 	namespace string
+	isSub     bool        // a copy made by Subresource
+	sub       string      // the subresource addressed ("status") when isSub
 	proto     *protoState // nil: JSON only (see protobuf.go)
 }
 
@@ -74,7 +79,9 @@ func (r *Resource[T]) Namespace(ns string) *Resource[T] {
 // GVR returns the resource r is a client of.
 func (r *Resource[T]) GVR() GroupVersionResource { return r.gvr }
 
-// path is the collection path in ns, with name appended when given.
+// path is the collection path in ns, with name (and r's subresource)
+// appended when given. It checks nothing: see objectPath and
+// collectionPath.
 func (r *Resource[T]) path(ns, name string) string {
 	var b strings.Builder
 	if r.gvr.Group == "" {
@@ -88,6 +95,9 @@ func (r *Resource[T]) path(ns, name string) string {
 	b.WriteString("/" + r.gvr.Resource)
 	if name != "" {
 		b.WriteString("/" + name)
+		if r.isSub {
+			b.WriteString("/" + r.sub)
+		}
 	}
 	return b.String()
 }
@@ -100,41 +110,71 @@ func (r *Resource[T]) objectNamespace(obj T) string {
 	return obj.GetNamespace()
 }
 
-// Get reads one object by name.
-func (r *Resource[T]) Get(ctx context.Context, name string) (T, error) {
-	if name == "" {
+// Get reads one object by name: the latest, or, with a ResourceVersion
+// option, one no older than that.
+func (r *Resource[T]) Get(ctx context.Context, name string, opts ...GetOption) (T, error) {
+	path, err := r.objectPath(r.namespace, name)
+	if err != nil {
 		var zero T
-		return zero, fmt.Errorf("%w: name is empty", ErrRequest)
+		return zero, err
 	}
-	return r.doObject(ctx, request{method: http.MethodGet, path: r.path(r.namespace, name)})
+	return r.doObject(ctx, request{method: http.MethodGet, path: path, query: newGetOptions(opts).query()})
 }
 
 // Create writes a new object; the server fills in uid, resourceVersion and,
 // for generateName, the name. An existing name fails IsAlreadyExists.
-func (r *Resource[T]) Create(ctx context.Context, obj T) (T, error) {
-	return r.write(ctx, request{method: http.MethodPost, path: r.path(r.objectNamespace(obj), "")}, obj)
-}
-
-// Update replaces an object. A resourceVersion in obj makes it conditional:
-// a stale one fails IsConflict.
-func (r *Resource[T]) Update(ctx context.Context, obj T) (T, error) {
-	if obj.GetName() == "" {
-		var zero T
-		return zero, fmt.Errorf("%w: name is empty", ErrRequest)
+// On a subresource (pods/eviction, pods/binding, serviceaccounts/token) it
+// posts obj to the subresource of the object obj names.
+func (r *Resource[T]) Create(ctx context.Context, obj T, opts ...WriteOption) (T, error) {
+	var zero T
+	o, err := newWriteOptions(opts, false)
+	if err != nil {
+		return zero, err
 	}
-	return r.write(ctx, request{method: http.MethodPut, path: r.path(r.objectNamespace(obj), obj.GetName())}, obj)
+	var path string
+	if !r.isSub {
+		path, err = r.collectionPath(r.objectNamespace(obj))
+	} else {
+		path, err = r.objectPath(r.objectNamespace(obj), obj.GetName())
+	}
+	if err != nil {
+		return zero, err
+	}
+	return r.write(ctx, request{method: http.MethodPost, path: path, query: o.query()}, obj)
 }
 
-// Patch applies data, of type pt, to the named object.
-func (r *Resource[T]) Patch(ctx context.Context, name string, pt PatchType, data []byte) (T, error) {
-	if name == "" {
-		var zero T
-		return zero, fmt.Errorf("%w: name is empty", ErrRequest)
+// Update replaces an object (or, on a subresource, that part of it, such
+// as its status). A resourceVersion in obj makes it conditional: a stale
+// one fails IsConflict.
+func (r *Resource[T]) Update(ctx context.Context, obj T, opts ...WriteOption) (T, error) {
+	var zero T
+	o, err := newWriteOptions(opts, false)
+	if err != nil {
+		return zero, err
+	}
+	path, err := r.objectPath(r.objectNamespace(obj), obj.GetName())
+	if err != nil {
+		return zero, err
+	}
+	return r.write(ctx, request{method: http.MethodPut, path: path, query: o.query()}, obj)
+}
+
+// Patch applies data, of type pt, to the named object. A patch of type
+// ApplyPatch is an apply (see Apply).
+func (r *Resource[T]) Patch(ctx context.Context, name string, pt PatchType, data []byte, opts ...WriteOption) (T, error) {
+	var zero T
+	o, err := newWriteOptions(opts, pt == ApplyPatch)
+	if err != nil {
+		return zero, err
+	}
+	path, err := r.objectPath(r.namespace, name)
+	if err != nil {
+		return zero, err
 	}
 	if data == nil {
 		data = []byte{}
 	}
-	return r.doObject(ctx, request{method: http.MethodPatch, path: r.path(r.namespace, name),
+	return r.doObject(ctx, request{method: http.MethodPatch, path: path, query: o.query(),
 		body: data, contentType: string(pt)})
 }
 
@@ -167,10 +207,14 @@ func (d DeleteResult[T]) HasObject() bool { return d.Status == nil && !isZero(d.
 // IsConflict), grace period and propagation policy. Errors are
 // *wire.Status values, as for every call.
 func (r *Resource[T]) Delete(ctx context.Context, name string, opts wire.DeleteOptions) (DeleteResult[T], error) {
-	if name == "" {
-		return DeleteResult[T]{}, fmt.Errorf("%w: name is empty", ErrRequest)
+	if err := r.noSubresource("delete"); err != nil {
+		return DeleteResult[T]{}, err
 	}
-	resp, err := r.deleteAt(ctx, r.path(r.namespace, name), nil, opts)
+	path, err := r.objectPath(r.namespace, name)
+	if err != nil {
+		return DeleteResult[T]{}, err
+	}
+	resp, err := r.deleteAt(ctx, path, nil, opts)
 	if err != nil {
 		return DeleteResult[T]{}, err
 	}
@@ -223,13 +267,19 @@ func isZero[T any](v T) bool {
 	return !rv.IsValid() || rv.IsZero()
 }
 
-// DeleteCollection removes every object that opts' selectors match in r's
-// namespace. The server lists them with opts as a LIST would: with a
-// Limit it deletes only the first page, and a ResourceVersion is also
-// each object's delete precondition.
-func (r *Resource[T]) DeleteCollection(ctx context.Context, opts wire.ListOptions) error {
-	opts.Watch = false
-	resp, err := r.deleteAt(ctx, r.path(r.namespace, ""), opts.Query(), wire.DeleteOptions{})
+// DeleteCollection removes every object that list's selectors match in
+// r's namespace, each as Delete would with del (grace period, propagation
+// policy, preconditions, dryRun), in client-go's argument order. The
+// server lists them with list as a LIST would: with a Limit it deletes
+// only the first page, and a ResourceVersion is also each object's delete
+// precondition.
+func (r *Resource[T]) DeleteCollection(ctx context.Context, del wire.DeleteOptions, list wire.ListOptions) error {
+	path, err := r.collectionPath(r.namespace)
+	if err != nil {
+		return err
+	}
+	list.Watch = false
+	resp, err := r.deleteAt(ctx, path, list.Query(), del)
 	if err != nil {
 		return err
 	}
@@ -259,6 +309,9 @@ func (r *Resource[T]) doObject(ctx context.Context, req request) (T, error) {
 		return r.decodeProtobufObject(resp.Body, req)
 	}
 	raw, err := readValue(resp.Body)
+	if err == nil && r.isSub && isStatusJSON(raw) {
+		return out, nil
+	}
 	if err == nil {
 		err = decodeObject(raw, &out)
 	}
@@ -266,4 +319,13 @@ func (r *Resource[T]) doObject(ctx context.Context, req request) (T, error) {
 		return out, fmt.Errorf("client: decoding %s %s: %w", req.method, req.path, err)
 	}
 	return out, nil
+}
+
+// isStatusJSON says whether raw is a meta/v1 Status: what pods' eviction
+// and binding subresources answer a successful create with, rather than
+// an object. Objects of other kinds are not checked, so as not to parse
+// them twice.
+func isStatusJSON(raw []byte) bool {
+	var tm wire.TypeMeta
+	return json.Unmarshal(raw, &tm) == nil && isStatusKind(tm)
 }

@@ -110,7 +110,7 @@ func TestResourceVerbsUnstructured(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := cms.DeleteCollection(ctx, wire.ListOptions{LabelSelector: "app=drop"}); err != nil {
+	if err := cms.DeleteCollection(ctx, wire.DeleteOptions{}, wire.ListOptions{LabelSelector: "app=drop"}); err != nil {
 		t.Fatalf("DeleteCollection: %v", err)
 	}
 	list, err := cms.List(ctx, wire.ListOptions{})

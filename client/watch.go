@@ -21,10 +21,14 @@ import (
 // cannot watch from) is returned here as a *wire.Status; after the stream
 // opens, errors come from Next.
 func (r *Resource[T]) Watch(ctx context.Context, opts wire.ListOptions) (Watcher[T], error) {
+	path, err := r.collectionPath(r.namespace)
+	if err != nil {
+		return nil, err
+	}
 	opts.Watch = true
 	opts.Limit, opts.Continue = 0, ""
 	ctx, cancel := context.WithCancel(ctx)
-	resp, err := r.c.send(ctx, request{method: http.MethodGet, path: r.path(r.namespace, ""),
+	resp, err := r.c.send(ctx, request{method: http.MethodGet, path: path,
 		query: opts.Query(), watch: true, accept: r.accept()})
 	if err != nil {
 		cancel()

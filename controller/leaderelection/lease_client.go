@@ -1,6 +1,8 @@
 package leaderelection
 
 import (
+	"context"
+
 	"github.com/listwatch/listwatch/client"
 )
 
@@ -15,6 +17,22 @@ var LeasesGVR = client.GroupVersionResource{Group: "coordination.k8s.io", Versio
 //
 // The client's errors are *wire.Status values, so NotFound and Conflict
 // reach the elector as it expects.
-func NewLeaseClient(r *client.Resource[*Lease]) LeaseClient { return r }
+func NewLeaseClient(r *client.Resource[*Lease]) LeaseClient { return leaseResource{r} }
 
-var _ LeaseClient = (*client.Resource[*Lease])(nil)
+// leaseResource is a client.Resource without its per-call options, which
+// leader election does not use.
+type leaseResource struct{ r *client.Resource[*Lease] }
+
+var _ LeaseClient = leaseResource{}
+
+func (l leaseResource) Get(ctx context.Context, name string) (*Lease, error) {
+	return l.r.Get(ctx, name)
+}
+
+func (l leaseResource) Create(ctx context.Context, lease *Lease) (*Lease, error) {
+	return l.r.Create(ctx, lease)
+}
+
+func (l leaseResource) Update(ctx context.Context, lease *Lease) (*Lease, error) {
+	return l.r.Update(ctx, lease)
+}

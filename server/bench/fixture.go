@@ -172,7 +172,7 @@ func (f *Fixture) Grow(ctx context.Context, n int) error {
 // namespace.
 func (f *Fixture) Cleanup(ctx context.Context) error {
 	objs := client.NewResource[*object.Unstructured](f.c, f.gvr()).Namespace(f.Namespace)
-	err := objs.DeleteCollection(ctx, wire.ListOptions{LabelSelector: BenchLabel})
+	err := objs.DeleteCollection(ctx, wire.DeleteOptions{}, wire.ListOptions{LabelSelector: BenchLabel})
 	if err != nil && !client.IsNotFound(err) {
 		return fmt.Errorf("bench: deleting bench objects: %w", err)
 	}

@@ -142,7 +142,8 @@ func newWriter(t *Target, ns, prefix, name string) (*writer, error) {
 	switch name {
 	case WriteClientListwatch:
 		cms := client.NewResource[*corev1.ConfigMap](t.Client, configMapsGVR).Namespace(ns)
-		return configMapWriter(ns, prefix, cms.Create,
+		return configMapWriter(ns, prefix,
+			func(ctx context.Context, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) { return cms.Create(ctx, cm) },
 			func(ctx context.Context, cm *corev1.ConfigMap) error { _, err := cms.Update(ctx, cm); return err },
 			func(ctx context.Context, name string) error {
 				_, err := cms.Delete(ctx, name, wire.DeleteOptions{})
