@@ -1,10 +1,14 @@
 package controllers_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -91,6 +95,49 @@ func TestNamespaceController(t *testing.T) {
 		}
 		if n := countIn(t, admin, gvr, "kept"); n != 20 {
 			t.Errorf("%s: %d in the other namespace, want 20", gvr, n)
+		}
+	}
+}
+
+// TestNamespaceDeletesCollectionsInBackground: the controller's delete
+// collection requests ask for background propagation, as kube's
+// namespace controller does (so that the garbage collector adds no
+// orphan finalizer to what it deletes).
+func TestNamespaceDeletesCollectionsInBackground(t *testing.T) {
+	s, admin := bare(t)
+	mustCreate(t, res(admin, nsGVR), obj("v1", "Namespace", "bg", nil))
+	mustCreate(t, res(admin, cmGVR).Namespace("bg"), obj("v1", "ConfigMap", "c", nil))
+	var mu sync.Mutex
+	var bodies []string
+	c := newClient(t, s, s.URL(), func(next http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodDelete && strings.HasSuffix(r.URL.Path, "/namespaces/bg/configmaps") {
+				b, err := io.ReadAll(r.Body)
+				if err != nil {
+					return nil, err
+				}
+				r.Body = io.NopCloser(bytes.NewReader(b))
+				mu.Lock()
+				bodies = append(bodies, string(b))
+				mu.Unlock()
+			}
+			return next.RoundTrip(r)
+		})
+	})
+	runHost(t, c, controllers.Config{Controllers: []string{controllers.NamespaceController}})
+	if _, err := res(admin, nsGVR).Delete(t.Context(), "bg", wire.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, res(admin, nsGVR), "bg")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) == 0 {
+		t.Fatal("no delete collection of configmaps")
+	}
+	for _, b := range bodies {
+		var opts wire.DeleteOptions
+		if err := json.Unmarshal([]byte(b), &opts); err != nil || opts.PropagationPolicy == nil || *opts.PropagationPolicy != "Background" {
+			t.Fatalf("delete collection body %s (%v): want propagationPolicy Background", b, err)
 		}
 	}
 }

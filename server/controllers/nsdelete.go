@@ -176,7 +176,9 @@ func (d *contentDeleter) deleteResource(ctx context.Context, r deletable, ns str
 	res := d.t.resource(r.gvr).Namespace(ns)
 	collected := false
 	if r.deleteCollection {
-		err := res.DeleteCollection(ctx, wire.ListOptions{})
+		// Background, as kube's namespace controller asks: no orphan
+		// finalizer on what it deletes generically.
+		err := res.DeleteCollection(ctx, backgroundDelete(), wire.ListOptions{})
 		switch {
 		case err == nil:
 			collected = true
@@ -232,14 +234,19 @@ func (d *contentDeleter) deleteEach(ctx context.Context, res *client.Resource[u]
 	if err != nil {
 		return err
 	}
-	background := "Background"
 	for _, obj := range list.Items {
-		_, err := res.Delete(ctx, obj.GetName(), wire.DeleteOptions{PropagationPolicy: &background})
+		_, err := res.Delete(ctx, obj.GetName(), backgroundDelete())
 		if err != nil && !unsupported(err) {
 			return err
 		}
 	}
 	return nil
+}
+
+// backgroundDelete is the delete options of the controller's deletes.
+func backgroundDelete() wire.DeleteOptions {
+	background := "Background"
+	return wire.DeleteOptions{PropagationPolicy: &background}
 }
 
 // podsEstimate is the longest termination grace period of ns's running
