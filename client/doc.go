@@ -21,6 +21,20 @@
 //		...
 //	}
 //
+// Writes take controller-runtime's options, each the query parameter kube
+// reads (DryRunAll, FieldOwner, FieldValidation, ForceOwnership); Apply is
+// a server-side apply of only the fields the caller owns; Subresource
+// addresses an object's status, scale, eviction, binding or token:
+//
+//	cm, err := cms.Apply(ctx, "settings", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: fast\n"),
+//		client.FieldOwner("my-controller"), client.ForceOwnership)
+//	status := pods.Subresource("status") // keep it: it negotiates protobuf on its own
+//	pod.Status.Phase = corev1.PodRunning
+//	pod, err = status.Update(ctx, pod, client.FieldOwner("my-controller"))
+//	scale, err := client.NewResource[*autoscalingv1.Scale](c, deployments).Namespace(ns).Subresource("scale").Get(ctx, "web")
+//	pod, err = pods.Get(ctx, "web", client.ResourceVersion("0")) // any version the server's cache holds
+//	err = cms.DeleteCollection(ctx, wire.DeleteOptions{DryRun: []string{"All"}}, wire.ListOptions{LabelSelector: "app=web"})
+//
 // Config comes from a kubeconfig (LoadKubeconfig: several files merged as
 // kubectl merges $KUBECONFIG, tokens, token files, client certificates,
 // exec credential plugins, impersonation, proxy-url), from a pod's service
@@ -67,6 +81,11 @@
 //     by page; on an expiry it calls the caller's restart function (the
 //     items delivered so far are stale) and delivers a full list from the
 //     start, or, with no restart function, returns the expiry.
+//   - A request kube would refuse, or that would address another path, is
+//     refused unsent with ErrRequest: an empty name, a name, namespace or
+//     subresource that is not one path segment ("." or "..", or with '/'
+//     or '%': "p/status" never reaches the status of p), ForceOwnership on
+//     anything but an apply, a list, watch or delete of a subresource.
 //   - A Watcher starts no goroutine; Close from another goroutine unblocks
 //     Next. An ERROR event (such as 410 Expired for a resourceVersion too
 //     old to watch from) is returned by Next as a *wire.Status.
@@ -76,10 +95,16 @@
 // A Resource of a type with generated protobuf methods (any k8s.io/api
 // type) asks for protobuf as client-go does and reads JSON when the server
 // answers JSON; its writes are protobuf only after the server has answered
-// it in protobuf. Other types, and Config.DisableProtobuf, speak JSON. No
-// CBOR. Basic auth and auth-provider plugins are not supported: a
-// kubeconfig context whose user asks for them fails to load, rather than
-// run with fewer credentials.
+// it in protobuf; a subresource's (Subresource) only once the server has
+// answered that subresource in protobuf too, which tells its kind (the
+// resource does not: deployments/scale is autoscaling/v1 Scale), or when
+// the object's own apiVersion and kind are set. An apply's body is always
+// the caller's YAML or JSON. Other types, and Config.DisableProtobuf,
+// speak JSON. No CBOR. A subresource that answers a Status rather than an
+// object (pods/eviction, pods/binding) gives Create's caller the zero T.
+// Basic auth and auth-provider plugins are not supported: a kubeconfig
+// context whose user asks for them fails to load, rather than run with
+// fewer credentials.
 // An exec plugin never gets a terminal, so interactiveMode Always is
 // refused.
 package client

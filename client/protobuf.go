@@ -20,7 +20,8 @@ import (
 // methods (every k8s.io/api type does) asks for protobuf the way
 // client-go's typed clients do, and decodes whatever the server answers by
 // its Content-Type: kube-apiserver answers protobuf for built-in kinds and
-// JSON for custom resources; listwatch serve answers JSON.
+// JSON for custom resources, and so does listwatch serve (but for a few
+// subresources, which it answers in JSON).
 const (
 	// acceptProtobuf is client-go's Accept for types that prefer protobuf,
 	// on gets, lists and watches alike (rest.Request.UseProtobufAsDefault).
