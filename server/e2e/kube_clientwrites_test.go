@@ -392,6 +392,12 @@ func writeOptionSteps(t *testing.T, tg *writesTarget) []string {
 	if !apierrors.IsInvalid(gerr) {
 		t.Errorf("force on a merge patch: %v, want 422", gerr)
 	}
+	// On a create kube ignores force (CreateOptions has no such field).
+	_, oerr = cms.Create(ctx, writesConfigMap("forced"), client.DryRunAll, client.ForceOwnership)
+	log = append(log, "force on a create, listwatch's client: "+outcome(oerr))
+	gerr = tg.cs.CoreV1().RESTClient().Post().Namespace(ns).Resource("configmaps").
+		Param("force", "true").Param("dryRun", "All").Body(writesConfigMap("forced")).Do(ctx).Error()
+	log = append(log, "force on a create, client-go: "+outcome(gerr))
 	return log
 }
 
