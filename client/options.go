@@ -122,8 +122,10 @@ type getOptions struct {
 // answers from its watch cache, which may lag the latest write. Any other
 // resourceVersion N is a lower bound: kube answers from its cache once
 // the cache has reached N, and, when it does not within three seconds,
-// fails with 504 Timeout "Too large resource version" (IsTimeout). A Get
-// never answers an object at exactly N: storage keeps only the latest.
+// fails with 504 Timeout "Too large resource version" (IsTimeout) and a
+// Retry-After of one second, which the client, as client-go, honours a
+// few times before returning it. A Get never answers an object at exactly
+// N: storage keeps only the latest.
 type ResourceVersion string
 
 func (rv ResourceVersion) applyToGet(o *getOptions) { o.resourceVersion = string(rv) }
