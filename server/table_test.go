@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -65,5 +66,43 @@ func TestShortDuration(t *testing.T) {
 		if got := shortDuration(d); got != want {
 			t.Errorf("%v: got %s want %s", d, got, want)
 		}
+	}
+}
+
+// TestTableRowObjectNull: a row without its object (includeObject=None)
+// has "object": null, as kube-apiserver encodes the row's empty
+// RawExtension, in a list's, a GET's and a watch event's Table, and in
+// YAML; with Metadata or Object it holds them.
+func TestTableRowObjectNull(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", cmPath, cm("n", map[string]string{"t": "null"}, nil))
+	rowObject := func(tbl map[string]any) (any, bool) {
+		t.Helper()
+		rows, _ := tbl["rows"].([]any)
+		if len(rows) != 1 {
+			t.Fatalf("rows: %v", tbl)
+		}
+		obj, ok := rows[0].(map[string]any)["object"]
+		return obj, ok
+	}
+	// The list's items and the GET's object: the same one.
+	for _, p := range []string{cmPath + "?labelSelector=t%3Dnull&", cmPath + "/n?"} {
+		if obj, ok := rowObject(e.must(200, "GET", p+"includeObject=None", nil, "Accept", tableAccept)); !ok || obj != nil {
+			t.Errorf("%s, includeObject=None: object %v (present %t), want null", p, obj, ok)
+		}
+		for include, kind := range map[string]string{"Metadata": "PartialObjectMetadata", "Object": "ConfigMap", "": "PartialObjectMetadata"} {
+			obj, _ := rowObject(e.must(200, "GET", p+"includeObject="+include, nil, "Accept", tableAccept))
+			if m, _ := obj.(map[string]any); m["kind"] != kind {
+				t.Errorf("%s, includeObject=%s: object %v, want a %s", p, include, obj, kind)
+			}
+		}
+	}
+	if r := e.do("GET", cmPath+"/n?includeObject=None", nil, "Accept", "application/yaml;as=Table;v=v1;g=meta.k8s.io"); !strings.Contains(string(r.body), "\n  object: null\n") {
+		t.Errorf("YAML Table: %d %s", r.code, r.body)
+	}
+	w := e.watch(cmPath+"?watch=1&labelSelector=t%3Dnull&includeObject=None", "Accept", tableAccept)
+	ev := w.expect("ADDED", "")
+	if obj, ok := rowObject(ev.Object); !ok || obj != nil {
+		t.Errorf("watch, includeObject=None: object %v (present %t), want null", obj, ok)
 	}
 }

@@ -21,8 +21,10 @@ type TableColumnDefinition struct {
 }
 
 // TableRow is one object's cells; Object holds the object or its
-// PartialObjectMetadata, as includeObject asks.
+// PartialObjectMetadata, as includeObject asks. Without one
+// (includeObject=None) it is JSON null, as Kubernetes encodes the row's
+// empty RawExtension: the member is always there.
 type TableRow struct {
 	Cells  []any           `json:"cells"`
-	Object json.RawMessage `json:"object,omitempty"`
+	Object json.RawMessage `json:"object"`
 }

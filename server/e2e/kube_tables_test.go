@@ -1,0 +1,159 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// Accept headers of the meta.k8s.io answers.
+const (
+	tableJSON = "application/json;as=Table;v=v1;g=meta.k8s.io"
+	tableYAML = "application/yaml;as=Table;v=v1;g=meta.k8s.io"
+	tablePB   = "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io"
+)
+
+// TestKubeTablesSameAsOurs asks kube-apiserver and serve for the same
+// Tables, of ConfigMaps and of a custom resource, as lists and GETs, in
+// JSON, YAML and protobuf (which a Table never is: kube's 406), with
+// each includeObject: the same code, content type and body, member for
+// member (rows without their object have "object": null), once the
+// values that differ between two servers are masked.
+func TestKubeTablesSameAsOurs(t *testing.T) {
+	kube, ours, ns := sideBySide(t)
+	cms, ws := tablesSideBySide(t, ns, kube, ours)
+	var reqs []tableReq
+	for _, p := range []string{cms + "?labelSelector=t%3D1&", cms + "/a?", ws + "?labelSelector=t%3D1&", ws + "/w1?", cms + "?labelSelector=t%3Dnone&"} {
+		for _, include := range []string{"", "includeObject=None", "includeObject=Metadata", "includeObject=Object"} {
+			for _, accept := range []string{tableJSON, tableYAML, tablePB} {
+				reqs = append(reqs, tableReq{p + include, accept})
+			}
+		}
+	}
+	compareAnswers(t, kube, ours, reqs)
+}
+
+// tablesSideBySide makes the same objects on each server for the Table
+// tests: ConfigMaps a (labelled t=1, with data) and b (not labelled), and
+// Widgets w1 and w2 (both labelled), and returns the collections.
+func tablesSideBySide(t *testing.T, ns string, kube, ours *rawClient) (cms, ws string) {
+	t.Helper()
+	cms = "/api/v1/namespaces/" + ns + "/configmaps"
+	ws, widget := widgetsSideBySide(t, ns, `{"spec":{"n":1}}`, kube, ours)
+	labelled := func(w string) string {
+		return strings.Replace(w, `"metadata":{`, `"metadata":{"labels":{"t":"1"},`, 1)
+	}
+	for _, c := range []*rawClient{kube, ours} {
+		for _, pb := range [][2]string{
+			{cms, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"t":"1"}},"data":{"k":"v"}}`},
+			{cms, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}`},
+			{ws, labelled(widget("w1"))},
+			{ws, labelled(widget("w2"))},
+		} {
+			if code, m := c.do("POST", pb[0], jsonCT, pb[1]); code != http.StatusCreated {
+				t.Fatalf("%s: %d %v", pb[0], code, m)
+			}
+		}
+	}
+	return cms, ws
+}
+
+// tableReq is one GET: its path and query, and its Accept header.
+type tableReq struct{ path, accept string }
+
+// compareAnswers sends each request to kube-apiserver and to serve, 16 at
+// a time (a watch lasts its timeoutSeconds), and requires the same
+// canonical answers (canonicalAnswer).
+func compareAnswers(t *testing.T, kube, ours *rawClient, reqs []tableReq) {
+	t.Helper()
+	type answer struct {
+		view string
+		err  error
+	}
+	answers := make([][2]answer, len(reqs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i, r := range reqs {
+		for j, c := range []*rawClient{kube, ours} {
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				code, ctype, body, err := c.getAccepting(r.path, r.accept)
+				answers[i][j] = answer{canonicalAnswer(code, ctype, body), err}
+			})
+		}
+	}
+	wg.Wait()
+	for i, r := range reqs {
+		k, o := answers[i][0], answers[i][1]
+		if k.err != nil || o.err != nil {
+			t.Fatalf("GET %s [%s]: kube %v, serve %v", r.path, r.accept, k.err, o.err)
+		}
+		if k.view != o.view {
+			t.Errorf("GET %s [%s]:\n kube:  %s\n serve: %s", r.path, r.accept, k.view, o.view)
+		}
+	}
+}
+
+// getAccepting GETs path with an Accept header and reads the whole
+// answer; unlike send, from any goroutine.
+func (c *rawClient) getAccepting(path, accept string) (code int, ctype string, body []byte, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", c.host+path, nil)
+	if err != nil {
+		return 0, "", nil, err
+	}
+	req.Header.Set("Accept", accept)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, "", nil, err
+	}
+	defer resp.Body.Close()
+	body, err = io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Content-Type"), body, err
+}
+
+// canonicalAnswer is what is compared of an answer: its code, content
+// type and body, each JSON value of it (a watch's events, one a line)
+// with its members sorted (README: serve's are not in kube's order) and
+// the values that differ between two servers masked (volatile); YAML as
+// its JSON. A watch's bookmarks that do not end the initial events are
+// left out: kube may send them before its timeout.
+func canonicalAnswer(code int, ctype string, body []byte) string {
+	if strings.HasPrefix(ctype, "application/yaml") {
+		j, err := sigsyaml.YAMLToJSON(body)
+		if err != nil {
+			return fmt.Sprintf("%d %s not YAML (%v): %q", code, ctype, err, body)
+		}
+		body = j
+	}
+	if !strings.HasPrefix(ctype, "application/json") && !strings.HasPrefix(ctype, "application/yaml") {
+		return fmt.Sprintf("%d %s %q", code, ctype, body)
+	}
+	var out []string
+	dec := json.NewDecoder(bytes.NewReader(body))
+	for {
+		var v any
+		if err := dec.Decode(&v); err == io.EOF {
+			break
+		} else if err != nil {
+			return fmt.Sprintf("%d %s not JSON (%v): %q", code, ctype, err, body)
+		}
+		if m, ok := v.(map[string]any); ok && m["type"] == "BOOKMARK" && !strings.Contains(fmt.Sprint(m["object"]), "k8s.io/initial-events-end") {
+			continue
+		}
+		b, _ := json.Marshal(v) // members sorted
+		out = append(out, string(volatile.ReplaceAll(b, []byte(`${1}"X"`))))
+	}
+	return fmt.Sprintf("%d %s\n  %s", code, ctype, strings.Join(out, "\n  "))
+}
