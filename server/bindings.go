@@ -260,7 +260,11 @@ func (c *call) componentStatuses(info *request.Info) error {
 			}
 			values = append(values, v)
 		}
-		t, err := c.table(o, values, wire.ListMeta{})
+		opts, err := c.tableOptions(o)
+		if err != nil {
+			return err
+		}
+		t, err := c.table(opts, values, wire.ListMeta{})
 		if err != nil {
 			return err
 		}

@@ -55,7 +55,11 @@ func (c *call) list() error {
 		for i, kv := range page.Items {
 			values[i] = c.res.relabel(kv.Value)
 		}
-		t, err := c.table(out, values, meta)
+		opts, err := c.tableOptions(out)
+		if err != nil {
+			return err
+		}
+		t, err := c.table(opts, values, meta)
 		if err != nil {
 			return err
 		}
@@ -241,26 +245,20 @@ func (c *call) streamList(h listHead, page storage.ListPage, f itemForm) error {
 	return nil
 }
 
-// table renders values as a meta.k8s.io Table with meta as its list
-// metadata.
-func (c *call) table(out output, values [][]byte, meta wire.ListMeta) (*wire.Table, error) {
-	include := includeObject(c.r.URL.Query().Get("includeObject"))
-	switch include {
-	case "":
-		include = includeMetadata
-	case includeNone, includeMetadata, includeFull:
-	default:
-		return nil, wire.NewBadRequest("includeObject: unsupported value " + strconv.Quote(string(include)))
-	}
+// table renders values as a meta.k8s.io Table, as opts says, with meta as
+// its list metadata.
+func (c *call) table(opts tableOptions, values [][]byte, meta wire.ListMeta) (*wire.Table, error) {
 	t := &wire.Table{
-		TypeMeta:          wire.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/" + out.tableVersion},
-		Metadata:          meta,
-		ColumnDefinitions: tableColumns(c.res),
-		Rows:              make([]wire.TableRow, 0, len(values)),
+		TypeMeta: wire.TypeMeta{Kind: "Table", APIVersion: opts.apiVersion},
+		Metadata: meta,
+		Rows:     make([]wire.TableRow, 0, len(values)),
+	}
+	if !opts.noHeaders {
+		t.ColumnDefinitions = tableColumns(c.res)
 	}
 	now := c.s.now()
 	for _, v := range values {
-		row, err := tableRow(c.res, v, include, now)
+		row, err := tableRow(c.res, v, opts.include, now)
 		if err != nil {
 			return nil, err
 		}

@@ -401,7 +401,11 @@ func (c *call) writeObject(code int, value []byte) error {
 			} `json:"metadata"`
 		}
 		_ = json.Unmarshal(value, &v)
-		t, err := c.table(out, [][]byte{value}, wire.ListMeta{ResourceVersion: v.Metadata.ResourceVersion})
+		opts, err := c.tableOptions(out)
+		if err != nil {
+			return err
+		}
+		t, err := c.table(opts, [][]byte{value}, wire.ListMeta{ResourceVersion: v.Metadata.ResourceVersion})
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	tablevalidation "k8s.io/apimachinery/pkg/apis/meta/v1beta1/validation"
+
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -85,7 +88,7 @@ func sameColumnNames(a, b []wire.TableColumnDefinition) bool {
 	return slices.EqualFunc(a, b, func(x, y wire.TableColumnDefinition) bool { return x.Name == y.Name })
 }
 
-// tableRowOptions says what a row's object holds.
+// includeObject says what a row's object holds.
 type includeObject string
 
 const (
@@ -93,6 +96,32 @@ const (
 	includeMetadata includeObject = "Metadata"
 	includeFull     includeObject = "Object"
 )
+
+// tableOptions is how a Table is made.
+type tableOptions struct {
+	include includeObject
+	// apiVersion is the Table's: meta.k8s.io/v1 or v1beta1.
+	apiVersion string
+	// noHeaders: no column definitions ("columnDefinitions": null), as
+	// in kube's Tables of a watch's events after its first.
+	noHeaders bool
+}
+
+// tableOptions reads the options of the Table out asks for from c's
+// query as kube does (optionsForTransform), with its validation and its
+// 400 for an includeObject it does not know; none is Metadata.
+func (c *call) tableOptions(out output) (tableOptions, error) {
+	ko := metav1.TableOptions{IncludeObject: metav1.IncludeObjectPolicy(c.r.URL.Query().Get("includeObject"))}
+	if errs := tablevalidation.ValidateTableOptions(&ko); len(errs) > 0 {
+		// It checks one field: one error, which kube's message quotes.
+		return tableOptions{}, wire.NewBadRequest("Unable to convert to Table as requested: " + errs[0].Error())
+	}
+	opts := tableOptions{include: includeObject(ko.IncludeObject), apiVersion: "meta.k8s.io/" + out.tableVersion}
+	if opts.include == "" {
+		opts.include = includeMetadata
+	}
+	return opts, nil
+}
 
 // tableRow renders one stored value as a row; now is passed in so every
 // row of a table ages against the same instant.

@@ -106,3 +106,24 @@ func TestTableRowObjectNull(t *testing.T) {
 		t.Errorf("watch, includeObject=None: object %v (present %t), want null", obj, ok)
 	}
 }
+
+// TestTableIncludeObjectRefused: an includeObject kube does not know is
+// its 400, with its message: for a list and a GET once the answer is read
+// (a missing object is a 404 first), and for a watch before it starts,
+// not as an event. Partial metadata has no Table options to check.
+func TestTableIncludeObjectRefused(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", cmPath, cm("a", nil, nil))
+	msg := `Unable to convert to Table as requested: includeObject: Invalid value: "Bogus": must be 'Metadata', 'Object', 'None', or empty`
+	for _, p := range []string{cmPath, cmPath + "/a", cmPath + "?watch=1", cmPath + "?watch=1&timeoutSeconds=-1", "/api/v1/watch/namespaces/default/configmaps"} {
+		sep := "?"
+		if strings.Contains(p, "?") {
+			sep = "&"
+		}
+		e.expectStatus(400, "BadRequest", msg, "GET", p+sep+"includeObject=Bogus", nil, "Accept", tableAccept)
+	}
+	e.expectStatus(404, "NotFound", "", "GET", cmPath+"/nope?includeObject=Bogus", nil, "Accept", tableAccept)
+	e.must(200, "GET", cmPath+"?includeObject=Bogus", nil, "Accept", "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io")
+	// The first value counts, as kube's parameter codec reads it.
+	e.must(200, "GET", cmPath+"?includeObject=None&includeObject=Bogus", nil, "Accept", tableAccept)
+}

@@ -68,6 +68,14 @@ func (c *call) watch() error {
 	if err != nil {
 		return err
 	}
+	// A Table's options are read before the watch starts: a bad one is a
+	// 400, not an event.
+	var tableOpts tableOptions
+	if out.form == formTable {
+		if tableOpts, err = c.tableOptions(out); err != nil {
+			return err
+		}
+	}
 	// As kube's: timeoutSeconds=0 (or none) is no client timeout, and the
 	// server's own random one applies; a negative one ends the watch at
 	// once.
@@ -99,7 +107,7 @@ func (c *call) watch() error {
 	}
 	c.tr.Step("Watch started")
 	rc := http.NewResponseController(c.w)
-	ew := &eventWriter{call: c, out: out, allowBookmarks: o.AllowBookmarks,
+	ew := &eventWriter{call: c, out: out, tableOpts: tableOpts, allowBookmarks: o.AllowBookmarks,
 		dog: newWriteWatchdog(rc.SetWriteDeadline, c.s.watchWrite, end)}
 	ew.gzip = c.s.watchListGzip && isWatchList(o) && filters.AcceptsGzip(c.r)
 	// The last bytes (the end of the chunked stream) are written after
@@ -189,7 +197,10 @@ func (c *call) endWatch(ctx context.Context, ew *eventWriter, err error) {
 // eventWriter frames watch events onto the response.
 type eventWriter struct {
 	*call
-	out            output
+	out output
+	// tableOpts makes the Table of each event when out is one: with its
+	// column definitions only in the first, as kube's.
+	tableOpts      tableOptions
 	allowBookmarks bool
 	flusher        http.Flusher
 	dog            *writeWatchdog
@@ -276,11 +287,12 @@ func (ew *eventWriter) write(ev storage.WatchEvent) bool {
 	}
 	switch ew.out.form {
 	case formTable:
-		t, err := ew.table(ew.out, [][]byte{obj}, wire.ListMeta{ResourceVersion: strconv.FormatInt(ev.Revision, 10)})
+		t, err := ew.table(ew.tableOpts, [][]byte{obj}, wire.ListMeta{ResourceVersion: strconv.FormatInt(ev.Revision, 10)})
 		if err != nil {
 			ew.writeError(wire.NewInternalError(err))
 			return false
 		}
+		ew.tableOpts.noHeaders = true
 		b, err := json.Marshal(t)
 		if err != nil {
 			return false

@@ -292,6 +292,26 @@ func TestWatchTable(t *testing.T) {
 	}
 }
 
+// TestWatchTableHeadersOnce: as kube's, a Table watch sends the column
+// definitions in its first event only; the Tables of the events after it,
+// bookmarks too, have "columnDefinitions": null.
+func TestWatchTableHeadersOnce(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", cmPath, cm("h1", map[string]string{"t": "h"}, nil))
+	e.must(201, "POST", cmPath, cm("h2", map[string]string{"t": "h"}, nil))
+	w := e.watch(cmPath+"?watch=1&labelSelector=t%3Dh&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan", "Accept", tableAccept)
+	for i, typ := range []string{"ADDED", "ADDED", "BOOKMARK"} {
+		ev, ok := w.next()
+		if !ok || ev.Type != typ || ev.Object["kind"] != "Table" {
+			t.Fatalf("event %d: %v, want a %s Table", i, ev, typ)
+		}
+		cols, present := ev.Object["columnDefinitions"]
+		if c, _ := cols.([]any); i == 0 && len(c) == 0 || i > 0 && (!present || cols != nil) {
+			t.Errorf("event %d (%s): columnDefinitions %v (present %t)", i, typ, cols, present)
+		}
+	}
+}
+
 // traceLog keeps the trace name of every "slow operation" record.
 type traceLog struct {
 	mu     sync.Mutex

@@ -23,22 +23,30 @@ const (
 )
 
 // TestKubeTablesSameAsOurs asks kube-apiserver and serve for the same
-// Tables, of ConfigMaps and of a custom resource, as lists and GETs, in
-// JSON, YAML and protobuf (which a Table never is: kube's 406), with
-// each includeObject: the same code, content type and body, member for
-// member (rows without their object have "object": null), once the
-// values that differ between two servers are masked.
+// Tables, of ConfigMaps and of a custom resource, as lists, GETs and
+// watches, in JSON, YAML and protobuf (which a Table never is: kube's
+// 406), with each includeObject: the same code, content type and body,
+// member for member (rows without their object have "object": null; a
+// watch's Tables after its first have no column definitions), once the
+// values that differ between two servers are masked. An includeObject
+// kube does not know is its 400, a watch's before it starts.
 func TestKubeTablesSameAsOurs(t *testing.T) {
 	kube, ours, ns := sideBySide(t)
 	cms, ws := tablesSideBySide(t, ns, kube, ours)
 	var reqs []tableReq
 	for _, p := range []string{cms + "?labelSelector=t%3D1&", cms + "/a?", ws + "?labelSelector=t%3D1&", ws + "/w1?", cms + "?labelSelector=t%3Dnone&"} {
-		for _, include := range []string{"", "includeObject=None", "includeObject=Metadata", "includeObject=Object"} {
+		for _, include := range []string{"", "includeObject=None", "includeObject=Metadata", "includeObject=Object", "includeObject=bogus"} {
 			for _, accept := range []string{tableJSON, tableYAML, tablePB} {
 				reqs = append(reqs, tableReq{p + include, accept})
 			}
 		}
 	}
+	for _, p := range []string{cms, ws} {
+		for _, q := range []string{"", "&includeObject=None", "&includeObject=Metadata", "&includeObject=Object", "&includeObject=bogus", "&includeObject=None&allowWatchBookmarks=true"} {
+			reqs = append(reqs, tableReq{p + "?watch=1&timeoutSeconds=1&labelSelector=t%3D1" + q, tableJSON})
+		}
+	}
+	reqs = append(reqs, tableReq{cms + "/nope?includeObject=bogus", tableJSON}, tableReq{cms + "?includeObject=bogus&limit=x", tableJSON})
 	compareAnswers(t, kube, ours, reqs)
 }
 
