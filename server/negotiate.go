@@ -237,12 +237,15 @@ func (c *call) asPartial(out output, list bool) error {
 }
 
 // acceptParams checks a clause's parameters against media type mt:
-// stream only "watch", no server-version pinning, and a conversion (as,
-// g, v) only when transform allows it and to a Table (not protobuf) or
-// partial metadata.
+// stream only "watch" and not for YAML (kube has no YAML stream
+// serializer, so "application/yaml;stream=watch" is refused even for a
+// GET, where JSON's and protobuf's are served as their plain type, and
+// for a Status), no server-version pinning, and a conversion (as, g, v)
+// only when transform allows it and to a Table (not protobuf) or partial
+// metadata.
 func acceptParams(params map[string]string, mt string, transform bool) (output, bool) {
 	out := output{proto: mt == mediaProto}
-	if s := params["stream"]; s != "" && s != "watch" {
+	if s := params["stream"]; s != "" && (s != "watch" || mt == contentYAML) {
 		return out, false
 	}
 	if params["sv"] != "" {

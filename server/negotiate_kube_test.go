@@ -46,6 +46,21 @@ func TestNegotiationAsKube(t *testing.T) {
 		}
 		expectYAMLStatus(e, 406, "NotAcceptable", msg, "GET", cmPath+"?watch=1", accept) // the Status in YAML
 	}
+	// YAML is no stream: asked for as one, it is refused even where no
+	// stream is sent, and its Status is JSON; JSON's and protobuf's are
+	// served as their plain types.
+	for _, p := range []string{cmPath, cmPath + "/b", cmPath + "/nope"} {
+		e.expectStatus(406, "NotAcceptable", negotiation, "GET", p, nil, "Accept", "application/yaml;stream=watch")
+		for accept, ct := range map[string]string{"application/json;stream=watch": mediaJSON, mediaProto + ";stream=watch": mediaProto} {
+			want := 200
+			if p == cmPath+"/nope" {
+				want = 404
+			}
+			if r := e.do("GET", p, nil, "Accept", accept); r.code != want || r.hdr.Get("Content-Type") != ct {
+				t.Errorf("GET %s [%s]: %d %s", p, accept, r.code, r.hdr.Get("Content-Type"))
+			}
+		}
+	}
 	// Not a watch, YAML is served (TestYAMLResponses).
 	if r := e.do("GET", cmPath+"/b", nil, "Accept", "application/yaml, application/json"); r.code != 200 || r.hdr.Get("Content-Type") != contentYAML {
 		t.Errorf("YAML: %d %s", r.code, r.hdr.Get("Content-Type"))

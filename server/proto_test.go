@@ -31,7 +31,7 @@ func TestNegotiateAsKube(t *testing.T) {
 	cases := []struct {
 		accept string
 		r      *resource
-		want   string // "json", "proto", "table", "partial", "partial-proto" or "406"
+		want   string // "json", "yaml", "proto", "table", "partial", "partial-proto" or "406"
 	}{
 		{"", builtin, "json"},
 		{pb + "," + js, builtin, "proto"},
@@ -44,6 +44,12 @@ func TestNegotiateAsKube(t *testing.T) {
 		{"application/*", builtin, "json"},
 		{"*/*;q=0.1," + pb, builtin, "proto"},
 		{pb + ";stream=watch", builtin, "proto"},
+		{js + ";stream=watch", cr, "json"},
+		{"application/yaml", builtin, "yaml"},
+		{"application/yaml;stream=watch", builtin, "406"}, // kube has no YAML stream serializer
+		{"application/yaml;stream=watch", cr, "406"},
+		{"application/yaml;stream=watch, " + js + ";q=0.5", builtin, "json"},
+		{"application/yaml;stream=", builtin, "yaml"}, // an empty stream is none
 		{pb + ";stream=other," + js, builtin, "json"},
 		{pb + ";as=Table;v=v1;g=meta.k8s.io," + js, builtin, "json"},
 		{tableAccept, builtin, "table"},
@@ -69,6 +75,8 @@ func TestNegotiateAsKube(t *testing.T) {
 			got = "partial"
 		case out.proto:
 			got = "proto"
+		case out.yaml:
+			got = "yaml"
 		}
 		if got != tc.want {
 			t.Errorf("negotiate(%q, %s) = %s, want %s", tc.accept, tc.r.plural, got, tc.want)
@@ -80,6 +88,7 @@ func TestNegotiateAsKube(t *testing.T) {
 		// YAML as kube: in its place, never with a conversion.
 		"application/yaml": contentYAML, "application/yaml;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1": js,
 		"application/yaml;as=Table;g=meta.k8s.io;v=v1, " + pb: pb, "text/html": js,
+		"application/yaml;stream=watch": js, "application/yaml;stream=watch, " + pb: pb,
 	} {
 		if got := errorMedia(accept); got != want {
 			t.Errorf("errorMedia(%q) = %s, want %s", accept, got, want)

@@ -17,7 +17,7 @@ import (
 // of its negotiation, partial metadata asked of one object or of a list,
 // and writes with an unacceptable Accept, which kube refuses before
 // writing anything (the objects made on each are compared at the end),
-// and watches. (What a YAML answer holds: TestKubeYAMLSameAsOurs.)
+// and watches, and the stream media types asked for anywhere. (What a YAML answer holds: TestKubeYAMLSameAsOurs.)
 func TestKubeNegotiationSameAsOurs(t *testing.T) {
 	kube, ours, ns := sideBySide(t)
 	cms := "/api/v1/namespaces/" + ns + "/configmaps"
@@ -36,6 +36,8 @@ func TestKubeNegotiationSameAsOurs(t *testing.T) {
 		"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
 		"application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf, application/json",
 		"application/yaml", "application/yaml;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", "text/html, application/yaml;q=0.5",
+		// Stream media types on any request: YAML has none (406).
+		"application/yaml;stream=watch", "application/json;stream=watch", "application/vnd.kubernetes.protobuf;stream=watch",
 	}
 	for i, accept := range accepts {
 		name := fmt.Sprintf("n%d", i)
