@@ -148,18 +148,16 @@ func notAcceptable() error {
 	return notAcceptableMsg("only the following media types are accepted: " + builtinMediaTypes)
 }
 
-// negotiateWatch is negotiate for a watch, as kube's list handler does
-// it: first as any response (YAML included), then for a stream, which
-// YAML cannot be: a YAML watch is a 406 naming the stream media types.
-func negotiateWatch(accept string, r *resource) (output, error) {
-	out, err := negotiate(accept, r)
-	switch {
-	case err != nil:
-		return out, err
-	case out.yaml:
-		return out, notAcceptableMsg("only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch")
+// streamable is the check kube's watch handler makes of out, the
+// response negotiated as any (negotiate, YAML included), once it has read
+// the watch's options (a bad one is its 400 first) and its Table's: that
+// it can be a stream, which YAML cannot. A YAML watch is a 406 naming the
+// stream media types.
+func streamable(out output) error {
+	if out.yaml {
+		return notAcceptableMsg("only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch")
 	}
-	return out, nil
+	return nil
 }
 
 func notAcceptableMsg(msg string) *wire.Status {
@@ -182,22 +180,13 @@ func (c *call) acceptable(info *request.Info) error {
 			return err
 		}
 	}
-	if info.Verb == "watch" {
-		_, err := c.watchOutput()
-		return err
-	}
 	_, err := c.output()
 	return err
 }
 
 // output is the form of c's response, negotiated from Accept once per
-// request.
-func (c *call) output() (output, error) { return c.negotiateOnce(negotiate) }
-
-// watchOutput is output for a watch (negotiateWatch).
-func (c *call) watchOutput() (output, error) { return c.negotiateOnce(negotiateWatch) }
-
-func (c *call) negotiateOnce(negotiate func(string, *resource) (output, error)) (output, error) {
+// request (a watch's is then checked by streamable).
+func (c *call) output() (output, error) {
 	if !c.negotiated {
 		c.out, c.outErr = negotiate(c.r.Header.Get("Accept"), c.res)
 		c.negotiated = true

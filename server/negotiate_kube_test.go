@@ -46,6 +46,12 @@ func TestNegotiationAsKube(t *testing.T) {
 		}
 		expectYAMLStatus(e, 406, "NotAcceptable", msg, "GET", cmPath+"?watch=1", accept) // the Status in YAML
 	}
+	// That comes after the watch's options are read, and its Table's: a
+	// bad one is a 400.
+	expectYAMLStatus(e, 400, "BadRequest", "found '==', expected: !, identifier, or 'end of string'", "GET", cmPath+"?watch=1&labelSelector=%3D%3D", "application/yaml")
+	expectYAMLStatus(e, 400, "BadRequest", `strconv.ParseInt: parsing "abc": invalid syntax`, "GET", "/api/v1/watch/namespaces/default/configmaps?limit=abc", "application/yaml")
+	e.expectStatus(400, "BadRequest", `Unable to convert to Table as requested: includeObject: Invalid value: "x": must be 'Metadata', 'Object', 'None', or empty`,
+		"GET", cmPath+"?watch=1&includeObject=x", nil, "Accept", "application/yaml;as=Table;g=meta.k8s.io;v=v1")
 	// YAML is no stream: asked for as one, it is refused even where no
 	// stream is sent, and its Status is JSON; JSON's and protobuf's are
 	// served as their plain types.

@@ -35,7 +35,7 @@ const DefaultWatchWriteTimeout = 60 * time.Second
 // comes first, instead of holding a goroutine, a watch slot and its
 // buffered events for ever.
 func (c *call) watch() error {
-	out, err := c.watchOutput()
+	out, err := c.output()
 	if err != nil {
 		return err
 	}
@@ -75,6 +75,9 @@ func (c *call) watch() error {
 		if tableOpts, err = c.tableOptions(out); err != nil {
 			return err
 		}
+	}
+	if err := streamable(out); err != nil {
+		return err
 	}
 	// As kube's: timeoutSeconds=0 (or none) is no client timeout, and the
 	// server's own random one applies; a negative one ends the watch at
