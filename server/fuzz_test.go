@@ -83,7 +83,7 @@ func FuzzNegotiate(f *testing.F) {
 					t.Fatalf("refusal is not a 406: %v", err)
 				}
 			} else {
-				if out.form == formTable && (out.proto || out.tableVersion != "v1" && out.tableVersion != "v1beta1") {
+				if out.form == formTable && (out.proto || out.metaVersion != "v1" && out.metaVersion != "v1beta1") {
 					t.Fatalf("table %+v", out)
 				}
 				if out.proto && r.crd != "" && out.form != formPartial {

@@ -65,8 +65,7 @@ func (c *call) list() error {
 		}
 		writeJSON(c.w, http.StatusOK, t)
 	case out.form == formPartial:
-		return c.streamList(listHead{kind: "PartialObjectMetadataList", apiVersion: "meta.k8s.io/v1", meta: meta}, page,
-			itemForm{key: "json partial", item: partialListItem})
+		return c.partialList(out, meta, page)
 	default:
 		return c.streamObjects(meta, page, c.res.runKey("json"))
 	}
@@ -163,7 +162,17 @@ func (o listOut) release() {
 	}
 }
 
-func partialListItem(kv storage.KV) ([]byte, error) { return partialObject(kv.Value) }
+// partialList streams page as a PartialObjectMetadataList of out's
+// version. Only v1's runs of items are kept compressed for gzipped lists
+// (the deprecated v1beta1 would keep the same again under its own key).
+func (c *call) partialList(out output, meta wire.ListMeta, page storage.ListPage) error {
+	apiVersion := out.metaAPIVersion()
+	f := itemForm{item: func(kv storage.KV) ([]byte, error) { return partialObject(kv.Value, apiVersion) }}
+	if out.metaVersion == "v1" {
+		f.key = "json partial"
+	}
+	return c.streamList(listHead{kind: "PartialObjectMetadataList", apiVersion: apiVersion, meta: meta}, page, f)
+}
 
 // streamObjects streams page as a list of r's kind in JSON. As kube's, a
 // built-in kind's list items carry no apiVersion and kind (its typed List
@@ -258,7 +267,7 @@ func (c *call) table(opts tableOptions, values [][]byte, meta wire.ListMeta) (*w
 	}
 	now := c.s.now()
 	for _, v := range values {
-		row, err := tableRow(c.res, v, opts.include, now)
+		row, err := tableRow(c.res, v, opts, now)
 		if err != nil {
 			return nil, err
 		}

@@ -15,8 +15,9 @@ import (
 // output is the response form a client's Accept header chose.
 type output struct {
 	form formKind
-	// tableVersion is the meta.k8s.io version of a Table: v1 or v1beta1.
-	tableVersion string
+	// metaVersion is the meta.k8s.io version of a Table or of partial
+	// metadata: v1 or v1beta1.
+	metaVersion string
 	// proto: the body is protobuf (built-in kinds), else JSON.
 	proto bool
 	// partialList: partial metadata was asked for as a list
@@ -27,6 +28,10 @@ type output struct {
 	// never for a watch.
 	yaml bool
 }
+
+// metaAPIVersion is the apiVersion of a Table or of partial metadata (a
+// Table row's too).
+func (o output) metaAPIVersion() string { return "meta.k8s.io/" + o.metaVersion }
 
 type formKind int
 
@@ -231,7 +236,7 @@ func (c *call) asPartial(out output, list bool) error {
 // GET, where JSON's and protobuf's are served as their plain type, and
 // for a Status), no server-version pinning, and a conversion (as, g, v)
 // only when transform allows it and to a Table (not protobuf) or partial
-// metadata.
+// metadata, of meta.k8s.io/v1 or v1beta1 (either, as kube).
 func acceptParams(params map[string]string, mt string, transform bool) (output, bool) {
 	out := output{proto: mt == mediaProto}
 	if s := params["stream"]; s != "" && (s != "watch" || mt == contentYAML) {
@@ -255,12 +260,9 @@ func acceptParams(params map[string]string, mt string, transform bool) (output, 
 		if mt == mediaProto {
 			return out, false
 		}
-		out.form, out.tableVersion = formTable, v
+		out.form, out.metaVersion = formTable, v
 	case "PartialObjectMetadata", "PartialObjectMetadataList":
-		if v != "v1" {
-			return out, false
-		}
-		out.form, out.partialList = formPartial, as == "PartialObjectMetadataList"
+		out.form, out.metaVersion, out.partialList = formPartial, v, as == "PartialObjectMetadataList"
 	default:
 		return out, false
 	}

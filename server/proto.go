@@ -82,9 +82,10 @@ func cachedItem(r *resource, value []byte, memo *storage.Memo) ([]byte, error) {
 	return memo.Get(func() ([]byte, error) { return protoItem(r, value) })
 }
 
-// partialItem is the PartialObjectMetadata message of a stored object.
+// partialItem is the PartialObjectMetadata message of a stored object, the
+// same in meta.k8s.io/v1 and v1beta1 (the envelope says which).
 func partialItem(value []byte) ([]byte, error) {
-	po, err := partialObject(value)
+	po, err := partialObject(value, "meta.k8s.io/v1")
 	if err != nil {
 		return nil, err
 	}
@@ -137,15 +138,16 @@ func envelope(apiVersion, kind string, raw []byte) []byte {
 	return append(b, envelopeTail...)
 }
 
-// protoListMeta is a list's field 1.
-func protoListMeta(meta wire.ListMeta) ([]byte, error) {
+// protoListMeta is a list's metadata as its field num (1, but for
+// meta.k8s.io/v1beta1's PartialObjectMetadataList).
+func protoListMeta(meta wire.ListMeta, num int) ([]byte, error) {
 	lm := metav1.ListMeta{ResourceVersion: meta.ResourceVersion, Continue: meta.Continue,
 		RemainingItemCount: meta.RemainingItemCount}
 	b, err := lm.Marshal()
 	if err != nil {
 		return nil, err
 	}
-	return appendBytesField(nil, 1, b), nil
+	return appendBytesField(nil, num, b), nil
 }
 
 // protoWatchFrame is one watch frame: the length, then the WatchEvent
@@ -172,17 +174,18 @@ func protoStatus(st *wire.Status) ([]byte, error) {
 	return envelope("v1", "Status", raw), nil
 }
 
-// protoBookmark is the enveloped bookmark object of r: only its
+// protoBookmark is the enveloped bookmark object of r, or the
+// PartialObjectMetadata of partial's apiVersion (when not ""): only its
 // resourceVersion, and the initial-events-end annotation when it ends the
 // initial events.
-func protoBookmark(r *resource, rv string, end, partial bool) ([]byte, error) {
+func protoBookmark(r *resource, rv string, end bool, partial string) ([]byte, error) {
 	meta := metav1.ObjectMeta{ResourceVersion: rv}
 	if end {
 		meta.Annotations = map[string]string{wire.AnnotationInitialEventsEnd: "true"}
 	}
 	var obj runtime.Object = &metav1.PartialObjectMetadata{}
-	apiVersion, kind := "meta.k8s.io/v1", "PartialObjectMetadata"
-	if !partial {
+	apiVersion, kind := partial, "PartialObjectMetadata"
+	if partial == "" {
 		gvk, ok := protoGVK(r)
 		if !ok {
 			return nil, fmt.Errorf("no protobuf encoding for %v", gvk)

@@ -145,7 +145,7 @@ func TestProtoBytesAsKube(t *testing.T) {
 		t.Fatalf("status\n got %q\nwant %q", got, want)
 	}
 
-	bm, err := protoBookmark(r, "42", true, false)
+	bm, err := protoBookmark(r, "42", true, "")
 	if err != nil {
 		t.Fatal(err)
 	}

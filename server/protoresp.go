@@ -19,7 +19,7 @@ func (c *call) writeProtoObject(code int, out output, value []byte) error {
 		if err != nil {
 			return wire.NewInternalError(err)
 		}
-		body = envelope("meta.k8s.io/v1", "PartialObjectMetadata", raw)
+		body = envelope(out.metaAPIVersion(), "PartialObjectMetadata", raw)
 	default:
 		raw, err := c.protoWritten(value)
 		if err != nil {
@@ -34,12 +34,18 @@ func (c *call) writeProtoObject(code int, out output, value []byte) error {
 
 // protoList writes a list in protobuf: the items' messages (from the
 // cache's memo where the page came from it) each as field 2 after the
-// list metadata, inside the envelope. The items are encoded (or found)
-// first, as the envelope's length precedes them; nothing is written if one
-// fails.
+// list metadata (field 1), inside the envelope; meta.k8s.io/v1beta1's
+// PartialObjectMetadataList numbers them the other way (items 1, metadata
+// 2), so its metadata comes last, and its runs are not kept compressed
+// (partialList). The items are encoded (or found) first, as the
+// envelope's length precedes them; nothing is written if one fails.
 func (c *call) protoList(out output, meta wire.ListMeta, page storage.ListPage) error {
 	items := page.Items
-	lm, err := protoListMeta(meta)
+	itemsNum, metaNum := 2, 1
+	if out.form == formPartial && out.metaVersion == "v1beta1" {
+		itemsNum, metaNum = 1, 2
+	}
+	lm, err := protoListMeta(meta, metaNum)
 	if err != nil {
 		return wire.NewInternalError(err)
 	}
@@ -48,8 +54,11 @@ func (c *call) protoList(out output, meta wire.ListMeta, page storage.ListPage) 
 	apiVersion, kind := c.res.apiVersion(), c.res.listKind
 	if out.form == formPartial {
 		item = func(kv storage.KV) ([]byte, error) { return partialItem(kv.Value) }
-		runKey = "proto partial"
-		apiVersion, kind = "meta.k8s.io/v1", "PartialObjectMetadataList"
+		runKey = ""
+		if itemsNum == 2 {
+			runKey = "proto partial"
+		}
+		apiVersion, kind = out.metaAPIVersion(), "PartialObjectMetadataList"
 	}
 	// A run's memo keeps its objects' protobuf compressed: encoding them
 	// for it does not keep each object's bytes in the cache as well
@@ -92,14 +101,19 @@ func (c *call) protoList(out output, meta wire.ListMeta, page storage.ListPage) 
 	bw := listWriter(c.w)
 	defer bw.release()
 	bw.Write(envelopeHead(apiVersion, kind, n))
-	bw.Write(lm)
+	if metaNum == 1 {
+		bw.Write(lm)
+	}
 	var hdr []byte
 	for _, raw := range raws {
-		hdr = appendVarint(append(hdr[:0], 2<<3|2), uint64(len(raw)))
+		hdr = appendVarint(append(hdr[:0], byte(itemsNum<<3|2)), uint64(len(raw)))
 		bw.Write(hdr)
 		if _, err := bw.Write(raw); err != nil {
 			return nil // the client went away
 		}
+	}
+	if metaNum != 1 {
+		bw.Write(lm)
 	}
 	bw.Write(envelopeTail)
 	_ = bw.Flush()
@@ -119,12 +133,16 @@ func (ew *eventWriter) writeProto(ev storage.WatchEvent) bool {
 			return ew.skip()
 		}
 		var obj []byte
-		obj, err = protoBookmark(ew.res, fmt.Sprint(ev.Revision), ev.InitialEventsEnd, ew.out.form == formPartial)
+		partial := ""
+		if ew.out.form == formPartial {
+			partial = ew.out.metaAPIVersion()
+		}
+		obj, err = protoBookmark(ew.res, fmt.Sprint(ev.Revision), ev.InitialEventsEnd, partial)
 		frame = protoWatchFrame(ev.Type, obj)
 	case ew.out.form == formPartial:
 		var raw []byte
 		if raw, err = partialItem(ev.Object); err == nil {
-			frame = protoWatchFrame(ev.Type, envelope("meta.k8s.io/v1", "PartialObjectMetadata", raw))
+			frame = protoWatchFrame(ev.Type, envelope(ew.out.metaAPIVersion(), "PartialObjectMetadata", raw))
 		}
 	default:
 		frame, err = ev.FrameAlt.Get(func() ([]byte, error) {

@@ -411,7 +411,7 @@ func (c *call) writeObject(code int, value []byte) error {
 		}
 		writeJSON(c.w, code, t)
 	case formPartial:
-		po, err := partialObject(value)
+		po, err := partialObject(value, out.metaAPIVersion())
 		if err != nil {
 			return err
 		}

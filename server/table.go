@@ -100,7 +100,8 @@ const (
 // tableOptions is how a Table is made.
 type tableOptions struct {
 	include includeObject
-	// apiVersion is the Table's: meta.k8s.io/v1 or v1beta1.
+	// apiVersion is the Table's, meta.k8s.io/v1 or v1beta1, and its rows'
+	// partial metadata's.
 	apiVersion string
 	// noHeaders: no column definitions ("columnDefinitions": null), as
 	// in kube's Tables of a watch's events after its first.
@@ -116,20 +117,22 @@ func (c *call) tableOptions(out output) (tableOptions, error) {
 		// It checks one field: one error, which kube's message quotes.
 		return tableOptions{}, wire.NewBadRequest("Unable to convert to Table as requested: " + errs[0].Error())
 	}
-	opts := tableOptions{include: includeObject(ko.IncludeObject), apiVersion: "meta.k8s.io/" + out.tableVersion}
+	opts := tableOptions{include: includeObject(ko.IncludeObject), apiVersion: out.metaAPIVersion()}
 	if opts.include == "" {
 		opts.include = includeMetadata
 	}
 	return opts, nil
 }
 
-// tableRow renders one stored value as a row; now is passed in so every
-// row of a table ages against the same instant.
-func tableRow(r *resource, value []byte, include includeObject, now time.Time) (wire.TableRow, error) {
+// tableRow renders one stored value as a row of a Table made as opts
+// says; now is passed in so every row of a table ages against the same
+// instant.
+func tableRow(r *resource, value []byte, opts tableOptions, now time.Time) (wire.TableRow, error) {
 	var obj map[string]any
 	if err := json.Unmarshal(value, &obj); err != nil {
 		return wire.TableRow{}, err
 	}
+	include := opts.include
 	if include == includeNone && lookup(obj, []string{"metadata", "annotations", wire.AnnotationInitialEventsEnd}) == "true" {
 		// kube keeps the metadata of the row that ends a watch's initial
 		// events (a bookmark's), so that the client can tell it.
@@ -157,7 +160,7 @@ func tableRow(r *resource, value []byte, include includeObject, now time.Time) (
 	case includeFull:
 		row.Object = value
 	case includeMetadata:
-		po, err := partialObject(value)
+		po, err := partialObject(value, opts.apiVersion)
 		if err != nil {
 			return wire.TableRow{}, err
 		}
@@ -166,9 +169,9 @@ func tableRow(r *resource, value []byte, include includeObject, now time.Time) (
 	return row, nil
 }
 
-// partialObject turns a stored value into a meta.k8s.io/v1
-// PartialObjectMetadata: its metadata only.
-func partialObject(value []byte) ([]byte, error) {
+// partialObject turns a stored value into a PartialObjectMetadata of
+// apiVersion (meta.k8s.io/v1 or v1beta1): its metadata only.
+func partialObject(value []byte, apiVersion string) ([]byte, error) {
 	var m struct {
 		Metadata json.RawMessage `json:"metadata"`
 	}
@@ -176,7 +179,9 @@ func partialObject(value []byte) ([]byte, error) {
 		return nil, err
 	}
 	out := make([]byte, 0, len(m.Metadata)+80)
-	out = append(out, `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":`...)
+	out = append(out, `{"kind":"PartialObjectMetadata","apiVersion":"`...)
+	out = append(out, apiVersion...)
+	out = append(out, `","metadata":`...)
 	out = append(out, m.Metadata...)
 	return append(out, '}'), nil
 }

@@ -302,7 +302,7 @@ func (ew *eventWriter) write(ev storage.WatchEvent) bool {
 		}
 		obj = b
 	case formPartial:
-		b, err := partialObject(obj)
+		b, err := partialObject(obj, ew.out.metaAPIVersion())
 		if err != nil {
 			ew.writeError(wire.NewInternalError(err))
 			return false
@@ -326,7 +326,7 @@ func (ew *eventWriter) bookmark(ev storage.WatchEvent) []byte {
 		Metadata   meta   `json:"metadata"`
 	}{Kind: ew.res.kind, APIVersion: ew.res.apiVersion(), Metadata: meta{ResourceVersion: strconv.FormatInt(ev.Revision, 10)}}
 	if ew.out.form == formPartial {
-		b.Kind, b.APIVersion = "PartialObjectMetadata", "meta.k8s.io/v1"
+		b.Kind, b.APIVersion = "PartialObjectMetadata", ew.out.metaAPIVersion()
 	}
 	if ev.InitialEventsEnd {
 		b.Metadata.Annotations = map[string]string{wire.AnnotationInitialEventsEnd: "true"}

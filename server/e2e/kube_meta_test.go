@@ -3,17 +3,27 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	sigsyaml "sigs.k8s.io/yaml"
 )
+
+// The meta.k8s.io answers (Tables and partial metadata) of serve and of
+// kube-apiserver side by side.
 
 // Accept headers of the meta.k8s.io answers.
 const (
@@ -21,6 +31,45 @@ const (
 	tableYAML = "application/yaml;as=Table;v=v1;g=meta.k8s.io"
 	tablePB   = "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io"
 )
+
+// metaAccept is the Accept header asking for as (a meta.k8s.io kind) of
+// version v in media type mt.
+func metaAccept(mt, as, v string) string { return mt + ";as=" + as + ";v=" + v + ";g=meta.k8s.io" }
+
+// TestKubePartialMetadataSameAsOurs asks kube-apiserver and serve for the
+// same partial metadata, of meta.k8s.io/v1 and v1beta1 (which kube serves
+// too, and Tables of it), of ConfigMaps and of a custom resource, as
+// lists, GETs and watches, in JSON, YAML and protobuf: the same code,
+// content type and body (protobuf as kube's codec decodes it).
+func TestKubePartialMetadataSameAsOurs(t *testing.T) {
+	kube, ours, ns := sideBySide(t)
+	cms, ws := tablesSideBySide(t, ns, kube, ours)
+	var reqs []tableReq
+	for _, v := range []string{"v1", "v1beta1"} {
+		for _, mt := range []string{"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"} {
+			for _, as := range []string{"PartialObjectMetadata", "PartialObjectMetadataList"} {
+				for _, p := range []string{cms + "?labelSelector=t%3D1", cms + "?labelSelector=t%3D1&limit=1", cms + "/a", cms + "/nope",
+					ws + "?labelSelector=t%3D1", ws + "?labelSelector=t%3D1&limit=1", ws + "/w1"} {
+					reqs = append(reqs, tableReq{p, metaAccept(mt, as, v)})
+				}
+			}
+		}
+		for _, mt := range []string{"application/json", "application/vnd.kubernetes.protobuf"} {
+			for _, p := range []string{cms, ws} {
+				reqs = append(reqs, tableReq{p + "?watch=1&timeoutSeconds=1&labelSelector=t%3D1&allowWatchBookmarks=true", metaAccept(mt, "PartialObjectMetadata", v)})
+			}
+		}
+		for _, p := range []string{cms + "?labelSelector=t%3D1&", ws + "/w1?", ws + "?watch=1&timeoutSeconds=1&labelSelector=t%3D1&allowWatchBookmarks=true&"} {
+			for _, include := range []string{"includeObject=Metadata", "includeObject=None"} {
+				reqs = append(reqs, tableReq{p + include, metaAccept("application/json", "Table", v)})
+			}
+		}
+	}
+	// The first clause kube can serve.
+	reqs = append(reqs, tableReq{cms + "/a", metaAccept("application/json", "PartialObjectMetadata", "v1beta1") + ", application/json"},
+		tableReq{cms + "/a", metaAccept("application/json", "PartialObjectMetadata", "v2") + ", application/json"})
+	compareAnswers(t, kube, ours, reqs)
+}
 
 // TestKubeTablesSameAsOurs asks kube-apiserver and serve for the same
 // Tables, of ConfigMaps and of a custom resource, as lists, GETs and
@@ -134,19 +183,24 @@ func (c *rawClient) getAccepting(path, accept string) (code int, ctype string, b
 // canonicalAnswer is what is compared of an answer: its code, content
 // type and body, each JSON value of it (a watch's events, one a line)
 // with its members sorted (README: serve's are not in kube's order) and
-// the values that differ between two servers masked (volatile); YAML as
-// its JSON. A watch's bookmarks that do not end the initial events are
-// left out: kube may send them before its timeout.
+// the values that differ between two servers masked (volatile, and
+// continue tokens); YAML as its JSON, protobuf as what kube's codec
+// decodes (protoJSON). A watch's bookmarks that do not end the initial
+// events are left out: kube may send them before its timeout.
 func canonicalAnswer(code int, ctype string, body []byte) string {
-	if strings.HasPrefix(ctype, "application/yaml") {
-		j, err := sigsyaml.YAMLToJSON(body)
-		if err != nil {
-			return fmt.Sprintf("%d %s not YAML (%v): %q", code, ctype, err, body)
-		}
-		body = j
+	var err error
+	switch {
+	case strings.HasPrefix(ctype, "application/yaml"):
+		body, err = sigsyaml.YAMLToJSON(body)
+	case ctype == "application/vnd.kubernetes.protobuf":
+		body, err = protoJSON(body)
+	case ctype == "application/vnd.kubernetes.protobuf;stream=watch":
+		body, err = protoEventsJSON(body)
+	case !strings.HasPrefix(ctype, "application/json"):
+		err = fmt.Errorf("not a media type compared")
 	}
-	if !strings.HasPrefix(ctype, "application/json") && !strings.HasPrefix(ctype, "application/yaml") {
-		return fmt.Sprintf("%d %s %q", code, ctype, body)
+	if err != nil {
+		return fmt.Sprintf("%d %s (%v): %q", code, ctype, err, body)
 	}
 	var out []string
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -161,7 +215,60 @@ func canonicalAnswer(code int, ctype string, body []byte) string {
 			continue
 		}
 		b, _ := json.Marshal(v) // members sorted
-		out = append(out, string(volatile.ReplaceAll(b, []byte(`${1}"X"`))))
+		b = continueToken.ReplaceAll(volatile.ReplaceAll(b, []byte(`${1}"X"`)), []byte(`"continue":"X"`))
+		out = append(out, string(b))
 	}
 	return fmt.Sprintf("%d %s\n  %s", code, ctype, strings.Join(out, "\n  "))
+}
+
+// continueToken is a continue token that is not empty: each server's own.
+var continueToken = regexp.MustCompile(`"continue":"[^"]+"`)
+
+// metaCodec decodes protobuf bodies of partial metadata (meta.k8s.io/v1
+// and v1beta1) and Statuses, as kube's codec.
+var metaCodec = func() *protobuf.Serializer {
+	s := runtime.NewScheme()
+	if err := metav1.AddMetaToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := metav1beta1.AddMetaToScheme(s); err != nil {
+		panic(err)
+	}
+	s.AddKnownTypes(schema.GroupVersion{Version: "v1"}, &metav1.Status{})
+	return protobuf.NewSerializer(s, s)
+}()
+
+// protoJSON is the JSON of a protobuf body, as metaCodec decodes it.
+func protoJSON(b []byte) ([]byte, error) {
+	obj, gvk, err := metaCodec.Decode(b, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	obj.GetObjectKind().SetGroupVersionKind(*gvk)
+	return json.Marshal(obj)
+}
+
+// protoEventsJSON is the JSON of a protobuf watch's events (each a
+// length, then a WatchEvent whose object is a protobuf body), one a
+// line.
+func protoEventsJSON(b []byte) ([]byte, error) {
+	var out []byte
+	for len(b) > 0 {
+		if len(b) < 4 || len(b) < 4+int(binary.BigEndian.Uint32(b)) {
+			return nil, fmt.Errorf("a frame cut short")
+		}
+		n := binary.BigEndian.Uint32(b)
+		var ev metav1.WatchEvent
+		if err := ev.Unmarshal(b[4 : 4+n]); err != nil {
+			return nil, err
+		}
+		obj, err := protoJSON(ev.Object.Raw)
+		if err != nil {
+			return nil, err
+		}
+		line, _ := json.Marshal(map[string]any{"type": ev.Type, "object": json.RawMessage(obj)})
+		out = append(append(out, line...), '\n')
+		b = b[4+n:]
+	}
+	return out, nil
 }

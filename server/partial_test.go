@@ -1,0 +1,91 @@
+package server
+
+import (
+	"bytes"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+)
+
+// metaCodec encodes and decodes meta.k8s.io/v1 and v1beta1 partial
+// metadata in protobuf, as kube-apiserver's codec for them.
+var metaCodec = func() *protobuf.Serializer {
+	s := runtime.NewScheme()
+	if err := metav1.AddMetaToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := metav1beta1.AddMetaToScheme(s); err != nil {
+		panic(err)
+	}
+	return protobuf.NewSerializer(s, s)
+}()
+
+// TestPartialMetadataV1beta1: partial metadata asked for in
+// meta.k8s.io/v1beta1, as kube-apiserver serves it: for a GET, a list
+// and a watch, in JSON and protobuf, of that version (the object, its
+// list, its items and bookmarks), and so are a v1beta1 Table's rows.
+// Its list in protobuf numbers its fields the other way from v1's (items
+// 1, metadata 2): the bytes are those kube's codec writes for what they
+// decode to.
+func TestPartialMetadataV1beta1(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", cmPath, cm("p1", map[string]string{"t": "p"}, nil))
+	e.must(201, "POST", cmPath, cm("p2", map[string]string{"t": "p"}, nil))
+	const (
+		partial     = "application/json;as=PartialObjectMetadata;v=v1beta1;g=meta.k8s.io"
+		partialList = "application/json;as=PartialObjectMetadataList;v=v1beta1;g=meta.k8s.io"
+		beta        = "meta.k8s.io/v1beta1"
+	)
+	if m := e.must(200, "GET", cmPath+"/p1", nil, "Accept", partial); m["kind"] != "PartialObjectMetadata" || m["apiVersion"] != beta || path(m, "metadata", "name") != "p1" || m["data"] != nil {
+		t.Errorf("GET: %v", m)
+	}
+	l := e.must(200, "GET", cmPath+"?labelSelector=t%3Dp&limit=1", nil, "Accept", partialList)
+	items, _ := l["items"].([]any)
+	if l["kind"] != "PartialObjectMetadataList" || l["apiVersion"] != beta || path(l, "metadata", "continue") == nil || len(items) != 1 ||
+		items[0].(map[string]any)["apiVersion"] != beta || path(items[0].(map[string]any), "metadata", "name") != "p1" {
+		t.Errorf("list: %v", l)
+	}
+	tbl := e.must(200, "GET", cmPath+"/p1", nil, "Accept", "application/json;as=Table;v=v1beta1;g=meta.k8s.io")
+	if row := tbl["rows"].([]any)[0].(map[string]any); tbl["apiVersion"] != beta || path(row, "object", "apiVersion") != beta {
+		t.Errorf("Table: %v", tbl)
+	}
+
+	// Protobuf: what kube's codec decodes, it encodes to the same bytes.
+	for p, as := range map[string]string{
+		cmPath + "/p1":                  "PartialObjectMetadata",
+		cmPath + "?labelSelector=t%3Dp": "PartialObjectMetadataList",
+	} {
+		accept := "application/vnd.kubernetes.protobuf;as=" + as + ";v=v1beta1;g=meta.k8s.io"
+		r := e.do("GET", p, nil, "Accept", accept)
+		if r.code != 200 || r.hdr.Get("Content-Type") != mediaProto {
+			t.Fatalf("%s in protobuf: %d %s %s", p, r.code, r.hdr.Get("Content-Type"), r.body)
+		}
+		obj, gvk, err := metaCodec.Decode(r.body, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if gvk.GroupVersion().String() != beta {
+			t.Errorf("%s: %v", p, gvk)
+		}
+		var again bytes.Buffer
+		if err := metaCodec.Encode(obj, &again); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(again.Bytes(), r.body) {
+			t.Errorf("%s: serve's bytes\n %q\nkube's for what they hold\n %q", p, r.body, again.Bytes())
+		}
+		if l, ok := obj.(*metav1beta1.PartialObjectMetadataList); ok && (len(l.Items) != 2 || l.Items[1].Name != "p2" || l.ResourceVersion == "") {
+			t.Errorf("%s: %+v", p, l)
+		}
+	}
+
+	w := e.watch(cmPath+"?watch=1&labelSelector=t%3Dp&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan", "Accept", partial)
+	for _, typ := range []string{"ADDED", "ADDED", "BOOKMARK"} {
+		if ev, ok := w.next(); !ok || ev.Type != typ || ev.Object["kind"] != "PartialObjectMetadata" || ev.Object["apiVersion"] != beta {
+			t.Errorf("watch: %v, want a %s of a %s PartialObjectMetadata", ev, typ, beta)
+		}
+	}
+}
