@@ -165,13 +165,25 @@ func (o listOut) release() {
 // partialList streams page as a PartialObjectMetadataList of out's
 // version. Only v1's runs of items are kept compressed for gzipped lists
 // (the deprecated v1beta1 would keep the same again under its own key).
+// An empty one has "items": null, as kube's, which makes the list afresh
+// from the items there are.
 func (c *call) partialList(out output, meta wire.ListMeta, page storage.ListPage) error {
 	apiVersion := out.metaAPIVersion()
+	h := listHead{kind: "PartialObjectMetadataList", apiVersion: apiVersion, meta: meta}
+	if len(page.Items) == 0 {
+		head, err := h.marshal()
+		if err != nil {
+			return err
+		}
+		writeRaw(c.w, http.StatusOK, append(head[:len(head)-len("[")], "null}"...))
+		c.tr.Step("Writing http response done")
+		return nil
+	}
 	f := itemForm{item: func(kv storage.KV) ([]byte, error) { return partialObject(kv.Value, apiVersion) }}
 	if out.metaVersion == "v1" {
 		f.key = "json partial"
 	}
-	return c.streamList(listHead{kind: "PartialObjectMetadataList", apiVersion: apiVersion, meta: meta}, page, f)
+	return c.streamList(h, page, f)
 }
 
 // streamObjects streams page as a list of r's kind in JSON. As kube's, a

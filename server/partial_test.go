@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,5 +88,27 @@ func TestPartialMetadataV1beta1(t *testing.T) {
 		if ev, ok := w.next(); !ok || ev.Type != typ || ev.Object["kind"] != "PartialObjectMetadata" || ev.Object["apiVersion"] != beta {
 			t.Errorf("watch: %v, want a %s of a %s PartialObjectMetadata", ev, typ, beta)
 		}
+	}
+}
+
+// TestPartialListEmpty: an empty PartialObjectMetadataList has
+// "items": null, as kube's (which makes the list afresh from the items
+// there are), in JSON and YAML, of either version; other empty lists
+// have "items": [].
+func TestPartialListEmpty(t *testing.T) {
+	e := newEnv(t)
+	for _, v := range []string{"v1", "v1beta1"} {
+		accept := "application/json;as=PartialObjectMetadataList;v=" + v + ";g=meta.k8s.io"
+		m := e.must(200, "GET", cmPath+"?labelSelector=t%3Dnone", nil, "Accept", accept)
+		if items, ok := m["items"]; !ok || items != nil || m["apiVersion"] != "meta.k8s.io/"+v || path(m, "metadata", "resourceVersion") == nil {
+			t.Errorf("%s: %v", v, m)
+		}
+		r := e.do("GET", cmPath+"?labelSelector=t%3Dnone", nil, "Accept", strings.Replace(accept, "json", "yaml", 1))
+		if !strings.Contains(string(r.body), "\nitems: null\n") {
+			t.Errorf("%s in YAML: %d %s", v, r.code, r.body)
+		}
+	}
+	if m := e.must(200, "GET", cmPath+"?labelSelector=t%3Dnone", nil); m["items"] == nil {
+		t.Errorf("ConfigMapList: %v", m)
 	}
 }

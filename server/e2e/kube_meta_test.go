@@ -40,7 +40,8 @@ func metaAccept(mt, as, v string) string { return mt + ";as=" + as + ";v=" + v +
 // same partial metadata, of meta.k8s.io/v1 and v1beta1 (which kube serves
 // too, and Tables of it), of ConfigMaps and of a custom resource, as
 // lists, GETs and watches, in JSON, YAML and protobuf: the same code,
-// content type and body (protobuf as kube's codec decodes it).
+// content type and body (protobuf as kube's codec decodes it; an empty
+// list's items are null).
 func TestKubePartialMetadataSameAsOurs(t *testing.T) {
 	kube, ours, ns := sideBySide(t)
 	cms, ws := tablesSideBySide(t, ns, kube, ours)
@@ -49,7 +50,7 @@ func TestKubePartialMetadataSameAsOurs(t *testing.T) {
 		for _, mt := range []string{"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"} {
 			for _, as := range []string{"PartialObjectMetadata", "PartialObjectMetadataList"} {
 				for _, p := range []string{cms + "?labelSelector=t%3D1", cms + "?labelSelector=t%3D1&limit=1", cms + "/a", cms + "/nope",
-					ws + "?labelSelector=t%3D1", ws + "?labelSelector=t%3D1&limit=1", ws + "/w1"} {
+					ws + "?labelSelector=t%3D1", ws + "?labelSelector=t%3D1&limit=1", ws + "/w1", cms + "?labelSelector=t%3Dnone", ws + "?labelSelector=t%3Dnone"} {
 					reqs = append(reqs, tableReq{p, metaAccept(mt, as, v)})
 				}
 			}
