@@ -36,6 +36,9 @@ func (c *call) delete() error {
 	if err != nil {
 		return err
 	}
+	if err := pathNameError(c.name); err != nil {
+		return err
+	}
 	isNamespace := c.res.group == "" && c.res.plural == "namespaces"
 	if isNamespace && immortalNamespaces[c.name] {
 		// kube's admission refuses before anything is read, dry run too.

@@ -25,6 +25,9 @@ func (c *call) get() error {
 	if err != nil {
 		return err
 	}
+	if err := pathNameError(c.name); err != nil {
+		return err
+	}
 	if c.scale {
 		return c.getScale()
 	}

@@ -112,6 +112,9 @@ func (c *call) patch() error {
 	if err != nil {
 		return err
 	}
+	if err := pathNameError(c.name); err != nil {
+		return err
+	}
 	if ct == contentApplyPatch {
 		if err := applyBody(body); err != nil {
 			return err

@@ -184,6 +184,9 @@ func (c *call) updateScale() error {
 	if err != nil {
 		return err
 	}
+	if err := pathNameError(c.name); err != nil {
+		return err
+	}
 	// A Scale's uid is the storage precondition of an update's (kube's
 	// scale REST passes the request's preconditions on), checked first;
 	// its resourceVersion (writeScaled) pins the revision written.
@@ -209,6 +212,9 @@ func (c *call) patchScale() error {
 	}
 	opts, err := c.checkPatchOptions(ct)
 	if err != nil {
+		return err
+	}
+	if err := pathNameError(c.name); err != nil {
 		return err
 	}
 	if ct == contentApplyPatch {

@@ -31,6 +31,9 @@ func (c *call) update() error {
 	if err := c.checkName(d); err != nil {
 		return err
 	}
+	if err := pathNameError(c.name); err != nil {
+		return err
+	}
 	// As kube's store, in this order once the object is read: the uid
 	// the object names is a precondition (another object of the name is
 	// a 409, not a change); then, once mutating admission has run, its

@@ -1,0 +1,108 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// customResourcesSideBySide serves, on each client's server, Gizmos
+// (namespaced) and Gadgets (cluster-scoped) of group <ns>.example.com,
+// both with status and scale subresources, deleted when the test ends,
+// and returns the group version's path.
+func customResourcesSideBySide(t *testing.T, ns string, clients ...*rawClient) string {
+	t.Helper()
+	group := ns + ".example.com"
+	gv := "/apis/" + group + "/v1"
+	kinds := []struct{ plural, kind, scope, collection string }{
+		{"gizmos", "Gizmo", "Namespaced", gv + "/namespaces/" + ns + "/gizmos"},
+		{"gadgets", "Gadget", "Cluster", gv + "/gadgets"},
+	}
+	for _, c := range clients {
+		for _, k := range kinds {
+			crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"` + k.plural + `.` + group + `"},` +
+				`"spec":{"group":"` + group + `","scope":"` + k.scope + `","names":{"plural":"` + k.plural + `","singular":"` + strings.ToLower(k.kind) + `","kind":"` + k.kind + `"},` +
+				`"versions":[{"name":"v1","served":true,"storage":true,` + scaleSubresources +
+				`"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+			if code, m := c.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", jsonCT, crd); code != http.StatusCreated {
+				t.Fatalf("crd %s: %d %v", k.plural, code, m)
+			}
+			t.Cleanup(func() {
+				c.do("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"+k.plural+"."+group, "", "")
+			})
+		}
+		for _, k := range kinds {
+			c.await(k.collection+"?dryRun=All", `{"apiVersion":"`+group+`/v1","kind":"`+k.kind+`","metadata":{"name":"a"}}`,
+				func(code int, _ map[string]any) bool { return code == http.StatusCreated })
+		}
+	}
+	return gv
+}
+
+// exactAnswer describes an answer for comparison: code, content type and
+// the whole body of a Status (or of a plain text answer); of anything
+// else, its kind.
+func (c *rawClient) exactAnswer(method, path, ctype, body string) string {
+	c.t.Helper()
+	code, hdr, b := c.send(method, path, ctype, "application/json", body)
+	out := fmt.Sprintf("%d %s", code, hdr.Get("Content-Type"))
+	var m map[string]any
+	switch {
+	case json.Unmarshal(b, &m) != nil:
+		return out + fmt.Sprintf(" %q", b)
+	case m["kind"] == "Status":
+		return out + " " + strings.TrimSpace(string(b))
+	}
+	return out + fmt.Sprintf(" kind=%v", m["kind"])
+}
+
+// TestKubePathNamesSameAsOurs: a name in the path that cannot be a path
+// segment ("%2E", "%2E%2E", "a%25b"; "/" sent as %2F splits the path) is
+// kube's store's 400 "Name parameter invalid" on a GET, PUT, PATCH or
+// DELETE of a built-in or custom object or of its status or scale, once
+// kube's handler has read what it reads first (a PUT's body, a patch's
+// type).
+func TestKubePathNamesSameAsOurs(t *testing.T) {
+	kube, ours, ns := sideBySide(t)
+	gv := customResourcesSideBySide(t, ns, kube, ours)
+	group := strings.Split(gv, "/")[2]
+	// Each collection, with an object of its kind (for a PUT).
+	collections := []struct{ path, apiVersion, kind string }{
+		{"/api/v1/namespaces/" + ns + "/configmaps", "v1", "ConfigMap"},
+		{"/api/v1/namespaces", "v1", "Namespace"},
+		{"/api/v1/nodes", "v1", "Node"},
+		{"/apis/apps/v1/namespaces/" + ns + "/deployments", "apps/v1", "Deployment"},
+		{gv + "/namespaces/" + ns + "/gizmos", group + "/v1", "Gizmo"},
+		{gv + "/gadgets", group + "/v1", "Gadget"},
+	}
+	names := []struct{ sent, name string }{{"%2E", "."}, {"%2E%2E", ".."}, {"a%25b", "a%b"}, {"a%2Fb", "a/b"}, {"a%252Fb", "a%2Fb"}}
+	for _, col := range collections {
+		for _, n := range names {
+			for _, sub := range []string{"", "/status", "/scale"} {
+				p := col.path + "/" + n.sent + sub
+				kind, apiVersion := col.kind, col.apiVersion
+				if sub == "/scale" {
+					kind, apiVersion = "Scale", "autoscaling/v1"
+				}
+				named := fmt.Sprintf(`{"apiVersion":%q,"kind":%q,"metadata":{"name":%q}}`, apiVersion, kind, n.name)
+				reqs := []struct{ method, ctype, body string }{
+					{"GET", "", ""},
+					{"PUT", jsonCT, `{}`}, {"PUT", jsonCT, named},
+					{"PATCH", jsonCT, `{}`}, {"PATCH", "application/merge-patch+json", `{}`},
+					{"PATCH", "application/json-patch+json", `[]`},
+				}
+				if sub == "" { // a DELETE of a subresource is a method's question (kube_methods_test.go)
+					reqs = append(reqs, struct{ method, ctype, body string }{"DELETE", "", ""})
+				}
+				for _, r := range reqs {
+					k, o := kube.exactAnswer(r.method, p, r.ctype, r.body), ours.exactAnswer(r.method, p, r.ctype, r.body)
+					if k != o {
+						t.Errorf("%s %s %s:\n kube:  %s\n serve: %s", r.method, p, r.body, k, o)
+					}
+				}
+			}
+		}
+	}
+}

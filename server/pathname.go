@@ -1,0 +1,26 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+
+	validationpath "k8s.io/apimachinery/pkg/api/validation/path"
+
+	"github.com/listwatch/listwatch/wire"
+)
+
+// pathNameError is kube's store's refusal of an object's name from the
+// path that cannot be a path segment: "." and "..", or one with "%" (or
+// "/"), as %2E, .. (sent as is), a%25b arrive. kube's key function
+// refuses it with this 400 when a get, update, patch or delete first
+// builds the object's key, after the handler has read the request's
+// options and body: so the name is checked there (get, update, patch,
+// delete and their scale forms), never before a refusal kube's handler
+// makes first. nil for a valid name.
+func pathNameError(name string) error {
+	msgs := validationpath.IsValidPathSegmentName(name)
+	if len(msgs) == 0 {
+		return nil
+	}
+	return wire.NewBadRequest(fmt.Sprintf("Name parameter invalid: %q: %s", name, strings.Join(msgs, ";")))
+}
