@@ -22,6 +22,13 @@ import (
 // filters.Recovery, the one recovery path: a panic becomes a 500
 // Status, or, once the response has begun, a cut connection.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "//") {
+		// kube's router matches its paths as sent, and none begins with
+		// "//", though its request info (and so authorization) reads
+		// //api/v1/namespaces as /api/v1/namespaces, as Parse does.
+		writeNoRoute(w, r)
+		return
+	}
 	if s.serveNonResource(w, r) {
 		return
 	}

@@ -485,7 +485,7 @@ func handler(o Options, api *server.Server, authn auth.Authenticator, authz auth
 	if o.Profiling {
 		handleProfiling(mux)
 	}
-	return filters.Chain(mux,
+	return filters.Chain(rawPaths{mux: mux, api: apiHandler},
 		filters.Recovery(o.Logger),
 		// kube-apiserver's own: every answer (a 401 too) carries an
 		// Audit-Id (the request's, else a new UUID) and, unless the
