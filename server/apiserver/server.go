@@ -494,6 +494,7 @@ func handler(o Options, api *server.Server, authn auth.Authenticator, authz auth
 		genericfilters.WithCacheControl,
 		request.WithRequestInfo,
 		filters.BodyDeadline(o.RequestTimeout),
+		filters.TimeoutParameter, // kube's 400 for a malformed timeout, before authentication
 		filters.Authentication(authn, metrics),
 		filters.Impersonation(authz),
 		filters.Metrics(metrics, api.Serves),

@@ -15,6 +15,7 @@
 //		filters.Recovery(logger),              // 500 on panic, or a cut connection once the response began
 //		request.WithRequestInfo,               // puts *request.Info in the context
 //		filters.BodyDeadline(60*time.Second),  // read deadline for bodies, even unread ones
+//		filters.TimeoutParameter,              // 400 for a timeout parameter that does not parse
 //		filters.Authentication(authn, m),      // 401; anonymous only for public info
 //		filters.Impersonation(authz),          // kubectl --as: 403 unless allowed, then the impersonated user
 //		filters.Metrics(m, api.Serves),        // counts authenticated requests, 403s and 429s included

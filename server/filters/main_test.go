@@ -102,6 +102,7 @@ func newEnv(t *testing.T, cfg envConfig) *env {
 		Recovery(slog.New(slog.NewTextHandler(e.logs, nil))),
 		request.WithRequestInfo,
 		BodyDeadline(cfg.timeout),
+		TimeoutParameter,
 		Authentication(auth.AnonymousPublicInfo{Authenticator: auth.Union{auth.X509{Roots: pki.ClientCAPool(creds)}, tokens}}, metrics),
 		Impersonation(authz),
 		Metrics(metrics, servesPodsAndConfigMaps),

@@ -48,15 +48,13 @@ func Timeout(d time.Duration) Filter {
 			// As kube's WithRequestDeadline: the request's own timeout
 			// parameter (client-go's Timeout, kubectl's --request-timeout),
 			// if shorter than the server's, is the deadline.
-			if v := r.URL.Query().Get("timeout"); v != "" {
-				t, err := time.ParseDuration(v)
-				if err != nil {
-					writeStatus(w, r, wire.NewBadRequest("invalid timeout specified in the request URL - "+err.Error()))
-					return
-				}
-				if t > 0 && t < d {
-					d = t
-				}
+			t, err := timeoutParameter(r)
+			if err != nil {
+				refuseTimeout(w, r, err)
+				return
+			}
+			if t > 0 && t < d {
+				d = t
 			}
 			// The filter's own timer decides; it marks the writer timed out
 			// before it cancels the handler's context, so a handler that wakes
