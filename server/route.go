@@ -120,6 +120,9 @@ func (s *Server) route(info *request.Info) (res *resource, ns string, status boo
 	if !ok || !info.Routable(res.scope()) {
 		return nil, "", false, errNoRoute
 	}
+	if res.crd != "" {
+		return customRoute(res, info)
+	}
 	if res.handler != nil {
 		if res.namespaced {
 			ns = info.Namespace
@@ -215,6 +218,49 @@ func (s *Server) route(info *request.Info) (res *resource, ns string, status boo
 	return res, ns, status, nil
 }
 
+// customRoute is route for a custom resource, which kube serves by its
+// CRD handler, not by its router, so any method reaches it and is read as
+// the verb kube's request info gives it. A namespaced resource without a
+// namespace is listed and watched only: another verb goes on to the 404
+// of a path nothing serves. A declared status or scale subresource takes
+// get, update and patch (customSubresource). The object and the
+// collection take every verb: a POST on the object is a create (of the
+// body's object: kube's create ignores the path's name), a PUT or PATCH
+// of the collection gets to its handler's 400 for the missing name
+// (unnamedWrite), and a method that is no verb (OPTIONS, TRACE…) is the
+// CRD handler's 405 naming the resource.
+func customRoute(res *resource, info *request.Info) (_ *resource, ns string, status bool, err error) {
+	if res.namespaced {
+		ns = info.Namespace
+		if ns == "" && info.Verb != "list" && info.Verb != "watch" {
+			return nil, "", false, errNoRoute
+		}
+	}
+	if err := customSubresource(res, info); err != nil {
+		return nil, "", false, err
+	}
+	if info.Subresource == "" && info.Verb == "" {
+		return nil, "", false, wire.NewMethodNotSupported(res.gr(), "")
+	}
+	return res, ns, info.Subresource == "status", nil
+}
+
+// unnamedWrite is the answer of kube's update and patch handlers to a PUT
+// or PATCH without a name, which only a custom resource's collection
+// routes to them (customRoute): a patch's type is checked first (415),
+// then the name (400), before the Accept header or the body.
+func (c *call) unnamedWrite(info *request.Info) error {
+	if c.name != "" || info.Verb != "update" && info.Verb != "patch" {
+		return nil
+	}
+	if info.Verb == "patch" {
+		if _, err := c.patchContentType(); err != nil {
+			return err
+		}
+	}
+	return wire.NewBadRequest("name must be provided")
+}
+
 // handlerMethod is the router's answer for a resource served by a
 // handler of its own, before the handler looks at the body's type or
 // Accept: 404 for a path it does not route (a subresource; a name below
@@ -263,6 +309,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 		scale: servesScale(res, info), finalize: info.Subresource == "finalize", sub: servesSub(res, info)}
 	if res.deprecated != "" {
 		req.warnStrict(strictErrors{res.deprecated})
+	}
+	if err := req.unnamedWrite(info); err != nil {
+		writeResourceError(w, r, err)
+		return
 	}
 	if !isConnect(res, info) {
 		if err := req.acceptable(info); err != nil {

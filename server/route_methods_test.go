@@ -58,3 +58,57 @@ func TestRouteMethods(t *testing.T) {
 		}
 	}
 }
+
+// TestCustomResourceMethods: as kube's CRD handler, which any method
+// reaches, a custom resource's paths answer by the verb kube's request
+// info reads from the method: a PUT of the collection is the update
+// handler's 400 for the missing name (before Accept), a PATCH there the
+// patch type's 415 or that 400, a POST on an object a create of the
+// body's object; a method that is no verb is the 405 naming the resource,
+// with kube's details, as a status or scale subresource's 405 for a verb
+// it does not take; without a namespace, a namespaced resource is listed
+// only (another verb has no route). TestKubeCustomResourceMethodsSameAsOurs
+// compares them with kube-apiserver.
+func TestCustomResourceMethods(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", crdPath, scaleCRD())
+	gadgets := scaleCRD()
+	gadgets["metadata"] = map[string]any{"name": "gadgets.example.com"}
+	spec := gadgets["spec"].(map[string]any)
+	spec["scope"] = "Cluster"
+	spec["names"] = map[string]any{"plural": "gadgets", "singular": "gadget", "kind": "Gadget"}
+	e.must(201, "POST", crdPath, gadgets)
+	const widgets = "/apis/example.com/v1/namespaces/default/widgets"
+	for _, c := range []struct{ col, plural string }{{widgets, "widgets"}, {"/apis/example.com/v1/gadgets", "gadgets"}} {
+		e.expectStatus(http.StatusBadRequest, "BadRequest", "name must be provided", "PUT", c.col, "{}", "Accept", "text/bogus")
+		e.expectStatus(http.StatusUnsupportedMediaType, "UnsupportedMediaType", "", "PATCH", c.col, "{}")
+		e.expectStatus(http.StatusBadRequest, "BadRequest", "name must be provided", "PATCH", c.col, "{}",
+			"Content-Type", "application/merge-patch+json")
+		msg := func(verb string) string {
+			return verb + ` is not supported on resources of kind "` + c.plural + `.example.com"`
+		}
+		var checks []map[string]any
+		for _, method := range []string{"OPTIONS", "TRACE", "FOO"} {
+			for _, p := range []string{c.col, c.col + "/x", c.col + "/x/status", c.col + "/x/scale"} {
+				checks = append(checks, e.expectStatus(http.StatusMethodNotAllowed, "MethodNotAllowed", msg(""), method, p, "{}"))
+			}
+		}
+		for _, sub := range []string{"/status", "/scale"} {
+			checks = append(checks, e.expectStatus(http.StatusMethodNotAllowed, "MethodNotAllowed", msg("create"), "POST", c.col+"/x"+sub, "{}"),
+				e.expectStatus(http.StatusMethodNotAllowed, "MethodNotAllowed", msg("delete"), "DELETE", c.col+"/x"+sub, nil))
+		}
+		for _, m := range checks {
+			if d, _ := m["details"].(map[string]any); d["group"] != "example.com" || d["kind"] != c.plural || len(d) != 2 {
+				t.Errorf("405 details %v, want kube's group and resource", m["details"])
+			}
+		}
+	}
+	for _, method := range []string{"POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
+		e.expectNoRoute(method, "/apis/example.com/v1/widgets")
+		e.expectNoRoute(method, "/apis/example.com/v1/widgets/x")
+	}
+	e.must(200, "GET", "/apis/example.com/v1/widgets", nil)
+	e.must(201, "POST", widgets+"/x", widget("made-by-post", "v1"))
+	e.must(200, "GET", widgets+"/made-by-post", nil)
+	e.expectStatus(http.StatusNotFound, "NotFound", "", "GET", widgets+"/x", nil)
+}

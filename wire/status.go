@@ -214,10 +214,12 @@ func NewRequestEntityTooLarge(limit int64) *Status {
 		fmt.Sprintf("Request entity too large: limit is %d", limit), nil)
 }
 
-// NewMethodNotSupported is a 405.
+// NewMethodNotSupported is a 405. As kube's, its details name the group
+// and, as the kind, the resource.
 func NewMethodNotSupported(gr GroupResource, verb string) *Status {
 	return newStatus(http.StatusMethodNotAllowed, ReasonMethodNotAllowed,
-		fmt.Sprintf("%s is not supported on resources of kind %q", verb, gr.String()), nil)
+		fmt.Sprintf("%s is not supported on resources of kind %q", verb, gr.String()),
+		&StatusDetails{Group: gr.Group, Kind: gr.Resource})
 }
 
 // NewUnsupportedMediaType is a 415.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/listwatch/listwatch/wire"
@@ -128,4 +129,61 @@ func (c *rawClient) routeAnswer(method, path string) string {
 		out += fmt.Sprintf(" %v %q", m["reason"], m["message"])
 	}
 	return out
+}
+
+// TestKubeCustomResourceMethodsSameAsOurs: kube serves custom resources
+// by its CRD handler, not its router, so every method reaches it, read as
+// the verb its request info gives: a namespaced resource without a
+// namespace is listed and watched only (another verb is the 404 of a path
+// nothing serves); a status or scale subresource takes GET, PUT and
+// PATCH, another verb there the handler's 405 naming the resource; the
+// object and the collection take every verb, so a POST on an object is a
+// create (of the body's object), a PUT of the collection the update
+// handler's 400 for the missing name, a PATCH there the patch handler's
+// 415 or that 400, and OPTIONS, TRACE or another method the 405 of the
+// empty verb. Code, content type and the whole Status are compared, for a
+// namespaced and a cluster-scoped resource.
+func TestKubeCustomResourceMethodsSameAsOurs(t *testing.T) {
+	kube, ours, ns := sideBySide(t)
+	gv := customResourcesSideBySide(t, ns, kube, ours)
+	group := strings.Split(gv, "/")[2]
+	gizmos, gadgets := gv+"/namespaces/"+ns+"/gizmos", gv+"/gadgets"
+	paths := []string{
+		gizmos, gizmos + "/x", gizmos + "/x/status", gizmos + "/x/scale", gizmos + "/x/foo", gizmos + "/x/status/y",
+		gv + "/gizmos", gv + "/gizmos/x", gv + "/gizmos/x/status",
+		gadgets, gadgets + "/x", gadgets + "/x/status", gadgets + "/x/scale", gadgets + "/x/foo",
+		gv + "/namespaces/" + ns + "/gadgets", gv + "/namespaces/" + ns + "/gadgets/x",
+		gv + "/watch/namespaces/" + ns + "/gizmos/x/status", gv + "/watch/gadgets/x/scale",
+	}
+	for _, method := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "FOO"} {
+		for _, p := range paths {
+			cts := []string{jsonCT}
+			if method == "PATCH" {
+				cts = append(cts, "application/merge-patch+json")
+			}
+			for _, ct := range cts {
+				k, o := kube.exactAnswer(method, p, ct, "{}"), ours.exactAnswer(method, p, ct, "{}")
+				if k != o {
+					t.Errorf("%s %s [%s]:\n kube:  %s\n serve: %s", method, p, ct, k, o)
+				}
+			}
+		}
+	}
+	// A POST on an object creates the body's object, whatever the path
+	// names; the watches take any method, and a name across namespaces.
+	for _, r := range []struct{ method, path, body string }{
+		{"POST", gizmos + "/x", `{"apiVersion":"` + group + `/v1","kind":"Gizmo","metadata":{"name":"made-by-post"}}`},
+		{"GET", gizmos + "/made-by-post", ""},
+		{"GET", gizmos + "/x", ""},
+		{"POST", gadgets + "/x", `{"apiVersion":"` + group + `/v1","kind":"Gadget","metadata":{"name":"bad"},"spec":{"replicas":"many"}}`},
+		{"POST", gadgets + "/x", `{"apiVersion":"` + group + `/v1","kind":"Gadget"}`},
+		{"GET", gv + "/watch/gizmos/made-by-post?timeoutSeconds=1", ""},
+		{"PUT", gv + "/watch/namespaces/" + ns + "/gizmos?timeoutSeconds=1", "{}"},
+		{"OPTIONS", gv + "/watch/gadgets?timeoutSeconds=1", "{}"},
+	} {
+		k, o := kube.exactAnswer(r.method, r.path, jsonCT, r.body), ours.exactAnswer(r.method, r.path, jsonCT, r.body)
+		if k != o {
+			t.Errorf("%s %s %s:\n kube:  %s\n serve: %s", r.method, r.path, r.body, k, o)
+		}
+	}
 }

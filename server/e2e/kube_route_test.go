@@ -44,13 +44,16 @@ func customResourcesSideBySide(t *testing.T, ns string, clients ...*rawClient) s
 	return gv
 }
 
-// exactAnswer describes an answer for comparison: code, content type and
-// the whole body of a Status (or of a plain text answer); of anything
-// else, its kind.
+// exactAnswer describes an answer for comparison: code, content type
+// (and a HEAD's length) and the whole body of a Status (or of a plain
+// text answer); of anything else, its kind.
 func (c *rawClient) exactAnswer(method, path, ctype, body string) string {
 	c.t.Helper()
 	code, hdr, b := c.send(method, path, ctype, "application/json", body)
 	out := fmt.Sprintf("%d %s", code, hdr.Get("Content-Type"))
+	if method == http.MethodHead {
+		out += " length " + hdr.Get("Content-Length")
+	}
 	var m map[string]any
 	switch {
 	case json.Unmarshal(b, &m) != nil:
@@ -118,6 +121,7 @@ func TestKubePathNamesSameAsOurs(t *testing.T) {
 // "." or "..". serve answers each alike.
 func TestKubeUncleanPathsSameAsOurs(t *testing.T) {
 	kube, ours, ns := sideBySide(t)
+	gv := customResourcesSideBySide(t, ns, kube, ours)
 	api := "/api/v1/namespaces/" + ns
 	// Left out: /api/v1/namespaces//configmaps, which kube's router takes
 	// with an empty namespace (a list across namespaces, a create's 422,
@@ -130,6 +134,8 @@ func TestKubeUncleanPathsSameAsOurs(t *testing.T) {
 		api + "/configmaps/.", api + "/configmaps/..", "/api/v1/nodes/..", "/api/v1/namespaces/.", "/api/v1/namespaces/..",
 		"/apis/apps/v1/namespaces/" + ns + "/deployments/../scale", api + "/configmaps/../status", "/api/v1/nodes/./status",
 		"/apis/example.com//v1", "//apis/example.com/v1",
+		gv + "//gadgets", gv + "/gadgets/..", gv + "/gadgets/./status", gv + "/namespaces/" + ns + "/gizmos/.",
+		gv + "/namespaces/" + ns + "/gizmos/../scale", "/" + gv,
 	}
 	for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
 		for _, p := range paths {
