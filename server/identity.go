@@ -67,6 +67,17 @@ func identityResources() []*resource {
 	}
 }
 
+// reviewKinds are the kinds of the identity APIs' reviews, in their
+// served version: their writes have managed fields, as every kind's
+// (ssa.go's type converter knows them).
+func reviewKinds() []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	for _, r := range identityResources() {
+		out = append(out, schema.GroupVersionKind{Group: r.group, Version: r.version, Kind: r.kind})
+	}
+	return out
+}
+
 // kind2singular: the singular of each review resource is its plural
 // without the final "s".
 func kind2singular(plural string) string { return plural[:len(plural)-1] }
@@ -110,8 +121,9 @@ func newReviewers(authz auth.Authorizer, tokens auth.Authenticator, audiences []
 	}
 }
 
-// review answers POST on a virtual resource: the decoded review, answered
-// by kube's REST implementation, 201 Created. Nothing is stored.
+// review answers POST on a virtual resource: the decoded review, its
+// managedFields recorded, answered by kube's REST implementation, 201
+// Created. Nothing is stored.
 func (c *call) review() error {
 	rv := c.s.reviewers[c.res.group+"/"+c.res.plural]
 	if rv == nil {
@@ -126,6 +138,13 @@ func (c *call) review() error {
 	}
 	obj, err := c.decodeTyped(rv.typed, d)
 	if err != nil {
+		return err
+	}
+	// kube's create handler records the write in managedFields before
+	// the REST implementation sees the review: kept in the answer of
+	// those that answer the review sent (access reviews, TokenReview),
+	// and in what their validation quotes.
+	if obj, err = c.manageTyped(rv.typed, obj, nil); err != nil {
 		return err
 	}
 	ctx := c.strategyContext(true)

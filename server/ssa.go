@@ -71,6 +71,13 @@ var builtinModels = sync.OnceValues(func() (map[string]*spec.Schema, error) {
 		}
 		names = append(names, openapiutil.GetCanonicalTypeName(obj))
 	}
+	for _, gvk := range reviewKinds() { // identity.go
+		obj, err := legacyscheme.Scheme.New(gvk)
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, openapiutil.GetCanonicalTypeName(obj))
+	}
 	// The object of every /scale subresource (scale_fields.go).
 	names = append(names, openapiutil.GetCanonicalTypeName(&autoscalingv1.Scale{}))
 	return builder3.BuildOpenAPIDefinitionsForResources(cfg, names...)
@@ -111,11 +118,11 @@ func (c *call) subresource() string {
 }
 
 // fieldManager is the field manager of the request's resource and
-// subresource.
-func (c *call) fieldManager(ctx context.Context) (*managedfields.FieldManager, error) {
+// subresource: of the built-in kind t, or of the custom resource when t
+// is nil.
+func (c *call) fieldManager(ctx context.Context, t *typedKind) (*managedfields.FieldManager, error) {
 	sub := c.subresource()
 	var key any = c.res
-	t := c.res.typed()
 	if t != nil {
 		key = t
 	}
@@ -358,7 +365,7 @@ func (c *call) manageTyped(t *typedKind, obj, old runtime.Object) (runtime.Objec
 	if c.applied || c.scale || skipManagedFields || c.r.ContentLength > largeBody { // a Scale's: manageScale
 		return obj, nil
 	}
-	fm, err := c.fieldManager(c.r.Context())
+	fm, err := c.fieldManager(c.r.Context(), t)
 	if err != nil {
 		return nil, wire.NewInternalError(err)
 	}
@@ -375,7 +382,7 @@ func (c *call) manageCustom(d, old *doc) error {
 	if c.applied || c.scale || c.res.crd == "" || skipManagedFields || c.r.ContentLength > largeBody { // a Scale's: manageScale
 		return nil
 	}
-	fm, err := c.fieldManager(c.r.Context())
+	fm, err := c.fieldManager(c.r.Context(), nil)
 	if err != nil {
 		return wire.NewInternalError(err)
 	}
@@ -445,11 +452,11 @@ func setDoc(d *doc, obj runtime.Object) error {
 // does not exist yet) as kube's applyPatcher does, returning the object
 // to write.
 func (c *call) applyPatch(opts *metav1.PatchOptions, body []byte, cur *doc) (*doc, error) {
-	fm, err := c.fieldManager(c.r.Context())
+	t := c.res.typed()
+	fm, err := c.fieldManager(c.r.Context(), t)
 	if err != nil {
 		return nil, wire.NewInternalError(err)
 	}
-	t := c.res.typed()
 	obj, patchObj, err := c.runApply(fm, opts, body, func() (runtime.Object, error) {
 		switch {
 		case t != nil && cur == nil:
