@@ -87,6 +87,9 @@ func (c *call) admit(d, old *doc, settle func(rv string) error) error {
 		if err := settle(d.metaString("resourceVersion")); err != nil {
 			return err
 		}
+		if d.apiVersion == "" {
+			return missingAPIVersion() // patch.go
+		}
 		if err := c.checkDeletionUpdate(d, old); err != nil {
 			return err
 		}

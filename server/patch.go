@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
@@ -140,11 +142,15 @@ func (c *call) patchOnce(ct string, body []byte, cur *doc) (*doc, error) {
 	var err error
 	curRV := cur.metaString("resourceVersion")
 	current := c.res.relabel(cur.encodeWithRV(curRV)) // as the URL's version sees it
-	if t != nil {
+	switch {
+	case t != nil:
 		// As kube encodes its Go type: fields in the type's order.
 		if current, err = t.encodeVersioned(current); err != nil {
 			return nil, err
 		}
+	case c.res.crd != "":
+		// As kube encodes an unstructured object: keys in order.
+		current = sortedJSON(current)
 	}
 	var next *doc
 	if ct == contentStrategicPatch {
@@ -159,10 +165,14 @@ func (c *call) patchOnce(ct string, body []byte, cur *doc) (*doc, error) {
 		}
 		if t != nil {
 			// kube decodes the result into the Go type at once.
-			if err := c.checkPatchedTyped(t, patched, bodyErrs); err != nil {
+			if patched, err = c.checkPatchedTyped(t, patched, bodyErrs); err != nil {
 				return nil, err
 			}
 			bodyErrs = nil
+		} else if c.res.crd != "" {
+			if err := checkPatchedCustom(patched); err != nil {
+				return nil, err
+			}
 		}
 		if next, err = decodeDoc(patched); err != nil {
 			return nil, err
@@ -375,10 +385,15 @@ func (t *typedKind) encodeVersioned(current []byte) ([]byte, error) {
 // built-in object into its internal type, as kube's jsonPatcher does: a result
 // that does not decode is 422 Invalid "patch"; unknown and duplicate
 // fields, with the patch's own (bodyErrs) first, follow fieldValidation.
-func (c *call) checkPatchedTyped(t *typedKind, patched []byte, bodyErrs strictErrors) error {
+// It returns the object kube goes on with, encoded: patched itself, or,
+// when patched has no apiVersion, what kube's decoder made of it: the
+// version it then defaults to is the internal one, whose Go type has no
+// "metadata" or "spec" (every member but kind is unknown to it, and the
+// name the object needs is gone).
+func (c *call) checkPatchedTyped(t *typedKind, patched []byte, bodyErrs strictErrors) ([]byte, error) {
 	into, err := t.scheme.New(t.internal)
 	if err != nil {
-		return wire.NewInternalError(err)
+		return nil, wire.NewInternalError(err)
 	}
 	dec := strictDecoders[t.scheme]
 	if c.fieldValidation() == fieldValidationIgnore {
@@ -386,17 +401,72 @@ func (c *call) checkPatchedTyped(t *typedKind, patched []byte, bodyErrs strictEr
 	}
 	// To the internal version, as kube's patcher decodes: a result of
 	// another kind fails its conversion.
-	_, _, err = codecsOf(t.scheme).DecoderToVersion(dec, t.internal.GroupVersion()).Decode(patched, nil, into)
+	_, gvk, err := codecsOf(t.scheme).DecoderToVersion(dec, t.internal.GroupVersion()).Decode(patched, nil, into)
 	errs := bodyErrs
 	if strictErr, ok := runtime.AsStrictDecodingError(err); ok {
 		for _, e := range strictErr.Errors() {
 			errs = append(errs, e.Error())
 		}
 	} else if err != nil {
+		return nil, kubeStatus(apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
+			field.Invalid(field.NewPath("patch"), string(patched), err.Error())}))
+	}
+	if err := c.checkPatched(&doc{strict: errs}, patched); err != nil {
+		return nil, err
+	}
+	if gvk == nil || gvk.Version != runtime.APIVersionInternal {
+		return patched, nil
+	}
+	out, err := t.scheme.New(t.external)
+	if err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	if err := t.scheme.Convert(into, out, nil); err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	out.GetObjectKind().SetGroupVersionKind(t.external)
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	return b, nil
+}
+
+// sortedJSON re-encodes the JSON value b with every object's members in
+// key order, as encoding/json encodes a map; numbers keep their text. b
+// is returned as it is if it does not decode.
+func sortedJSON(b []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return b
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return b
+	}
+	return out
+}
+
+// checkPatchedCustom decodes the result of a JSON or merge patch of a
+// custom resource as kube's jsonPatcher does, with the unstructured
+// decoder: one whose apiVersion or kind is not a string, or that has no
+// kind, is 422 Invalid "patch". (One without apiVersion decodes; kube's
+// store then cannot type it: missingAPIVersion.)
+func checkPatchedCustom(patched []byte) error {
+	if _, _, err := crDecoder.Decode(patched, nil, &unstructured.Unstructured{}); err != nil {
 		return kubeStatus(apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
 			field.Invalid(field.NewPath("patch"), string(patched), err.Error())}))
 	}
-	return c.checkPatched(&doc{strict: errs}, patched)
+	return nil
+}
+
+// missingAPIVersion is kube's answer to a write of a custom resource that
+// has no apiVersion, which only a patch makes: its store cannot type the
+// object (BeforeUpdate), a 500.
+func missingAPIVersion() error {
+	return kubeStatus(apierrors.NewInternalError(runtime.NewMissingVersionErr("object has no apiVersion field")))
 }
 
 // apply answers a server-side apply patch: the apply to the stored

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"sort"
@@ -167,3 +168,109 @@ func comparable(m map[string]any) string {
 // quotedServerValues matches a server-chosen value in an object a message
 // quotes.
 var quotedServerValues = regexp.MustCompile(`("(?:uid|resourceVersion|creationTimestamp|time)":)"[^"]*"`)
+
+// TestKubePatchTypeMetaSameAsOurs sends JSON, merge and strategic merge
+// patches that remove an object's apiVersion or kind to kube-apiserver
+// and to serve, and requires the same code, Warning headers and answer.
+// A built-in object without apiVersion is decoded into its internal Go
+// type, which knows none of its members but kind, so it has no name
+// (400), each member unknown to it a warning (a 422 under Strict); a
+// custom resource without kind (or with a kind or apiVersion that is not
+// a string) is 422 Invalid "patch", one without apiVersion an object
+// kube's store cannot type (500, after the name, namespace and
+// resourceVersion checks).
+func TestKubePatchTypeMetaSameAsOurs(t *testing.T) {
+	x := newPatchTargets(t)
+	cms, deps, ws := x.cms, x.deps, x.ws
+	const smp = "application/strategic-merge-patch+json"
+	x.compare(t, []patchStep{
+		{cms + "/cm", mergePatch, `{"apiVersion":null}`},
+		{cms + "/cm?fieldValidation=Strict", mergePatch, `{"apiVersion":null}`},
+		{cms + "/cm?fieldValidation=Ignore", mergePatch, `{"apiVersion":""}`},
+		{cms + "/cm", jsonPatch, `[{"op":"remove","path":"/apiVersion"}]`},
+		{cms + "/cm", jsonPatch, `[{"op":"remove","path":"/apiVersion"},{"op":"add","path":"/name","value":"other"}]`},
+		{cms + "/cm?dryRun=All", jsonPatch, `[{"op":"remove","path":"/apiVersion"},{"op":"add","path":"/name","value":"cm"}]`},
+		{deps + "/d", mergePatch, `{"apiVersion":null,"kind":null}`},
+		{cms + "/cm", mergePatch, `{"kind":null}`},
+		{cms + "/cm", jsonPatch, `[{"op":"remove","path":"/kind"}]`},
+		{deps + "/d", smp, `{"apiVersion":null,"kind":null}`},
+		{ws + "/w", mergePatch, `{"kind":null}`},
+		{ws + "/w?fieldValidation=Strict", mergePatch, `{"kind":null,"x":1}`},
+		{ws + "/w", mergePatch, `{"kind":""}`},
+		{ws + "/w", jsonPatch, `[{"op":"remove","path":"/kind"}]`},
+		{ws + "/w", mergePatch, `{"kind":5}`},
+		{ws + "/w", mergePatch, `{"apiVersion":5}`},
+		{ws + "/w", mergePatch, `{"kind":null,"metadata":{"name":"other"}}`},
+		{ws + "/w", mergePatch, `{"apiVersion":null}`},
+		{ws + "/w", mergePatch, `{"apiVersion":""}`},
+		{ws + "/w", jsonPatch, `[{"op":"remove","path":"/apiVersion"}]`},
+		{ws + "/w", mergePatch, `{"apiVersion":null,"kind":null}`},
+		{ws + "/w", mergePatch, `{"apiVersion":null,"metadata":{"labels":{"a":"1","a":"2"}}}`},
+		{ws + "/w", mergePatch, `{"apiVersion":null,"metadata":{"name":"other"}}`},
+		{ws + "/w", mergePatch, `{"apiVersion":null,"metadata":{"namespace":"other"}}`},
+		{ws + "/w", mergePatch, `{"apiVersion":null,"metadata":{"resourceVersion":"1"}}`},
+		{ws + "/w/status", mergePatch, `{"apiVersion":null}`},
+		{ws + "/w", smp, `{"apiVersion":null}`},
+	})
+	// The comparison can fail: kube refuses a custom resource's patch
+	// without kind.
+	if k := x.kube.patchAnswer(ws+"/w", mergePatch, `{"kind":null}`); !strings.HasPrefix(k, "422 ") {
+		t.Errorf("kube's answer to a custom resource without kind: %s", k)
+	}
+}
+
+// patchTargets are a ConfigMap cm, a Deployment d and a custom resource
+// w (a Widget) on kube-apiserver and on serve, for patches to compare.
+type patchTargets struct {
+	kube, ours         *rawClient
+	cms, deps, ws, grp string // collections, and the Widgets' group
+}
+
+func newPatchTargets(t *testing.T) patchTargets {
+	kube, ours, ns := sideBySide(t)
+	ws, widget := widgetsSideBySide(t, ns, `{"spec":{"a":1}}`, kube, ours)
+	x := patchTargets{kube: kube, ours: ours, ws: ws, grp: ns + ".example.com",
+		cms: "/api/v1/namespaces/" + ns + "/configmaps", deps: "/apis/apps/v1/namespaces/" + ns + "/deployments"}
+	for _, c := range []*rawClient{kube, ours} {
+		for path, body := range map[string]string{
+			x.cms: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","labels":{"x":"y"}},"data":{"a":"1"}}`,
+			x.ws:  widget("w"),
+			x.deps: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"d"}},
+				"template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`,
+		} {
+			if code, m := c.do("POST", path, jsonCT, body); code != http.StatusCreated {
+				t.Fatalf("%s: %d %v", path, code, m)
+			}
+		}
+	}
+	return x
+}
+
+type patchStep struct{ path, ctype, body string }
+
+// compare sends each step to both servers, one after the other.
+func (x patchTargets) compare(t *testing.T, steps []patchStep) {
+	t.Helper()
+	for _, step := range steps {
+		k, o := x.kube.patchAnswer(step.path, step.ctype, step.body), x.ours.patchAnswer(step.path, step.ctype, step.body)
+		if k != o {
+			t.Errorf("PATCH %s %s:\n kube:  %s\n serve: %s", step.path, step.body, k, o)
+		}
+	}
+}
+
+// patchAnswer is the code, Warning headers and comparable answer of a
+// PATCH.
+func (c *rawClient) patchAnswer(path, ctype, body string) string {
+	c.t.Helper()
+	code, hdr, b := c.send("PATCH", path, ctype, "application/json", body)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Sprintf("%d %q %q", code, hdr.Values("Warning"), b)
+	}
+	return fmt.Sprintf("%d %q %s", code, hdr.Values("Warning"), escapedServerValues.ReplaceAllString(comparable(m), `${1}X${2}`))
+}
+
+// escapedServerValues matches a server-chosen value in an object a
+// message quotes within a quotation (its quotes escaped).
+var escapedServerValues = regexp.MustCompile(`(\\"(?:uid|resourceVersion|creationTimestamp|time)\\":\\")[^\\]*(\\")`)

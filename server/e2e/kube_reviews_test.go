@@ -65,8 +65,5 @@ func (c *rawClient) reviewAnswer(path, ctype, body string, metadataOnly bool) st
 	}
 	j, _ := json.Marshal(v)
 	s := volatile.ReplaceAllString(string(j), `${1}"X"`)
-	return fmt.Sprintf("%d %s", code, timeInMessage.ReplaceAllString(s, `${1}X${2}`))
+	return fmt.Sprintf("%d %s", code, escapedServerValues.ReplaceAllString(s, `${1}X${2}`))
 }
-
-// timeInMessage matches a time a message quotes ("time":"…" escaped).
-var timeInMessage = regexp.MustCompile(`(\\"time\\":\\")[^\\]*(\\")`)
