@@ -308,12 +308,17 @@ func (c *call) prepareUpdate(d, old *doc) error {
 		}
 	}
 	oldUID := old.metaString("uid")
-	if uid := d.metaString("uid"); uid == "" {
+	switch uid := d.metaString("uid"); {
+	case uid == "":
 		d.setMeta("uid", oldUID)
-	} else if uid != oldUID {
+	case uid != oldUID && c.res.schema == nil:
 		return invalid(c.res.qualifiedKind(), c.res.group, c.res.kind, c.name,
 			fieldInvalid("metadata.uid", uid, "field is immutable"))
 	}
+	// With a schema, a changed uid is left to validateSchema, which runs
+	// kube's BeforeUpdate validation: the metadata rules common to every
+	// kind, then the strategy's, so kube reports it twice, among the
+	// object's other faults.
 	return nil
 }
 

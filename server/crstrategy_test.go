@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -149,5 +150,40 @@ func TestScaleSubresourceAcrossVersions(t *testing.T) {
 	obj := e.must(200, "GET", "/apis/example.com/v1/namespaces/default/widgets/w", nil)
 	if path(obj, "spec", "replicas") != float64(4) || generationOf(t, obj) != 2 {
 		t.Fatalf("object: %v", obj)
+	}
+}
+
+// A patch that changes a custom resource's uid is refused by kube's
+// BeforeUpdate validation, which checks the metadata twice (the rules
+// common to every kind, then the strategy's): the same cause twice, among
+// the object's other faults, in kube's order.
+func TestCustomResourceUIDImmutableCauses(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
+	base := "/apis/example.com/v1/namespaces/default/widgets"
+	e.must(201, "POST", base, widget("w", "v1"))
+	causes := func(patch string) string {
+		t.Helper()
+		st := e.must(422, "PATCH", base+"/w", patch, "Content-Type", "application/merge-patch+json")
+		var out []string
+		for _, c := range path(st, "details", "causes").([]any) {
+			c := c.(map[string]any)
+			out = append(out, c["field"].(string)+": "+c["message"].(string))
+		}
+		return strings.Join(out, "; ")
+	}
+	const uid = `metadata.uid: Invalid value: "x": field is immutable`
+	for _, tc := range []struct{ patch, want string }{
+		{`{"metadata":{"uid":"x"}}`, uid + "; " + uid},
+		{`{"metadata":{"uid":"x"},"kind":"Other"}`, uid + `; kind: Invalid value: "Other": must be Widget`},
+	} {
+		if got := causes(tc.patch); got != tc.want {
+			t.Errorf("%s: causes %s, want %s", tc.patch, got, tc.want)
+		}
+	}
+	// The uid a write leaves out is the stored one.
+	got := e.must(200, "PATCH", base+"/w", `{"metadata":{"uid":null}}`, "Content-Type", "application/merge-patch+json")
+	if uid, _ := path(got, "metadata", "uid").(string); uid == "" {
+		t.Errorf("uid dropped: %v", got)
 	}
 }
