@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	sigsjson "sigs.k8s.io/json"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/listwatch/listwatch/wire"
@@ -98,19 +99,30 @@ func (c *call) decodeBody() (*doc, error) {
 		b = []byte("{}")
 	}
 	d, err := decodeDoc(b)
-	if err == nil && d.repeated { // a key repeated (repeated.go)
+	repeated := err == nil && d.repeated
+	if repeated { // a key repeated (repeated.go)
 		d, err = decodeRepeated(b, t != nil)
 	}
 	if err == nil && !builtin && fromProto == nil && (d.kind == "" || d.apiVersion == "") {
 		// kube reads a custom resource's kind and apiVersion from the
 		// body; it fills in only a built-in kind's.
-		err = kubeDecodeErrorCR(c.res, b, sent)
+		err = kubeDecodeErrorCR(c.res, b, sent, c.fieldValidation() != fieldValidationIgnore)
 	}
 	if err == nil {
 		err = c.checkType(d)
+		if err != nil && !builtin && fromProto == nil && d.apiVersion == "" {
+			if serr := c.strictWithoutAPIVersion(typ == contentYAML, b, sent); serr != nil {
+				err = serr
+			}
+		}
 	}
 	if err == nil && fromProto == nil && c.fieldValidation() != fieldValidationIgnore {
 		err = c.strictBody(d, t, typ == contentYAML, b, sent)
+	} else if err == nil && fromProto == nil && repeated && t != nil && !c.scale {
+		// kube's decoder reads each occurrence of a repeated key: a
+		// value it cannot decode fails the body, though a later one
+		// replaces it.
+		err = decodeFault(t, d, b)
 	}
 	if err != nil {
 		// The message kube's decoder gives the same body.
@@ -120,7 +132,7 @@ func (c *call) decodeBody() (*doc, error) {
 		case t != nil:
 			kerr = kubeDecodeError(t, b, sent)
 		case !builtin:
-			kerr = kubeDecodeErrorCR(c.res, b, sent)
+			kerr = kubeDecodeErrorCR(c.res, b, sent, c.fieldValidation() != fieldValidationIgnore)
 		}
 		if kerr != nil {
 			return nil, kerr
@@ -151,7 +163,10 @@ func (c *call) decodeBody() (*doc, error) {
 // list in the order kube's decoder meets them, metadata's and the rest's
 // alike (those of d's metadata alone are known so far; the rest are found
 // when d is decoded into its type, decodeTyped): when there are any, the
-// body, b as JSON, is decoded strictly into its type here.
+// body, b as JSON, is decoded strictly into its type here. A fault kube's
+// decoder stops at (a value of the wrong type; a custom resource's
+// metadata that is not an ObjectMeta) is what it reports instead, without
+// them: strictBody returns it, for decodeBody to word as kube does.
 func (c *call) strictBody(d *doc, t *typedKind, yaml bool, b, sent []byte) error {
 	var first strictErrors
 	if yaml {
@@ -162,23 +177,77 @@ func (c *call) strictBody(d *doc, t *typedKind, yaml bool, b, sent []byte) error
 	if len(first) == 0 && len(d.strict) == 0 {
 		return nil
 	}
-	if t != nil && !c.scale {
+	switch {
+	case c.scale:
+	case t != nil:
 		into, err := t.scheme.New(t.external)
 		if err != nil {
 			return wire.NewInternalError(err)
 		}
 		_, err = decodeJSONInto(t, d, b, into, true)
-		if strictErr, ok := runtime.AsStrictDecodingError(err); ok {
+		strictErr, ok := runtime.AsStrictDecodingError(err)
+		switch {
+		case ok:
 			d.strict = d.strict[:0]
 			for _, e := range strictErr.Errors() {
 				d.strict = append(d.strict, e.Error())
 			}
-		} else if err == nil {
+		case err == nil:
 			d.strict = d.strict[:0]
+		default:
+			return err
+		}
+	case c.res.crd != "":
+		if err := kubeDecodeErrorCR(c.res, b, sent, c.fieldValidation() != fieldValidationIgnore); err != nil {
+			return err
 		}
 	}
 	d.strict = append(first, d.strict...)
 	return nil
+}
+
+// strictWithoutAPIVersion applies fieldValidation to what kube's strict
+// decoder finds in a custom resource's body without apiVersion, which its
+// handler refuses only once decoded: the YAML's repeated keys and the
+// JSON's duplicate fields (nothing is pruned: kube's schema is for its
+// group alone). Strict: kube's 400 for an object it cannot type; Warn:
+// the warnings, the caller's error then.
+func (c *call) strictWithoutAPIVersion(yaml bool, b, sent []byte) error {
+	if c.fieldValidation() == fieldValidationIgnore {
+		return nil
+	}
+	var errs strictErrors
+	if yaml {
+		if _, err := sigsyaml.YAMLToJSONStrict(sent); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	dups, err := sigsjson.UnmarshalStrict(b, &map[string]any{})
+	if err != nil {
+		return nil // not reached: b decoded
+	}
+	for _, e := range dups {
+		errs = append(errs, e.Error())
+	}
+	switch {
+	case len(errs) == 0:
+	case c.fieldValidation() == fieldValidationStrict:
+		return wire.NewBadRequest(runtime.NewMissingVersionErr("object has no apiVersion field").Error())
+	default:
+		c.warnStrict(errs)
+	}
+	return nil
+}
+
+// decodeFault is the error kube's lax decoder gives b, the JSON body d
+// was decoded from, for a built-in kind t; nil if it decodes.
+func decodeFault(t *typedKind, d *doc, b []byte) error {
+	into, err := t.scheme.New(t.external)
+	if err != nil {
+		return wire.NewInternalError(err)
+	}
+	_, err = decodeJSONInto(t, d, b, into, false)
+	return err
 }
 
 // checkType enforces that d is of the URL's kind and apiVersion, and in
@@ -227,7 +296,7 @@ func (c *call) checkType(d *doc) error {
 func (c *call) validateMeta(d *doc) error {
 	if _, err := d.objectMeta(); err != nil {
 		if c.body != nil && c.res.crd != "" {
-			if kerr := kubeDecodeErrorCR(c.res, c.body, c.sent); kerr != nil {
+			if kerr := kubeDecodeErrorCR(c.res, c.body, c.sent, c.fieldValidation() != fieldValidationIgnore); kerr != nil {
 				return kerr
 			}
 		}

@@ -45,8 +45,13 @@ func kubeDecodeError(t *typedKind, body, sent []byte) error {
 var crDecoder = kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory,
 	unstructuredscheme.NewUnstructuredCreator(), unstructuredscheme.NewUnstructuredObjectTyper(), kjson.SerializerOptions{})
 
-// kubeDecodeErrorCR is kubeDecodeError for a custom resource of r.
-func kubeDecodeErrorCR(r *resource, body, sent []byte) error {
+// kubeDecodeErrorCR is kubeDecodeError for a custom resource of r,
+// decoded strictly (fieldValidation Warn or Strict) or not, as kube's
+// serializers do: a body without kind is one kube could not type when
+// strict, and quoted as sent (a YAML body as YAML); its lax decoder,
+// which reads the JSON into the object, quotes that JSON and names the
+// resource's kind and version.
+func kubeDecodeErrorCR(r *resource, body, sent []byte, strict bool) error {
 	def := schema.GroupVersionKind{Group: r.group, Version: r.version, Kind: r.kind}
 	into := &unstructured.Unstructured{}
 	into.SetGroupVersionKind(def)
@@ -62,7 +67,10 @@ func kubeDecodeErrorCR(r *resource, body, sent []byte) error {
 			return nil
 		}
 	}
-	if runtime.IsMissingKind(err) || runtime.IsMissingVersion(err) {
+	switch {
+	case runtime.IsMissingKind(err) && strict:
+		gvk, err = nil, runtime.NewMissingKindErr(string(sent))
+	case runtime.IsMissingVersion(err):
 		gvk = nil // a body kube could not type
 	}
 	return undecodable(gvk, r.kind, err, sent)

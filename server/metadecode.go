@@ -187,8 +187,14 @@ func (c *call) checkDecoded(d *doc) error {
 	}
 	switch c.fieldValidation() {
 	case fieldValidationStrict:
+		// A custom resource is decoded as the kind it says (one of
+		// another kind is refused later, by its validation).
+		kind := c.res.kind
+		if c.res.crd != "" && d.kind != "" {
+			kind = d.kind
+		}
 		return wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s",
-			c.res.kind, c.res.version, c.res.kind, d.strict.message()))
+			kind, c.res.version, kind, d.strict.message()))
 	case fieldValidationIgnore:
 		return nil
 	}

@@ -180,3 +180,71 @@ func TestStrictErrorsInKubeOrder(t *testing.T) {
 		t.Fatalf("custom resource: %d %q %s", r.code, got, r.body)
 	}
 }
+
+// TestStrictErrorsGiveWayToDecodeFaults: a body kube's decoder cannot
+// decode (a value of the wrong type, even one a repeated key replaces; a
+// custom resource's metadata that is not an ObjectMeta) gets its decode
+// error alone, under every fieldValidation: no warnings of repeated YAML
+// keys or unknown fields, no strict 400. A custom resource without kind
+// is quoted as sent.
+func TestStrictErrorsGiveWayToDecodeFaults(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", cmPath, cm("up", nil, nil))
+	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
+	const yamlCT = "application/yaml"
+	wpath := "/apis/example.com/v1/namespaces/default/widgets"
+	const typeErr = `ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string`
+	for _, tc := range []struct{ method, path, ctype, body, msg string }{
+		{"POST", cmPath, yamlCT, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c1}\nx: 1\ndata:\n  a: 1\n  a: 2\n", typeErr},
+		{"PUT", cmPath + "/up", yamlCT, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: up, name: up}\ndata:\n  a: 1\n", typeErr},
+		{"POST", cmPath, "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"j","name":"j"},"data":{"a":1}}`, typeErr},
+		{"POST", cmPath, "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"j"},"x":1,"data":{"a":1},"data":{"a":"2"}}`, typeErr},
+		{"POST", wpath, yamlCT, "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: 5}\nspec:\n  a: 1\n  a: 2\n",
+			`Widget in version "v1" cannot be handled as a Widget: json: cannot unmarshal number into Go struct field ObjectMeta.name of type string`},
+	} {
+		for _, fv := range []string{"", "?fieldValidation=Strict", "?fieldValidation=Ignore"} {
+			r := e.do(tc.method, tc.path+fv, tc.body, "Content-Type", tc.ctype)
+			var st struct{ Message string }
+			_ = json.Unmarshal(r.body, &st)
+			if r.code != 400 || st.Message != tc.msg || len(r.hdr.Values("Warning")) > 0 {
+				t.Errorf("%s %s%s %q: %d %q %s, want 400 %q", tc.method, tc.path, fv, tc.body, r.code, r.hdr.Values("Warning"), r.body, tc.msg)
+			}
+		}
+	}
+}
+
+// TestCustomResourceBodyTypeMetaAsKube: a custom resource's body without
+// kind or apiVersion, or of another kind, with repeated keys, is answered
+// as kube's decoder and handler answer it under each fieldValidation:
+// without kind, the strict decoder's error quotes the body as sent and
+// the lax one's the JSON it read; without apiVersion, the repeated keys
+// are reported (Warn) or the object cannot be typed (Strict) before the
+// apiVersion is checked; a strict error names the body's kind.
+func TestCustomResourceBodyTypeMetaAsKube(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
+	wpath := "/apis/example.com/v1/namespaces/default/widgets"
+	const noKind = "apiVersion: example.com/v1\nmetadata: {name: w1}\nspec:\n  a: 1\n  a: 2\n"
+	const noAPIVersion = "kind: Widget\nmetadata: {name: w1}\nspec:\n  a: 1\n  a: 2\n"
+	const otherKind = "apiVersion: example.com/v1\nkind: Other\nmetadata: {name: w1}\nspec:\n  a: 1\n  a: 2\n"
+	const wrongVersion = "the API version in the data () does not match the expected API version (example.com/v1)"
+	const dupWarning = `299 - "line 5: key \"a\" already set in map"`
+	for _, tc := range []struct {
+		fv, body, msg, warning string
+	}{
+		{"Strict", noKind, "the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in '" + noKind + "' (61706956657273696f6e3a206578616d706c652e636f6d2f76310a6d6574 ...)", ""},
+		{"Warn", noKind, "the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in '" + noKind + "' (61706956657273696f6e3a206578616d706c652e636f6d2f76310a6d6574 ...)", ""},
+		{"Ignore", noKind, `Widget in version "v1" cannot be handled as a Widget: Object 'Kind' is missing in '{"apiVersion":"example.com/v1","metadata":{"name":"w1"},"spec":{"a":2}}'`, ""},
+		{"Strict", noAPIVersion, "Object 'apiVersion' is missing in 'object has no apiVersion field'", ""},
+		{"Warn", noAPIVersion, wrongVersion, dupWarning},
+		{"Ignore", noAPIVersion, wrongVersion, ""},
+		{"Strict", otherKind, `Other in version "v1" cannot be handled as a Other: strict decoding error: yaml: unmarshal errors:` + "\n" + `  line 6: key "a" already set in map`, ""},
+	} {
+		r := e.do("POST", wpath+"?fieldValidation="+tc.fv, tc.body, "Content-Type", "application/yaml")
+		var st struct{ Message string }
+		_ = json.Unmarshal(r.body, &st)
+		if w := strings.Join(r.hdr.Values("Warning"), "|"); r.code != 400 || st.Message != tc.msg || w != tc.warning {
+			t.Errorf("%s %q: %d %q %s, want 400 %q %q", tc.fv, tc.body, r.code, w, r.body, tc.warning, tc.msg)
+		}
+	}
+}

@@ -26,6 +26,7 @@ func TestKubeStrictDecodingSameAsOurs(t *testing.T) {
 		"versions":[{"name":"v1","served":true,"storage":true,
 		"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"}}}}}}}]}}`
 	cms := "/api/v1/namespaces/" + ns + "/configmaps"
+	deps := "/apis/apps/v1/namespaces/" + ns + "/deployments"
 	crs := "/apis/" + crGroup + "/v1/namespaces/" + ns + "/" + plural
 	for _, c := range []*rawClient{kube, ours} {
 		if code, m := c.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", jsonCT, crd); code != http.StatusCreated && code != http.StatusConflict {
@@ -51,6 +52,20 @@ func TestKubeStrictDecodingSameAsOurs(t *testing.T) {
 		{"POST", crs, jsonCT, `{"apiVersion":"` + crGroup + `/v1","kind":"StrictWidget","metadata":{"name":"c2"},"spec":{"z":1,"a":1,"a":2}}`},
 		{"POST", crs, jsonCT, `{"apiVersion":"` + crGroup + `/v1","kind":"StrictWidget","metadata":{"name":"c3","Name":"x","labels":{"a":"1","a":"2"}},"spec":{"z":1,"a":1,"a":2},"spec":{"b":"x","y":2}}`},
 		{"POST", crs, jsonCT, `{"apiVersion":"` + crGroup + `/v1","kind":"StrictWidget","metadata":{"Name":"x","name":"c4"},"x":1,"spec":{"a":1,"a":2}}`},
+		// A body kube's decoder cannot decode gets that error alone.
+		{"POST", cms, yamlCT, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: y6}\nx: 1\ndata:\n  a: 1\n  a: 2\n"},
+		{"POST", deps, yamlCT, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: y7\nspec:\n  replicas: 1\n  replicas: 2\n  selector: {matchLabels: {app: d}}\n  template:\n    metadata: {labels: {app: d}}\n    spec:\n      containers:\n      - name: c\n        image: x\n        image: y\n"},
+		{"PUT", cms + "/up", yamlCT, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: up, name: up}\ndata:\n  a: 1\n"},
+		{"POST", cms, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"j3","name":"j3"},"data":{"a":1}}`},
+		{"POST", cms, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"j4"},"x":1,"data":{"a":1},"data":{"a":"2"}}`},
+		{"POST", crs, yamlCT, "apiVersion: " + crGroup + "/v1\nkind: StrictWidget\nmetadata: {name: 5}\nspec:\n  a: 1\n  a: 2\n"},
+		{"POST", crs, yamlCT, "apiVersion: " + crGroup + "/v1\nkind: StrictWidget\nmetadata: {name: c5, labels: 5}\nspec:\n  a: 1\n  a: 2\n"},
+		{"POST", crs, yamlCT, "apiVersion: " + crGroup + "/v1\nmetadata: {name: c6}\nspec:\n  a: 1\n  a: 2\n"},
+		{"POST", crs, yamlCT, "kind: StrictWidget\nmetadata: {name: c7}\nspec:\n  a: 1\n  a: 2\n"},
+		{"POST", crs, yamlCT, "apiVersion: " + crGroup + "/v1\nkind: Other\nmetadata: {name: c8}\nspec:\n  a: 1\n  a: 2\n"},
+		{"POST", crs, yamlCT, "apiVersion: " + crGroup + "/v1\nkind: StrictWidget\nmetadata: {name: c9}\nspec:\n  a: x\n  a: 2\n  b: 3\n"},
+		{"POST", crs, jsonCT, `{"apiVersion":"` + crGroup + `/v1","metadata":{"name":"c10"},"spec":{"a":1,"a":2}}`},
+		{"POST", crs, jsonCT, `{"kind":"StrictWidget","metadata":{"name":"c11","labels":{"a":"1","a":"2"}},"spec":{"a":1,"a":2},"x":1}`},
 	}
 	answer := func(c *rawClient, method, path, ctype, body string) string {
 		code, hdr, b := c.send(method, path, ctype, "application/json", body)
