@@ -422,8 +422,18 @@ func (t *typedKind) internalOf(external runtime.Object) (runtime.Object, error) 
 }
 
 // encodeInto converts an internal object back to the stored version (the
-// served one but for convert.go's kinds) and replaces d's fields with its
-// JSON encoding.
+// served one but for convert.go's kinds), defaults it, and replaces d's
+// fields with its JSON encoding.
+//
+// The defaulting is kube's read: kube-apiserver decodes every object it
+// reads from etcd, a write's own response included, through its codec,
+// which runs the kind's defaulting functions again. Defaults that read
+// what the strategy or admission set after the request was defaulted
+// show only then: a Job's labels, copied from the template labels its
+// strategy generated; a PersistentVolumeClaim's phase Pending, after its
+// strategy reset the status. serve sends stored values as they are, so it
+// stores each object as kube would read it back, and its responses,
+// GETs, lists, watches and selectors all see the defaulted object.
 func (t *typedKind) encodeInto(internal runtime.Object, d *doc) error {
 	if t.converts() {
 		d.apiVersion, d.kind = t.storage.GroupVersion().String(), t.storage.Kind
@@ -435,6 +445,7 @@ func (t *typedKind) encodeInto(internal runtime.Object, d *doc) error {
 	if err := t.scheme.Convert(internal, external, nil); err != nil {
 		return wire.NewInternalError(err)
 	}
+	t.scheme.Default(external)
 	b, err := json.Marshal(external)
 	if err != nil {
 		return wire.NewInternalError(err)

@@ -1,0 +1,81 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"testing"
+)
+
+// TestKubeReadDefaultsSameAsOurs: kube-apiserver defaults each object it
+// reads back from etcd, so a Job shows the labels SetDefaults_Job copies
+// from the template labels its strategy generated (kubectl get jobs -l
+// job-name=j finds it) and a PersistentVolumeClaim the phase Pending its
+// defaults give the status its strategy reset. The same writes go to kube
+// and to serve, and the answers, GETs, lists by label and watch events
+// must be the same (server-chosen values masked).
+func TestKubeReadDefaultsSameAsOurs(t *testing.T) {
+	kube, ours, ns := sideBySide(t)
+	jobs := "/apis/batch/v1/namespaces/" + ns + "/jobs"
+	pvcs := "/api/v1/namespaces/" + ns + "/persistentvolumeclaims"
+	job := func(name string) string {
+		return `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"` + name + `"},"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox","command":["true"]}]}}}}`
+	}
+	pvc := func(name string) string {
+		return `{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"` + name + `"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}`
+	}
+	const applyCT = "application/apply-patch+yaml"
+	var rvs [2]string
+	for i, c := range []*rawClient{kube, ours} {
+		_, m := c.do("GET", jobs, "", "")
+		rvs[i], _ = m["metadata"].(map[string]any)["resourceVersion"].(string)
+	}
+	for _, step := range []struct{ name, method, path, ctype, body string }{
+		{"create job", "POST", jobs, jsonCT, job("j3")},
+		{"get job", "GET", jobs + "/j3", "", ""},
+		{"list jobs by job-name", "GET", jobs + "?labelSelector=job-name%3Dj3", "", ""},
+		{"list jobs by batch job-name", "GET", jobs + "?labelSelector=batch.kubernetes.io%2Fjob-name", "", ""},
+		{"create job dry run", "POST", jobs + "?dryRun=All", jsonCT, job("j4")},
+		{"apply job", "PATCH", jobs + "/j5?fieldManager=m", applyCT, job("j5")},
+		{"patch job labels away", "PATCH", jobs + "/j5", mergePatch, `{"metadata":{"labels":null}}`},
+		{"patch job status", "PATCH", jobs + "/j3/status", mergePatch, `{"status":{"active":1}}`},
+		{"list jobs by job-name again", "GET", jobs + "?labelSelector=job-name", "", ""},
+		{"create claim", "POST", pvcs, jsonCT, pvc("c")},
+		{"get claim", "GET", pvcs + "/c", "", ""},
+		{"create claim dry run", "POST", pvcs + "?dryRun=All", jsonCT, pvc("d")},
+		{"apply claim", "PATCH", pvcs + "/a?fieldManager=m", applyCT, pvc("a")},
+		{"patch claim status", "PATCH", pvcs + "/c/status", mergePatch, `{"status":{"phase":null}}`},
+		{"list claims", "GET", pvcs, "", ""},
+	} {
+		kcode, kbody := kube.do(step.method, step.path, step.ctype, step.body)
+		ocode, obody := ours.do(step.method, step.path, step.ctype, step.body)
+		if kw, ow := writeView(kbody), writeView(obody); kcode != ocode || kw != ow {
+			t.Errorf("%s:\nkube %d %s\nours %d %s", step.name, kcode, kw, ocode, ow)
+		}
+	}
+	// The watch replays the creates and writes above: the same events,
+	// with the same objects, for the Jobs labelled job-name=j3.
+	var events [2][]string
+	for i, c := range []*rawClient{kube, ours} {
+		code, _, b := c.send("GET", jobs+"?watch=1&timeoutSeconds=1&labelSelector=job-name%3Dj3&resourceVersion="+rvs[i], "", jsonCT, "")
+		if code != 200 {
+			t.Fatalf("watch: %d %s", code, b)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var ev struct {
+				Type   string         `json:"type"`
+				Object map[string]any `json:"object"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+				t.Fatalf("watch event %q: %v", sc.Bytes(), err)
+			}
+			events[i] = append(events[i], fmt.Sprintf("%s %s", ev.Type, writeView(ev.Object)))
+		}
+	}
+	if fmt.Sprint(events[0]) != fmt.Sprint(events[1]) || len(events[0]) == 0 {
+		t.Errorf("watch job-name=j3:\nkube %q\nours %q", events[0], events[1])
+	}
+}
