@@ -42,7 +42,9 @@ func TestProtobufAgainstKubeAPIServer(t *testing.T) {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: prefix + n, Labels: map[string]string{"t": label}},
 			Data: map[string]string{"k": n}}
 	}
-	t.Cleanup(func() { _ = cms.DeleteCollection(ctxT(t), wire.DeleteOptions{}, wire.ListOptions{LabelSelector: "t=" + label}) })
+	t.Cleanup(func() {
+		_ = cms.DeleteCollection(ctxT(t), wire.DeleteOptions{}, wire.ListOptions{LabelSelector: "t=" + label})
+	})
 
 	// The first write is JSON; reads are protobuf; then writes are too.
 	if _, err := cms.Create(ctx, cm("a")); err != nil {
