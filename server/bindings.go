@@ -101,6 +101,9 @@ func (c *call) bind(urlName string) error {
 		// kube returns the aggregate as is: a 500 with no reason.
 		return kubeStatus(&apierrors.StatusError{ErrStatus: *responsewriters.ErrorToAPIStatus(errs.ToAggregate())})
 	}
+	if err := pathNameError(binding.Name); err != nil {
+		return err
+	}
 	pods, _ := c.s.reg.lookup("", "v1", "pods")
 	pc := &call{s: c.s, w: c.w, r: c.r, res: pods, ns: c.ns, name: binding.Name, tr: c.tr, warn: c.warn}
 	if err := c.assignPod(pc, binding); err != nil {

@@ -337,6 +337,9 @@ func createTooManyRequestsError(name string) error {
 
 // readPod reads the pod as kube's internal type, with its resourceVersion.
 func (c *call) readPod(ctx context.Context, name string) (*api.Pod, error) {
+	if err := pathNameError(name); err != nil {
+		return nil, asKubeError(err)
+	}
 	kv, err := c.s.store.Get(ctx, c.res.key(c.ns, name))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, apierrors.NewNotFound(api.Resource("pods"), name)

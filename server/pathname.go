@@ -15,8 +15,9 @@ import (
 // refuses it with this 400 when a get, update, patch or delete first
 // builds the object's key, after the handler has read the request's
 // options and body: so the name is checked there (get, update, patch,
-// delete and their scale forms), never before a refusal kube's handler
-// makes first. nil for a valid name.
+// delete and their scale forms; where an eviction, a binding, a connect
+// request or a token request reads the object), never before a refusal
+// kube's handler makes first. nil for a valid name.
 func pathNameError(name string) error {
 	msgs := validationpath.IsValidPathSegmentName(name)
 	if len(msgs) == 0 {

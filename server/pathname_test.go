@@ -52,6 +52,21 @@ func TestPathNamesAsKube(t *testing.T) {
 			e.expectStatus(http.StatusUnsupportedMediaType, "UnsupportedMediaType", "", "PATCH", p, "{}")
 		}
 	}
+	// Where an eviction, a binding or a proxy reads the object, as kube's
+	// REST objects do through its store (exec and token requests are
+	// compared with kube-apiserver by TestKubePathNamesSameAsOurs).
+	for _, c := range []struct {
+		method, path string
+		body         any
+	}{
+		{"POST", "/api/v1/namespaces/default/pods/a%25b/eviction", `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"a%b"}}`},
+		{"POST", "/api/v1/namespaces/default/pods/a%25b/binding", `{"apiVersion":"v1","kind":"Binding","metadata":{"name":"a%b"},"target":{"kind":"Node","name":"n"}}`},
+		{"POST", "/api/v1/namespaces/default/bindings", `{"apiVersion":"v1","kind":"Binding","metadata":{"name":"a%b"},"target":{"kind":"Node","name":"n"}}`},
+		{"GET", "/api/v1/nodes/a%25b/proxy", nil},
+		{"GET", "/api/v1/namespaces/default/services/a%25b:80/proxy", nil},
+	} {
+		e.expectStatus(http.StatusBadRequest, "BadRequest", `Name parameter invalid: "a%b": may not contain '%'`, c.method, c.path, c.body)
+	}
 	// A PUT whose object has the path's name gets to the key.
 	e.expectStatus(http.StatusBadRequest, "BadRequest", `Name parameter invalid: "a%b": may not contain '%'`,
 		"PUT", "/api/v1/namespaces/default/configmaps/a%25b", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a%b"}}`)

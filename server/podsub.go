@@ -185,6 +185,9 @@ func (s *Server) installConnectors(cfg Config) error {
 	}
 	getters := storeGetters{store: s.store}
 	nodes := kubeletclient.NodeGetterFunc(func(ctx context.Context, name string, _ metav1.GetOptions) (*corev1.Node, error) {
+		if err := pathNameError(name); err != nil { // the node registry's key function
+			return nil, asKubeError(err)
+		}
 		kv, err := s.store.Get(ctx, "/registry/minions/"+name)
 		if errors.Is(err, storage.ErrNotFound) {
 			// kube reads nodes through the node registry's Store, which
@@ -427,6 +430,9 @@ func (r serviceRedirector) ResourceLocation(ctx context.Context, id string) (*ur
 	}
 	namespace := genericapirequest.NamespaceValue(ctx)
 	if portNum, err := strconv.ParseInt(port, 10, 64); err == nil {
+		if err := pathNameError(name); err != nil { // kube's services store reads it by key
+			return nil, nil, asKubeError(err)
+		}
 		kv, err := r.s.store.Get(ctx, "/registry/services/specs/"+namespace+"/"+name)
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil, nil, apierrors.NewNotFound(api.Resource("services"), name)

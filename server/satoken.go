@@ -209,6 +209,9 @@ func (r resourceGetter) Get(ctx context.Context, name string, _ *metav1.GetOptio
 		// without a name.
 		return nil, apierrors.NewBadRequest("Name parameter required.")
 	}
+	if err := pathNameError(name); err != nil {
+		return nil, asKubeError(err)
+	}
 	kind := storedKinds[r.resource]
 	key := kind.prefix + name
 	if r.resource != "nodes" {

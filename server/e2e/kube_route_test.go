@@ -111,6 +111,35 @@ func TestKubePathNamesSameAsOurs(t *testing.T) {
 			}
 		}
 	}
+	// The other subresources read the object where kube's do.
+	api := "/api/v1/namespaces/" + ns
+	for _, n := range names[:3] {
+		named := func(apiVersion, kind, rest string) string {
+			return fmt.Sprintf(`{"apiVersion":%q,"kind":%q,"metadata":{"name":%q}%s}`, apiVersion, kind, n.name, rest)
+		}
+		for _, r := range []struct{ method, path, ctype, body string }{
+			{"GET", api + "/pods/" + n.sent + "/log", "", ""},
+			{"GET", api + "/pods/" + n.sent + "/exec?command=ls", "", ""},
+			{"GET", api + "/pods/" + n.sent + "/proxy", "", ""},
+			{"GET", "/api/v1/nodes/" + n.sent + "/proxy", "", ""},
+			{"GET", api + "/services/" + n.sent + "/proxy", "", ""},
+			{"GET", api + "/services/" + n.sent + ":80/proxy", "", ""},
+			{"GET", api + "/pods/" + n.sent + "/ephemeralcontainers", "", ""},
+			{"PUT", api + "/pods/" + n.sent + "/ephemeralcontainers", jsonCT, named("v1", "Pod", "")},
+			{"PATCH", api + "/pods/" + n.sent + "/resize", "application/merge-patch+json", `{}`},
+			{"POST", api + "/pods/" + n.sent + "/eviction", jsonCT, named("policy/v1", "Eviction", "")},
+			{"POST", api + "/pods/" + n.sent + "/binding", jsonCT, named("v1", "Binding", `,"target":{"kind":"Node","name":"n"}`)},
+			{"POST", api + "/bindings", jsonCT, named("v1", "Binding", `,"target":{"kind":"Node","name":"n"}`)},
+			{"POST", api + "/serviceaccounts/" + n.sent + "/token", jsonCT, `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{}}`},
+			{"PUT", "/api/v1/namespaces/" + n.sent + "/finalize", jsonCT, named("v1", "Namespace", "")},
+			{"GET", "/apis/certificates.k8s.io/v1/certificatesigningrequests/" + n.sent + "/approval", "", ""},
+		} {
+			k, o := kube.exactAnswer(r.method, r.path, r.ctype, r.body), ours.exactAnswer(r.method, r.path, r.ctype, r.body)
+			if k != o {
+				t.Errorf("%s %s %s:\n kube:  %s\n serve: %s", r.method, r.path, r.body, k, o)
+			}
+		}
+	}
 }
 
 // TestKubeUncleanPathsSameAsOurs: kube-apiserver routes a path as sent:
