@@ -2,8 +2,12 @@ package server
 
 import (
 	"bytes"
+	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
@@ -110,5 +114,35 @@ func TestPartialListEmpty(t *testing.T) {
 	}
 	if m := e.must(200, "GET", cmPath+"?labelSelector=t%3Dnone", nil); m["items"] == nil {
 		t.Errorf("ConfigMapList: %v", m)
+	}
+}
+
+// TestWatchPartialListEnds: a watch asking for a PartialObjectMetadataList
+// (of an event's object, which is no list) ends at its first event, a
+// change or a bookmark, having sent nothing of it, as kube's, whose
+// encoder fails there: 200 and an empty stream, long before its
+// timeoutSeconds.
+func TestWatchPartialListEnds(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", cmPath, cm("w", map[string]string{"t": "w"}, nil))
+	for _, tc := range []struct{ mt, ct string }{{mediaJSON, mediaJSON}, {mediaProto, mediaProto + ";stream=watch"}} {
+		for _, v := range []string{"v1", "v1beta1"} {
+			for _, q := range []string{"labelSelector=t%3Dw", "labelSelector=t%3Dnone&allowWatchBookmarks=true"} {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				req, _ := http.NewRequestWithContext(ctx, "GET", e.url+cmPath+"?watch=1&timeoutSeconds=600&"+q, nil)
+				req.Header.Set("Accept", tc.mt+";as=PartialObjectMetadataList;v="+v+";g=meta.k8s.io")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					cancel()
+					t.Fatal(err)
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				cancel()
+				if err != nil || resp.StatusCode != 200 || resp.Header.Get("Content-Type") != tc.ct || len(body) != 0 {
+					t.Errorf("%s %s, %s: %d %s %q, %v; want 200 %s and nothing", tc.mt, v, q, resp.StatusCode, resp.Header.Get("Content-Type"), body, err, tc.ct)
+				}
+			}
+		}
 	}
 }

@@ -129,9 +129,6 @@ func (ew *eventWriter) writeProto(ev storage.WatchEvent) bool {
 	var err error
 	switch {
 	case ev.Type == wire.Bookmark:
-		if !ew.allowBookmarks {
-			return ew.skip()
-		}
 		var obj []byte
 		partial := ""
 		if ew.out.form == formPartial {

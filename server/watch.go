@@ -258,17 +258,23 @@ func (ew *eventWriter) flush() {
 
 // write sends ev and reports whether the stream is still writable.
 func (ew *eventWriter) write(ev storage.WatchEvent) bool {
+	if ev.Type == wire.Bookmark && !ew.allowBookmarks {
+		return ew.skip() // bookmarks only go to clients that asked
+	}
+	if ew.out.partialList {
+		// A PartialObjectMetadataList of an event's object, which is no
+		// list: kube's encoder fails, and its watch ends there, having
+		// sent nothing of it.
+		return false
+	}
 	if ew.out.proto {
 		return ew.writeProto(ev)
 	}
 	var obj []byte
 	switch {
 	case ev.Type == wire.Bookmark:
-		// Bookmarks only go to clients that asked; a Table watch gets each
-		// as a Table of one row, as kube converts every event's object.
-		if !ew.allowBookmarks {
-			return ew.skip()
-		}
+		// A Table watch gets each bookmark as a Table of one row, as kube
+		// converts every event's object.
 		obj = ew.bookmark(ev)
 		if ew.out.form != formTable {
 			return ew.line(ev.Type, obj)
