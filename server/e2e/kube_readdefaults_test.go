@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"testing"
 )
 
@@ -26,11 +25,7 @@ func TestKubeReadDefaultsSameAsOurs(t *testing.T) {
 		return `{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"` + name + `"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}`
 	}
 	const applyCT = "application/apply-patch+yaml"
-	var rvs [2]string
-	for i, c := range []*rawClient{kube, ours} {
-		_, m := c.do("GET", jobs, "", "")
-		rvs[i], _ = m["metadata"].(map[string]any)["resourceVersion"].(string)
-	}
+	rvs := [2]string{kube.listRV(jobs), ours.listRV(jobs)}
 	for _, step := range []struct{ name, method, path, ctype, body string }{
 		{"create job", "POST", jobs, jsonCT, job("j3")},
 		{"get job", "GET", jobs + "/j3", "", ""},
@@ -56,26 +51,42 @@ func TestKubeReadDefaultsSameAsOurs(t *testing.T) {
 	}
 	// The watch replays the creates and writes above: the same events,
 	// with the same objects, for the Jobs labelled job-name=j3.
-	var events [2][]string
-	for i, c := range []*rawClient{kube, ours} {
-		code, _, b := c.send("GET", jobs+"?watch=1&timeoutSeconds=1&labelSelector=job-name%3Dj3&resourceVersion="+rvs[i], "", jsonCT, "")
-		if code != 200 {
-			t.Fatalf("watch: %d %s", code, b)
-		}
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			var ev struct {
-				Type   string         `json:"type"`
-				Object map[string]any `json:"object"`
-			}
-			if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-				t.Fatalf("watch event %q: %v", sc.Bytes(), err)
-			}
-			events[i] = append(events[i], fmt.Sprintf("%s %s", ev.Type, writeView(ev.Object)))
-		}
+	q := "?watch=1&timeoutSeconds=1&labelSelector=job-name%3Dj3&resourceVersion="
+	k, o := kube.watchEvents(jobs+q+rvs[0]), ours.watchEvents(jobs+q+rvs[1])
+	if len(k) == 0 {
+		t.Errorf("%s: no events from kube", "watch job-name=j3")
 	}
-	if fmt.Sprint(events[0]) != fmt.Sprint(events[1]) || len(events[0]) == 0 {
-		t.Errorf("watch job-name=j3:\nkube %q\nours %q", events[0], events[1])
+	compareLogs(t, o, k)
+}
+
+// watchEvents reads the watch at path (which ends it, by timeoutSeconds)
+// and returns each event's type and writeView.
+func (c *rawClient) watchEvents(path string) []string {
+	c.t.Helper()
+	code, _, b := c.send("GET", path, "", jsonCT, "")
+	if code != 200 {
+		c.t.Fatalf("watch %s: %d %s", path, code, b)
 	}
+	var events []string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var ev struct {
+			Type   string         `json:"type"`
+			Object map[string]any `json:"object"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			c.t.Fatalf("watch event %q: %v", sc.Bytes(), err)
+		}
+		events = append(events, ev.Type+" "+writeView(ev.Object))
+	}
+	return events
+}
+
+// listRV is the resourceVersion of a list of path, to watch from.
+func (c *rawClient) listRV(path string) string {
+	c.t.Helper()
+	_, m := c.do("GET", path, "", "")
+	rv, _ := m["metadata"].(map[string]any)["resourceVersion"].(string)
+	return rv
 }
