@@ -91,9 +91,10 @@ func (c *call) admitCustom(d, old *doc) error {
 	if c.res.crd == "" {
 		return nil
 	}
+	// Again after mutating admission, as kube's storage coerces what the
+	// webhooks made; silently (admit checked the client's).
+	coerceCustomMeta(d)
 	if c.res.schema != nil {
-		// Again after mutating admission, as kube prunes and defaults
-		// what the webhooks made; silently (admit checked the client's).
 		if err := c.schemaCoerce(d, false); err != nil {
 			return err
 		}

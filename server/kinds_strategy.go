@@ -53,6 +53,12 @@ func (c *call) admit(d, old *doc, settle func(rv string) error) error {
 				delete(d.meta, k)
 			}
 		}
+		if c.res.crd != "" {
+			// As kube's decoder of a custom resource coerces its
+			// metadata (crmeta.go), before the managed fields and
+			// admission see it.
+			coerceCustomMeta(d)
+		}
 		// Both rebuild d from its stored form, which has no
 		// resourceVersion: the one sent is kept for settle.
 		rv, hasRV := d.meta["resourceVersion"]

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -386,13 +385,10 @@ func (c *call) manageCustom(d, old *doc) error {
 	if err != nil {
 		return wire.NewInternalError(err)
 	}
-	// kube's decoder of a custom resource coerces its metadata through
-	// ObjectMeta, whose encoding omits an empty managedFields: an empty
-	// list leaves the live entries ([{}] resets them), unlike a built-in
+	// d's metadata is coerced as kube's decoder of a custom resource
+	// coerces it (admit, crmeta.go): an empty managedFields is gone, so
+	// it leaves the live entries ([{}] resets them), unlike a built-in
 	// kind's.
-	if raw, ok := d.meta["managedFields"]; ok && emptyJSONArray(raw) {
-		delete(d.meta, "managedFields")
-	}
 	obj, err := toUnstructured(d)
 	if err != nil {
 		return err
@@ -412,12 +408,6 @@ func (c *call) manageCustom(d, old *doc) error {
 		return wire.NewInternalError(err)
 	}
 	return setManagedFields(d, out.GetManagedFields())
-}
-
-// emptyJSONArray reports whether raw is [] (spaces allowed).
-func emptyJSONArray(raw []byte) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) >= 2 && t[0] == '[' && t[len(t)-1] == ']' && len(bytes.TrimSpace(t[1:len(t)-1])) == 0
 }
 
 // setManagedFields makes entries d's managedFields (none when empty).
