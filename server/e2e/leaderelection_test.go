@@ -314,15 +314,24 @@ func TestLeaderElectionConflict(t *testing.T) {
 	// A writer that takes the lease for itself is a real loss: the leader
 	// stops at its next renewal (Run returns ErrLeaseLost), and b, seeing
 	// an unexpired lease held by the intruder, waits for it to expire.
-	l, err := leases.Get(t.Context(), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	intruded := time.Now()
-	l.Spec.HolderIdentity = "intruder"
-	l.Spec.RenewTime = leaderelection.NewMicroTime(intruded)
-	if _, err := leases.Update(t.Context(), l); err != nil {
-		t.Fatal(err)
+	// The leader renews meanwhile, so the intruder reads again on a
+	// conflict, as any writer would.
+	var intruded time.Time
+	for {
+		l, err := leases.Get(t.Context(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		intruded = time.Now()
+		l.Spec.HolderIdentity = "intruder"
+		l.Spec.RenewTime = leaderelection.NewMicroTime(intruded)
+		_, err = leases.Update(t.Context(), l)
+		if err == nil {
+			break
+		}
+		if !client.IsConflict(err) {
+			t.Fatal(err)
+		}
 	}
 	select {
 	case err := <-a.done:
