@@ -36,6 +36,9 @@ func (c *call) delete() error {
 	if err != nil {
 		return err
 	}
+	if opts.unsafe {
+		return c.unsafeDelete(opts) // unsafedelete.go
+	}
 	if err := pathNameError(c.name); err != nil {
 		return err
 	}
@@ -134,6 +137,12 @@ func (c *call) writeDeletedCode(code int, value []byte, cur *doc) error {
 	}
 	st := wire.NewSuccess()
 	st.Details = &wire.StatusDetails{Name: c.name, Group: c.res.group, Kind: c.res.plural, UID: cur.metaString("uid")}
+	return c.writeStatus(code, st)
+}
+
+// writeStatus writes a successful request's Status, in protobuf when
+// asked for, else in JSON.
+func (c *call) writeStatus(code int, st *wire.Status) error {
 	if errorMedia(c.r.Header.Get("Accept")) == mediaProto {
 		b, err := protoStatus(st)
 		if err != nil {
@@ -182,6 +191,7 @@ func (c *call) deleteOptions() (deleteRequest, error) {
 		return o, kubeStatus(apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs))
 	}
 	o.GracePeriodSeconds, o.DryRun, o.OrphanDependents = ko.GracePeriodSeconds, ko.DryRun, ko.OrphanDependents
+	o.unsafe = ko.IgnoreStoreReadErrorWithClusterBreakingPotential != nil && *ko.IgnoreStoreReadErrorWithClusterBreakingPotential
 	if p := ko.PropagationPolicy; p != nil {
 		o.PropagationPolicy = (*string)(p)
 	}
@@ -226,6 +236,9 @@ func (c *call) deleteCollection() error {
 	opts, err := c.deleteOptions()
 	if err != nil {
 		return err
+	}
+	if opts.unsafe {
+		return errUnsafeDeleteCollection()
 	}
 	// kube's store, not its handler, reads the continue token and the
 	// resourceVersion: their 400s come after the DeleteOptions' errors.

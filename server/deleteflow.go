@@ -35,6 +35,9 @@ import (
 type deleteRequest struct {
 	wire.DeleteOptions
 	OrphanDependents *bool `json:"orphanDependents,omitempty"`
+	// unsafe: ignoreStoreReadErrorWithClusterBreakingPotential, which
+	// deletes only an object storage cannot read (unsafedelete.go).
+	unsafe bool
 }
 
 // deleteAction is what a DELETE does to the object it read.

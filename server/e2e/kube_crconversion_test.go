@@ -420,6 +420,21 @@ func crConversionScript(t *testing.T, c *rawClient, who string) []string {
 	note("refused: merge patch b at v1")
 	c.step("refused: delete b at v1", "DELETE", v1+"/b", "", "", fields...)
 	note("refused: delete b at v1")
+	// An unsafe delete (ignoreStoreReadErrorWithClusterBreakingPotential)
+	// deletes only what storage cannot read: a at v2, where it reads, is
+	// refused; b at v1 is deleted (not by a dry run), the answer a Status
+	// naming it and its kind.
+	unsafe := func(name, path, opts string) {
+		code, m := c.do("DELETE", path, jsonCT, `{"ignoreStoreReadErrorWithClusterBreakingPotential":true`+opts+`}`)
+		c.log = append(c.log, fmt.Sprintf("%s: %d %s", name, code, strings.Join([]string{
+			jsonAt(m, "status"), jsonAt(m, "code"), jsonAt(m, "reason"), jsonAt(m, "message"), jsonAt(m, "details")}, " ")))
+		note(name)
+	}
+	unsafe("refused: unsafe delete a at v2", v2+"/a", "")
+	unsafe("refused: unsafe delete b at v1, dry run", v1+"/b", `,"dryRun":["All"]`)
+	c.step("refused: get b at v2 after a dry run", "GET", v2+"/b", "", "", fields...)
+	unsafe("refused: unsafe delete b at v1", v1+"/b", "")
+	c.step("refused: get b at v2 after the delete", "GET", v2+"/b", "", "", fields...)
 	h.fail.Store(false)
 	convItems(c, "list at v1 again", v1)
 	note("list at v1 again")
@@ -458,5 +473,10 @@ var kubeCRConversionLog = []string{
 	`refused: list at v1: 500 StorageReadError "failed to read one or more convs.scaletest.example.com from the storage: StorageError: corrupt object, Code: 7, Key: /registry/scaletest.example.com/convs/default/a, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=<rev>: conversion webhook for scaletest.example.com/v2, Kind=Conv failed: conversion refused (and 2 more)"`,
 	`refused: merge patch b at v1: 500 <nil> "conversion webhook for scaletest.example.com/v1, Kind=Conv failed: conversion refused"`,
 	`refused: delete b at v1: 500 InternalError "Internal error occurred: StorageError: corrupt object, Code: 7, Key: /scaletest.example.com/convs/default/b, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=<rev>: conversion webhook for scaletest.example.com/v2, Kind=Conv failed: conversion refused"`,
-	`list at v1 again: 200 "a":"scaletest.example.com/v1":{"host":"a.example","port":82} "b":"scaletest.example.com/v1":{"host":"b.example","port":9090} "d":"scaletest.example.com/v1":{"host":"d.example","port":2}`,
+	`refused: unsafe delete a at v2: 409 "Failure" 409 "Conflict" "Operation cannot be fulfilled on convs.scaletest.example.com \"a\": StorageError: invalid object, Code: 4, Key: /registry/scaletest.example.com/convs/default/a, ResourceVersion: 0, AdditionalErrorMsg: unsafe deletion is not allowed because the object is decodable from storage" {"group":"scaletest.example.com","kind":"convs","name":"a"}`,
+	`refused: unsafe delete b at v1, dry run: 200 "Success" 200 - - {"kind":"Conv","name":"b"}`,
+	`refused: get b at v2 after a dry run: 200 apiVersion="scaletest.example.com/v2" spec={"address":"b.example:9090"}`,
+	`refused: unsafe delete b at v1: 200 "Success" 200 - - {"kind":"Conv","name":"b"}`,
+	`refused: get b at v2 after the delete: 404 NotFound "convs.scaletest.example.com \"b\" not found"`,
+	`list at v1 again: 200 "a":"scaletest.example.com/v1":{"host":"a.example","port":82} "d":"scaletest.example.com/v1":{"host":"d.example","port":2}`,
 }
