@@ -267,7 +267,7 @@ func (c *call) componentStatuses(info *request.Info) error {
 		if err != nil {
 			return err
 		}
-		t, err := c.table(opts, values, wire.ListMeta{})
+		t, err := c.listTable(opts, values, wire.ListMeta{})
 		if err != nil {
 			return err
 		}

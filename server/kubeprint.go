@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"k8s.io/kubernetes/pkg/printers"
 	printersinternal "k8s.io/kubernetes/pkg/printers/internalversion"
@@ -70,6 +71,84 @@ func (t *typedKind) printedCells(value []byte) ([]any, error) {
 	}
 	return tbl.Rows[0].Cells, nil
 }
+
+// listPrinted are the kinds whose list printer among kube's printers does
+// more than print each item in turn: FlowSchemas are sorted by matching
+// precedence, then name (printFlowSchemaList), and the effective default
+// StorageClass, the newest with the default-class annotation, is printed
+// "NAME (default)" (printStorageClassList). A list's Table of these is
+// what that printer makes of the page, as kube's (one page at a time); a
+// GET or a watch event prints its one object. TestListPrintersPrintEachItem
+// checks that the other kinds' list printers print each item in turn.
+var listPrinted = map[schema.GroupKind]bool{
+	{Group: groupFlowcontrol, Kind: "FlowSchema"}: true,
+	{Group: groupStorage, Kind: "StorageClass"}:   true,
+}
+
+// printedRow is one row a list printer made: its cells, and the index of
+// the object it prints in the page printed.
+type printedRow struct {
+	cells []any
+	index int
+}
+
+// printedPage is what kube's list printer of t makes of values, a page
+// of t's stored objects, for a kind listPrinted names: the rows in the
+// printer's order. ok is false for the other kinds, whose rows are those
+// of their objects, in the page's order.
+func (t *typedKind) printedPage(values [][]byte) (rows []printedRow, ok bool, err error) {
+	if !t.printed || !listPrinted[t.internal.GroupKind()] || !t.hasPrinter() {
+		return nil, false, nil
+	}
+	rows, err = t.printList(values)
+	return rows, err == nil, err
+}
+
+// printList is what kube's printer of t's list kind makes of values.
+func (t *typedKind) printList(values [][]byte) ([]printedRow, error) {
+	list, err := t.scheme.New(t.internal.GroupVersion().WithKind(t.internal.Kind + "List"))
+	if err != nil {
+		return nil, err
+	}
+	items := make([]runtime.Object, len(values))
+	for i, v := range values {
+		d, err := decodeDoc(v)
+		if err != nil {
+			return nil, err
+		}
+		if items[i], err = t.decodeStored(d); err != nil {
+			return nil, err
+		}
+	}
+	if err := meta.SetList(list, items); err != nil {
+		return nil, err
+	}
+	// The printer's rows name the list's items (pointers into it).
+	listed, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	index := make(map[runtime.Object]int, len(listed))
+	for i, o := range listed {
+		index[o] = i
+	}
+	tbl, err := t.generateTable(list)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]printedRow, 0, len(tbl.Rows))
+	for _, r := range tbl.Rows {
+		i, found := index[r.Object.Object]
+		if !found {
+			return nil, errRowObject
+		}
+		rows = append(rows, printedRow{cells: r.Cells, index: i})
+	}
+	return rows, nil
+}
+
+// errRowObject: a list printer's row names no item of the list.
+var errRowObject = errors.New("server: a list printer's row names no item of the list")
 
 // generateTable is kube's wide table of obj: the kind's own convertor's
 // when it has one, else its printer's.

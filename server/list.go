@@ -59,7 +59,7 @@ func (c *call) list() error {
 		if err != nil {
 			return err
 		}
-		t, err := c.table(opts, values, meta)
+		t, err := c.listTable(opts, values, meta)
 		if err != nil {
 			return err
 		}
@@ -266,9 +266,33 @@ func (c *call) streamList(h listHead, page storage.ListPage, f itemForm) error {
 	return nil
 }
 
-// table renders values as a meta.k8s.io Table, as opts says, with meta as
-// its list metadata.
+// table renders values, a GET's object or a watch event's, as a
+// meta.k8s.io Table, as opts says, with meta as its list metadata: a row
+// each, as kube prints one object.
 func (c *call) table(opts tableOptions, values [][]byte, meta wire.ListMeta) (*wire.Table, error) {
+	return c.tableOf(opts, values, meta, nil)
+}
+
+// listTable is table for a page of a list: the rows of a kind whose list
+// printer orders or marks them (listPrinted, kubeprint.go) are that
+// printer's.
+func (c *call) listTable(opts tableOptions, values [][]byte, meta wire.ListMeta) (*wire.Table, error) {
+	var page []printedRow
+	if t := c.res.typed(); t != nil {
+		rows, ok, err := t.printedPage(values)
+		if err != nil {
+			return nil, wire.NewInternalError(err)
+		}
+		if ok {
+			page = rows
+		}
+	}
+	return c.tableOf(opts, values, meta, page)
+}
+
+// tableOf renders values as a Table: the rows of page when it is not
+// nil (cells made, in its order), else one for each value in turn.
+func (c *call) tableOf(opts tableOptions, values [][]byte, meta wire.ListMeta, page []printedRow) (*wire.Table, error) {
 	t := &wire.Table{
 		TypeMeta: wire.TypeMeta{Kind: "Table", APIVersion: opts.apiVersion},
 		Metadata: meta,
@@ -278,8 +302,14 @@ func (c *call) table(opts tableOptions, values [][]byte, meta wire.ListMeta) (*w
 		t.ColumnDefinitions = tableColumns(c.res)
 	}
 	now := c.s.now()
-	for _, v := range values {
-		row, err := tableRow(c.res, v, opts, now)
+	if page == nil {
+		page = make([]printedRow, len(values))
+		for i := range page {
+			page[i].index = i
+		}
+	}
+	for _, p := range page {
+		row, err := tableRow(c.res, values[p.index], p.cells, opts, now)
 		if err != nil {
 			return nil, err
 		}

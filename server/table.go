@@ -125,9 +125,9 @@ func (c *call) tableOptions(out output) (tableOptions, error) {
 }
 
 // tableRow renders one stored value as a row of a Table made as opts
-// says; now is passed in so every row of a table ages against the same
-// instant.
-func tableRow(r *resource, value []byte, opts tableOptions, now time.Time) (wire.TableRow, error) {
+// says, with cells when a list printer made them (nil: the value's own);
+// now is passed in so every row of a table ages against the same instant.
+func tableRow(r *resource, value []byte, cells []any, opts tableOptions, now time.Time) (wire.TableRow, error) {
 	var obj map[string]any
 	if err := json.Unmarshal(value, &obj); err != nil {
 		return wire.TableRow{}, err
@@ -138,22 +138,11 @@ func tableRow(r *resource, value []byte, opts tableOptions, now time.Time) (wire
 		// events (a bookmark's), so that the client can tell it.
 		include = includeMetadata
 	}
-	name, _ := lookup(obj, []string{"metadata", "name"}).(string)
-	created, _ := lookup(obj, []string{"metadata", "creationTimestamp"}).(string)
-	var cells []any
-	if cs, ok := r.schema.tableCells(value); ok {
-		cells = cs
-	} else if t := r.typed(); t != nil && t.printed {
+	if cells == nil {
 		var err error
-		if cells, err = t.printedCells(value); err != nil {
+		if cells, err = ownCells(r, value, obj, now); err != nil {
 			return wire.TableRow{}, err
 		}
-	} else {
-		cells = []any{name}
-		for _, c := range r.columns {
-			cells = append(cells, c.value(obj))
-		}
-		cells = append(cells, translateTimestamp(created, now))
 	}
 	row := wire.TableRow{Cells: cells}
 	switch include {
@@ -167,6 +156,24 @@ func tableRow(r *resource, value []byte, opts tableOptions, now time.Time) (wire
 		row.Object = po
 	}
 	return row, nil
+}
+
+// ownCells are the cells of value (decoded: obj) printed on its own: by
+// its CRD's columns, kube's printer of its kind, or r's columns.
+func ownCells(r *resource, value []byte, obj map[string]any, now time.Time) ([]any, error) {
+	if cs, ok := r.schema.tableCells(value); ok {
+		return cs, nil
+	}
+	if t := r.typed(); t != nil && t.printed {
+		return t.printedCells(value)
+	}
+	name, _ := lookup(obj, []string{"metadata", "name"}).(string)
+	created, _ := lookup(obj, []string{"metadata", "creationTimestamp"}).(string)
+	cells := []any{name}
+	for _, c := range r.columns {
+		cells = append(cells, c.value(obj))
+	}
+	return append(cells, translateTimestamp(created, now)), nil
 }
 
 // partialObject turns a stored value into a PartialObjectMetadata of
