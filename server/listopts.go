@@ -14,6 +14,12 @@ func listOptions(q url.Values) (storage.ReadSpec, error) {
 	return storage.ParseReadSpec(q)
 }
 
+// watchOptions is listOptions for a WATCH, on a /watch/ path too
+// (storage.ParseWatchSpec).
+func watchOptions(q url.Values) (storage.ReadSpec, error) {
+	return storage.ParseWatchSpec(q)
+}
+
 // deleteCollectionPageSize is how many objects a delete of a collection
 // lists at a time when the request sets no limit: kube's
 // deleteCollectionPageSize (registry/generic/registry/store.go). A

@@ -39,11 +39,10 @@ func (c *call) watch() error {
 	if err != nil {
 		return err
 	}
-	o, err := listOptions(c.r.URL.Query())
+	o, err := watchOptions(c.r.URL.Query())
 	if err != nil {
 		return err
 	}
-	o = o.ForWatch() // a /watch/ path's options are a list's
 	fieldSel := o.FieldSelector
 	if c.name != "" {
 		// A watch on /watch/…/{name} is a watch of the collection for

@@ -397,3 +397,20 @@ func TestInitialEventsFlushedWithoutBookmark(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchPathIgnoresContinue: a watch on a deprecated /watch/ path
+// drops a continue token unread, as kube's (whose store's watch never
+// reads it), a bad one and one beside a resourceVersion too, where a
+// list refuses them; a list's rules about it still hold there.
+func TestWatchPathIgnoresContinue(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", cmPath, cm("c", map[string]string{"t": "c"}, nil))
+	e.expectStatus(400, "BadRequest", "", "GET", cmPath+"?continue=bogus", nil)
+	watchPath := "/api/v1/watch/namespaces/default/configmaps"
+	for _, q := range []string{"continue=bogus", "continue=bogus&resourceVersion=1", "continue=eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTAsInN0YXJ0IjoiYiJ9"} {
+		w := e.watch(watchPath + "?labelSelector=t%3Dc&" + q)
+		w.expect("ADDED", "c")
+		w.close()
+	}
+	e.expectStatus(422, "Invalid", "", "GET", watchPath+"?continue=bogus&resourceVersionMatch=NotOlderThan", nil)
+}

@@ -62,7 +62,8 @@ type ReadSpec struct {
 	Revision int64
 	// Limit caps a LIST's items; 0 means none.
 	Limit int64
-	// Continue is a LIST's continue token as sent; its revision overrides
+	// Continue is a LIST's continue token as sent (a WATCH has none:
+	// ParseWatchSpec); its revision overrides
 	// Mode (see GetListOptions.Position). With it, Mode is ReadMostRecent
 	// or ReadAny.
 	Continue string
@@ -154,6 +155,40 @@ func SpecOf(o wire.ListOptions) (ReadSpec, error) {
 	if err != nil {
 		return ReadSpec{}, err
 	}
+	return validSpec(o)
+}
+
+// ParseWatchSpec parses and validates the query of a WATCH as
+// kube-apiserver does. With watch=true it is ParseReadSpec's. On a
+// deprecated /watch/ path without it the options are defaulted and
+// validated as a LIST's, as kube's forceWatch does (no watch=1, so no
+// defaults), but served as a watch: resourceVersion N is the changes
+// after N, not a state not older than N. Either way the continue token
+// is dropped unread, as kube's store's watch never reads it: one that
+// does not decode, or beside a resourceVersion, is no error.
+func ParseWatchSpec(q url.Values) (ReadSpec, error) {
+	o, _, err := decodeListQuery(q)
+	if err != nil {
+		return ReadSpec{}, err
+	}
+	if o, err = validateListOptions(o); err != nil {
+		return ReadSpec{}, err
+	}
+	o.Continue = ""
+	s, err := validSpec(o)
+	if err != nil || s.Watch {
+		return s, err
+	}
+	s.Watch = true
+	if s.Revision != 0 {
+		s.Mode = revisionMode(wire.ListOptions{Watch: true, SendInitialEvents: s.SendInitialEvents})
+	}
+	return s, nil
+}
+
+// validSpec is the spec of options validateListOptions passed, as kube's
+// store reads them.
+func validSpec(o wire.ListOptions) (ReadSpec, error) {
 	// kube's store decodes a list's continue token before it looks at the
 	// resourceVersion, which it then refuses unparsed (but "0").
 	if o.Continue != "" && !o.Watch {
@@ -222,21 +257,6 @@ func validateListOptions(o wire.ListOptions) (wire.ListOptions, error) {
 	}
 	o.SendInitialEvents, o.ResourceVersionMatch = ko.SendInitialEvents, string(ko.ResourceVersionMatch)
 	return o, nil
-}
-
-// ForWatch is the spec served as a WATCH: a request on a /watch/ path
-// (without watch=true) is parsed, defaulted and validated as a LIST, as
-// kube-apiserver's forceWatch does, but its storage reads it as a watch:
-// resourceVersion N is the changes after N, not a state not older than N.
-func (s ReadSpec) ForWatch() ReadSpec {
-	if s.Watch {
-		return s
-	}
-	s.Watch = true
-	if s.Revision != 0 {
-		s.Mode = revisionMode(wire.ListOptions{Watch: true, SendInitialEvents: s.SendInitialEvents})
-	}
-	return s
 }
 
 // revisionMode is the mode of a valid request with resourceVersion N.

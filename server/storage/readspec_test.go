@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"reflect"
@@ -203,24 +204,41 @@ func roundTrip(t *testing.T, spec ReadSpec) {
 	}
 }
 
-// TestForWatch: a /watch/ path's options, parsed as a list's, are served
-// as a watch's: a resourceVersion is where the changes start.
-func TestForWatch(t *testing.T) {
+// TestParseWatchSpec: a /watch/ path's options, validated as a list's,
+// are served as a watch's: a resourceVersion is where the changes start.
+// A watch's continue token is dropped unread, as kube's watch drops it,
+// though a list's rules about it hold on a /watch/ path (code 0: none).
+func TestParseWatchSpec(t *testing.T) {
 	for _, tc := range []struct {
 		query string
 		want  ReadSpec
+		code  int32
 	}{
-		{"", ReadSpec{Watch: true}},
-		{"resourceVersion=0", ReadSpec{Watch: true, Mode: ReadAny}},
-		{"resourceVersion=7", ReadSpec{Watch: true, Mode: ReadExact, Revision: 7}},
-		{"resourceVersion=7&resourceVersionMatch=NotOlderThan", ReadSpec{Watch: true, Mode: ReadExact, Revision: 7}},
-		{"resourceVersion=7&limit=5", ReadSpec{Watch: true, Mode: ReadExact, Revision: 7, Limit: 5}},
-		{"watch=1&resourceVersion=7&sendInitialEvents=true&resourceVersionMatch=NotOlderThan", ReadSpec{Watch: true, Mode: ReadNotOlderThan, Revision: 7, SendInitialEvents: ptrTo(true)}},
+		{"", ReadSpec{Watch: true}, 0},
+		{"resourceVersion=0", ReadSpec{Watch: true, Mode: ReadAny}, 0},
+		{"resourceVersion=7", ReadSpec{Watch: true, Mode: ReadExact, Revision: 7}, 0},
+		{"resourceVersion=7&resourceVersionMatch=NotOlderThan", ReadSpec{Watch: true, Mode: ReadExact, Revision: 7}, 0},
+		{"resourceVersion=7&limit=5", ReadSpec{Watch: true, Mode: ReadExact, Revision: 7, Limit: 5}, 0},
+		{"watch=1&resourceVersion=7&sendInitialEvents=true&resourceVersionMatch=NotOlderThan", ReadSpec{Watch: true, Mode: ReadNotOlderThan, Revision: 7, SendInitialEvents: ptrTo(true)}, 0},
+		{"continue=bogus", ReadSpec{Watch: true}, 0},
+		{"continue=bogus&resourceVersion=7", ReadSpec{Watch: true, Mode: ReadExact, Revision: 7}, 0},
+		{"continue=bogus&resourceVersion=7&limit=2", ReadSpec{Watch: true, Mode: ReadExact, Revision: 7, Limit: 2}, 0},
+		{"watch=1&continue=bogus&resourceVersion=7", ReadSpec{Watch: true, Mode: ReadExact, Revision: 7}, 0},
+		{"continue=bogus&resourceVersion=7&resourceVersionMatch=NotOlderThan", ReadSpec{}, 422},
+		{"watch=1&continue=bogus", ReadSpec{}, 422}, // kube's default NotOlderThan, with a continue
+		{"continue=bogus&limit=x", ReadSpec{}, 400},
 	} {
 		q, _ := url.ParseQuery(tc.query)
-		spec, err := ParseReadSpec(q)
-		if got := spec.ForWatch(); err != nil || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s: %+v %v, want %+v", tc.query, got, err, tc.want)
+		got, err := ParseWatchSpec(q)
+		var code int32
+		var st *wire.Status
+		if errors.As(err, &st) {
+			code = st.Code
+		} else if err != nil {
+			code = -1
+		}
+		if code != tc.code || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %+v %v, want %+v (code %d)", tc.query, got, err, tc.want, tc.code)
 		}
 	}
 }
