@@ -121,7 +121,8 @@ func (c *call) protoList(out output, meta wire.ListMeta, page storage.ListPage) 
 	return nil
 }
 
-// writeProto sends ev as a protobuf watch frame. A change's frame comes
+// writeProto sends ev, which the client gets (write), as a protobuf watch
+// frame. A change's frame comes
 // from the event's memo when the watch cache sent it: built once, by the
 // first watcher asking protobuf, from the object's cached message.
 func (ew *eventWriter) writeProto(ev storage.WatchEvent) bool {

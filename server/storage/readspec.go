@@ -62,10 +62,10 @@ type ReadSpec struct {
 	Revision int64
 	// Limit caps a LIST's items; 0 means none.
 	Limit int64
-	// Continue is a LIST's continue token as sent (a WATCH has none:
-	// ParseWatchSpec); its revision overrides
-	// Mode (see GetListOptions.Position). With it, Mode is ReadMostRecent
-	// or ReadAny.
+	// Continue is a LIST's continue token as sent (a WATCH drops it:
+	// ParseWatchSpec); its revision overrides Mode (see
+	// GetListOptions.Position). With it, Mode is ReadMostRecent or
+	// ReadAny.
 	Continue string
 	// LabelSelector and FieldSelector are the selectors as sent; the
 	// server compiles them for the resource into a Predicate.
