@@ -80,7 +80,10 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	// by admit), naming the object as admission sees it, before the store
 	// draws a name from generateName.
 	if c.res.namespaced {
-		c.lifecycleName = admissionName(d)
+		c.lifecycleName = c.name // the path's name, as kube's handler names the attributes
+		if c.lifecycleName == "" {
+			c.lifecycleName = admissionName(d)
+		}
 	}
 	if err := c.admit(d, nil, nil); err != nil {
 		return nil, err

@@ -67,7 +67,8 @@ func TestRouteMethods(t *testing.T) {
 // body's object; a method that is no verb is the 405 naming the resource,
 // with kube's details, as a status or scale subresource's 405 for a verb
 // it does not take; without a namespace, a namespaced resource is listed
-// only (another verb has no route). TestKubeCustomResourceMethodsSameAsOurs
+// only (another verb has no route). A POST on an object is admitted under
+// the path's name, as kube's create handler names admission's attributes. TestKubeCustomResourceMethodsSameAsOurs
 // compares them with kube-apiserver.
 func TestCustomResourceMethods(t *testing.T) {
 	e := newEnv(t)
@@ -111,4 +112,12 @@ func TestCustomResourceMethods(t *testing.T) {
 	e.must(201, "POST", widgets+"/x", widget("made-by-post", "v1"))
 	e.must(200, "GET", widgets+"/made-by-post", nil)
 	e.expectStatus(http.StatusNotFound, "NotFound", "", "GET", widgets+"/x", nil)
+	// Admitted under the path's name: NamespaceLifecycle's refusal names it.
+	e.must(201, "POST", "/api/v1/namespaces", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "ending"}})
+	e.must(201, "POST", "/api/v1/namespaces/ending/configmaps", map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "held", "finalizers": []any{"example.com/hold"}}})
+	e.must(200, "DELETE", "/api/v1/namespaces/ending", nil)
+	e.expectStatus(http.StatusForbidden, "Forbidden",
+		`widgets.example.com "x" is forbidden: unable to create new content in namespace ending because it is being terminated`,
+		"POST", "/apis/example.com/v1/namespaces/ending/widgets/x", widget("y", "v1"))
 }

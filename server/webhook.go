@@ -287,11 +287,7 @@ func (c *call) mutateTyped(t *typedKind, obj, old runtime.Object) error {
 }
 
 func (c *call) mutate(gvk schema.GroupVersionKind, o admission.ObjectInterfaces, obj, old runtime.Object) error {
-	name := ""
-	if m, err := metaName(obj); err == nil {
-		name = m
-	}
-	attrs := c.webhookAttrs(writeOperation(old == nil), gvk, name, obj, old)
+	attrs := c.webhookAttrs(writeOperation(old == nil), gvk, c.attrsName(obj), obj, old)
 	ctx := c.webhookContext(old == nil)
 	// kube's order: MutatingAdmissionPolicy, then the webhooks (mapolicy.go).
 	if err := c.s.webhooks.mutationChain(ctx, attrs, o); err != nil {
@@ -310,13 +306,19 @@ func (c *call) validateTyped(t *typedKind, obj, old runtime.Object) error {
 }
 
 func (c *call) validate(gvk schema.GroupVersionKind, o admission.ObjectInterfaces, obj, old runtime.Object, op admission.Operation) error {
-	name := c.name
-	if obj != nil {
-		if m, err := metaName(obj); err == nil {
-			name = m
-		}
+	return c.s.webhooks.validationChain(c.webhookContext(op == admission.Create), c.webhookAttrs(op, gvk, c.attrsName(obj), obj, old), o)
+}
+
+// attrsName is the name of admission's attributes, as kube's handlers
+// give it: the path's, if it names one (a POST on a custom resource's
+// object creates the body's object, but is admitted under the path's
+// name), else obj's.
+func (c *call) attrsName(obj runtime.Object) string {
+	if c.name != "" || obj == nil {
+		return c.name
 	}
-	return c.s.webhooks.validationChain(c.webhookContext(op == admission.Create), c.webhookAttrs(op, gvk, name, obj, old), o)
+	name, _ := metaName(obj)
+	return name
 }
 
 // validationChain is kube's validating admission chain:

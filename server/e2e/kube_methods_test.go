@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/listwatch/listwatch/wire"
 )
@@ -184,6 +186,69 @@ func TestKubeCustomResourceMethodsSameAsOurs(t *testing.T) {
 		k, o := kube.exactAnswer(r.method, r.path, jsonCT, r.body), ours.exactAnswer(r.method, r.path, jsonCT, r.body)
 		if k != o {
 			t.Errorf("%s %s %s:\n kube:  %s\n serve: %s", r.method, r.path, r.body, k, o)
+		}
+	}
+}
+
+// TestKubeCustomResourcePostOnObjectAdmission: a POST on a custom
+// resource's object creates the body's object, but kube's create handler
+// names admission's attributes after the path: a ValidatingAdmissionPolicy
+// reads request.name as the path's name, and NamespaceLifecycle's refusal
+// in a terminating namespace names it.
+func TestKubeCustomResourcePostOnObjectAdmission(t *testing.T) {
+	kube, ours, ns := sideBySide(t)
+	gv := customResourcesSideBySide(t, ns, kube, ours)
+	group := strings.Split(gv, "/")[2]
+	const vap = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
+	const vapb = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
+	name := "post-" + ns
+	policy := `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy","metadata":{"name":"` + name + `"},
+	 "spec":{"failurePolicy":"Fail","matchConstraints":{"resourceRules":[
+	   {"apiGroups":["` + group + `"],"apiVersions":["v1"],"operations":["CREATE"],"resources":["gizmos"]}]},
+	  "validations":[{"expression":"request.name != 'refused'","messageExpression":"'request.name ' + request.name + ', object ' + object.metadata.name"}]}}`
+	binding := `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding","metadata":{"name":"` + name + `"},
+	 "spec":{"policyName":"` + name + `","validationActions":["Deny"]}}`
+	gizmos := gv + "/namespaces/" + ns + "/gizmos"
+	gizmo := func(n string) string {
+		return `{"apiVersion":"` + group + `/v1","kind":"Gizmo","metadata":{"name":"` + n + `"}}`
+	}
+	terminating := ns + "-t"
+	for i, c := range []*rawClient{kube, ours} {
+		t.Cleanup(func() {
+			c.do("DELETE", vapb+"/"+name, "", "")
+			c.do("DELETE", vap+"/"+name, "", "")
+			c.do("PATCH", "/api/v1/namespaces/"+terminating+"/configmaps/held", "application/merge-patch+json", `{"metadata":{"finalizers":null}}`)
+		})
+		for _, w := range [][2]string{{vap, policy}, {vapb, binding}, {"/api/v1/namespaces", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + terminating + `"}}`},
+			{"/api/v1/namespaces/" + terminating + "/configmaps", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"held","finalizers":["example.com/hold"]}}`}} {
+			if code, m := c.do("POST", w[0], jsonCT, w[1]); code != http.StatusCreated {
+				t.Fatalf("POST %s: %d %v", w[0], code, m)
+			}
+		}
+		// The configmap's finalizer holds the namespace in Terminating.
+		if code, m := c.do("DELETE", "/api/v1/namespaces/"+terminating, "", ""); code != http.StatusOK {
+			t.Fatalf("DELETE namespace: %d %v", code, m)
+		}
+		// The policy takes effect once the server's admission has seen
+		// it: wait for the first denial.
+		deadline := time.Now().Add(30 * time.Second)
+		for a := c.raw("POST", gizmos+"?dryRun=All", jsonCT, gizmo("refused")); a.code != http.StatusUnprocessableEntity; a = c.raw("POST", gizmos+"?dryRun=All", jsonCT, gizmo("refused")) {
+			if time.Now().After(deadline) {
+				t.Fatalf("server %d: the policy never denied: %s", i, statusView(a))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	for _, r := range []struct{ path, body string }{
+		{gizmos + "/refused", gizmo("other")},
+		{gizmos + "/fine", gizmo("refused")},
+		{gizmos + "/fine", gizmo("made")},
+		{gv + "/namespaces/" + terminating + "/gizmos/x", gizmo("y")},
+		{gv + "/namespaces/" + terminating + "/gizmos", gizmo("y")},
+	} {
+		k, o := kube.exactAnswer("POST", r.path, jsonCT, r.body), ours.exactAnswer("POST", r.path, jsonCT, r.body)
+		if k != o {
+			t.Errorf("POST %s %s:\n kube:  %s\n serve: %s", r.path, r.body, k, o)
 		}
 	}
 }
