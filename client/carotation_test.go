@@ -1,17 +1,11 @@
 package client
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -47,36 +41,16 @@ func newPKI(t *testing.T, name string) *pki {
 // nil); a CA when ca, else a server certificate with the SANs of sans.
 func issue(t *testing.T, cn string, parent *testCert, ca bool, sans *x509.Certificate) *testCert {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: cn},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		BasicConstraintsValid: true,
-		IsCA:                  ca,
-	}
-	if ca {
-		tmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature
-	} else {
-		tmpl.KeyUsage = x509.KeyUsageDigitalSignature
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		tmpl.DNSNames, tmpl.IPAddresses = sans.DNSNames, sans.IPAddresses
-	}
-	signer, signerKey := tmpl, key
-	if parent != nil {
-		signer, signerKey = parent.cert, parent.key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &testCert{cert: cert, key: key, certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+	return makeCert(t, cn, parent, func(c *x509.Certificate) {
+		c.IsCA = ca
+		if ca {
+			c.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature
+			return
+		}
+		c.KeyUsage = x509.KeyUsageDigitalSignature
+		c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		c.DNSNames, c.IPAddresses = sans.DNSNames, sans.IPAddresses
+	})
 }
 
 // rotatingServer serves 200 over TLS on 127.0.0.1 with whichever pki's
@@ -85,18 +59,17 @@ func rotatingServer(t *testing.T, first *pki) (*httptest.Server, *atomic.Pointer
 	t.Helper()
 	var cur atomic.Pointer[pki]
 	cur.Store(first)
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{}`))
-	}))
-	srv.EnableHTTP2 = true
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused on purpose
-	// Per handshake: a client dialling an IP sends no SNI, and then a
-	// GetCertificate would lose to the certificate httptest installs.
-	srv.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
-		return &tls.Config{Certificates: []tls.Certificate{cur.Load().server}, NextProtos: []string{"h2", "http/1.1"}}, nil
-	}}
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
+	})
+	srv := startTLSWith(t, ok, func(srv *httptest.Server) {
+		srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused on purpose
+		// Per handshake: a client dialling an IP sends no SNI, and then a
+		// GetCertificate would lose to the certificate httptest installs.
+		srv.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			return &tls.Config{Certificates: []tls.Certificate{cur.Load().server}, NextProtos: []string{"h2", "http/1.1"}}, nil
+		}}
+	})
 	return srv, &cur
 }
 

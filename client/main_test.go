@@ -26,9 +26,18 @@ func TestMain(m *testing.M) {
 // startTLS serves h on 127.0.0.1 over TLS with HTTP/2 offered, and closes
 // the server when the test ends.
 func startTLS(t testing.TB, h http.Handler) *httptest.Server {
+	return startTLSWith(t, h, nil)
+}
+
+// startTLSWith is startTLS with setup adjusting the server (its TLS
+// config, its error log) before it starts.
+func startTLSWith(t testing.TB, h http.Handler, setup func(*httptest.Server)) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(h)
 	srv.EnableHTTP2 = true
+	if setup != nil {
+		setup(srv)
+	}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	return srv
@@ -72,20 +81,34 @@ type testCert struct {
 // parent is nil), usable as a CA and as a client certificate.
 func newCert(t testing.TB, cn string, parent *testCert) *testCert {
 	t.Helper()
+	return makeCert(t, cn, parent, func(c *x509.Certificate) {
+		c.KeyUsage = x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign
+		c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+		c.IsCA = parent == nil
+	})
+}
+
+// makeCert makes a certificate for cn, valid for an hour either side of
+// now and signed by parent (self-signed when parent is nil), with its
+// template's uses set by uses.
+func makeCert(t testing.TB, cn string, parent *testCert, uses func(*x509.Certificate)) *testCert {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
+	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
+	if err != nil {
+		t.Fatal(err)
+	}
 	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(time.Now().UnixNano()),
+		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: cn},
 		NotBefore:             time.Now().Add(-time.Hour),
 		NotAfter:              time.Now().Add(time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 		BasicConstraintsValid: true,
-		IsCA:                  parent == nil,
 	}
+	uses(tmpl)
 	signer, signerKey := tmpl, key
 	if parent != nil {
 		signer, signerKey = parent.cert, parent.key
@@ -94,7 +117,10 @@ func newCert(t testing.TB, cn string, parent *testCert) *testCert {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, _ := x509.ParseCertificate(der)
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
 		t.Fatal(err)
@@ -112,12 +138,9 @@ func startMTLS(t testing.TB, ca *testCert, h http.Handler) *httptest.Server {
 	t.Helper()
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.cert)
-	srv := httptest.NewUnstartedServer(h)
-	srv.EnableHTTP2 = true
-	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	return srv
+	return startTLSWith(t, h, func(srv *httptest.Server) {
+		srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
+	})
 }
 
 // fakeClock is a clock whose time moves only when the test says so. Every

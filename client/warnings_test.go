@@ -74,23 +74,24 @@ func withWarnings(h http.Handler, texts ...string) http.Handler {
 	})
 }
 
-// warningRecorder is a Config.WarningHandler that keeps what it gets.
-type warningRecorder struct {
-	mu    sync.Mutex // guards texts
-	texts []string
+// texts keeps strings added from any goroutine until taken.
+type texts struct {
+	mu   sync.Mutex // guards list
+	list []string
 }
 
-func (r *warningRecorder) handle(text string) {
+func (r *texts) add(text string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.texts = append(r.texts, text)
+	r.list = append(r.list, text)
 }
 
-func (r *warningRecorder) take() []string {
+// take returns what was added since the last take.
+func (r *texts) take() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := r.texts
-	r.texts = nil
+	out := r.list
+	r.list = nil
 	return out
 }
 
@@ -99,7 +100,7 @@ func (r *warningRecorder) take() []string {
 // only the final answer's, as client-go.
 func TestWarningHandler(t *testing.T) {
 	api := newFakeAPI()
-	var rec warningRecorder
+	var rec texts // what Config.WarningHandler gets
 	mux := http.NewServeMux()
 	mux.Handle("/", withWarnings(api, "deprecated", `quoted "x"`))
 	mux.Handle("/watch", withWarnings(streamHandler(t, nil, 0, evAdded), "watch warning"))
@@ -112,7 +113,7 @@ func TestWarningHandler(t *testing.T) {
 		withWarnings(http.HandlerFunc(answer(404, "")), "from the final answer").ServeHTTP(w, r)
 	}))
 	srv := startTLS(t, mux)
-	c := newTestClient(t, srv, func(cfg *Config) { cfg.WarningHandler = rec.handle })
+	c := newTestClient(t, srv, func(cfg *Config) { cfg.WarningHandler = rec.add })
 	cms := NewResource[*object.Unstructured](c, configMaps).Namespace("ns")
 	seedConfigMaps(t, cms, 7)
 	if got := rec.take(); len(got) != 14 {
@@ -151,31 +152,18 @@ func TestWarningHandler(t *testing.T) {
 	}
 }
 
-// recordLogs is a slog.Handler that keeps every record's level and message.
-type recordLogs struct {
-	mu      sync.Mutex // guards records
-	records []string
-}
+// recordLogs is a slog.Handler that keeps every record's level and
+// message, from Warn up.
+type recordLogs struct{ texts }
 
 func (h *recordLogs) Enabled(context.Context, slog.Level) bool { return true }
 func (h *recordLogs) WithAttrs([]slog.Attr) slog.Handler       { return h }
 func (h *recordLogs) WithGroup(string) slog.Handler            { return h }
 func (h *recordLogs) Handle(_ context.Context, r slog.Record) error {
-	if r.Level < slog.LevelWarn {
-		return nil
+	if r.Level >= slog.LevelWarn {
+		h.add(r.Level.String() + " " + r.Message)
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.records = append(h.records, r.Level.String()+" "+r.Message)
 	return nil
-}
-
-func (h *recordLogs) take() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := h.records
-	h.records = nil
-	return out
 }
 
 // TestWarningsLoggedOnce: with no WarningHandler, each distinct text is

@@ -53,9 +53,7 @@ func TestKubeApplySameAsOurs(t *testing.T) {
 	dep := func(containers string) string {
 		return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  selector:\n    matchLabels: {app: d}\n  template:\n    metadata:\n      labels: {app: d}\n    spec:\n      containers:\n" + containers
 	}
-	for _, step := range []struct {
-		name, method, path, ctype, body string
-	}{
+	sendSteps(t, kube, ours, comparable, []writeStep{
 		{"apply creates", "PATCH", cms + "/cm?fieldManager=alice", apply, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  labels: {team: a}\ndata:\n  x: '1'\n  y: '2'\n"},
 		{"apply without fieldManager", "PATCH", cms + "/cm", apply, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"},
 		{"force on a merge patch", "PATCH", cms + "/cm?force=true", mergePatch, `{"data":{"z":"3"}}`},
@@ -108,12 +106,5 @@ func TestKubeApplySameAsOurs(t *testing.T) {
 		{"final configmap", "GET", cms + "/cm", "", ""},
 		{"final deployment", "GET", deps + "/d", "", ""},
 		{"final custom resource", "GET", dials + "/k", "", ""},
-	} {
-		kcode, kbody := kube.do(step.method, step.path, step.ctype, step.body)
-		ocode, obody := ours.do(step.method, step.path, step.ctype, step.body)
-		kw, ow := comparable(kbody), comparable(obody)
-		if kcode != ocode || kw != ow {
-			t.Errorf("%s:\nkube %d %s\nours %d %s", step.name, kcode, kw, ocode, ow)
-		}
-	}
+	})
 }

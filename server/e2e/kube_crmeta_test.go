@@ -39,9 +39,7 @@ func TestKubeCustomResourceMetadataSameAsOurs(t *testing.T) {
 		empties  = `,"labels":{},"annotations":{},"finalizers":[],"ownerReferences":[]`
 		ownerRef = `{"apiVersion":"v1","kind":"ConfigMap","name":"x","uid":"00000000-0000-0000-0000-000000000001"`
 	)
-	for _, step := range []struct {
-		name, method, path, ctype, body string
-	}{
+	sendSteps(t, kube, ours, writeView, []writeStep{
 		{"create with empties", "POST", knobs, jsonCT, knob("a", empties)},
 		{"create with nulls and empty strings", "POST", knobs, jsonCT, knob("b", `,"labels":null,"annotations":null,"finalizers":null,"ownerReferences":null,"generateName":"","namespace":"","uid":"","selfLink":"","generation":0,"deletionGracePeriodSeconds":null,"creationTimestamp":null,"resourceVersion":"","managedFields":null`)},
 		{"create with null values", "POST", knobs, jsonCT, knob("c", `,"labels":{"x":null},"annotations":{"y":null}`)},
@@ -60,20 +58,10 @@ func TestKubeCustomResourceMetadataSameAsOurs(t *testing.T) {
 		{"status update with empties", "PUT", knobs + "/k/status", jsonCT, knob("k", `,"labels":{},"annotations":{}`)},
 		{"status json patch empties", "PATCH", knobs + "/k/status", jsonPatch, `[{"op":"add","path":"/metadata/labels","value":{}},{"op":"add","path":"/status","value":{"s":1}}]`},
 		{"list", "GET", knobs, "", ""},
-	} {
-		kcode, kbody := kube.do(step.method, step.path, step.ctype, step.body)
-		ocode, obody := ours.do(step.method, step.path, step.ctype, step.body)
-		if kw, ow := writeView(kbody), writeView(obody); kcode != ocode || kw != ow {
-			t.Errorf("%s:\nkube %d %s\nours %d %s", step.name, kcode, kw, ocode, ow)
-		}
-	}
+	})
 	// Not k's: kube stores an apply's result with the empty metadata its
 	// configuration named, and drops it only on reads, so the next write
 	// of k, which drops it, is a write there but none on serve (README).
 	q := "?watch=1&timeoutSeconds=1&fieldSelector=metadata.name!%3Dk&resourceVersion="
-	k, o := kube.watchEvents(knobs+q+rvs[0]), ours.watchEvents(knobs+q+rvs[1])
-	if len(k) == 0 {
-		t.Errorf("%s: no events from kube", "watch")
-	}
-	compareLogs(t, o, k)
+	compareWatches(t, kube, ours, knobs+q, rvs)
 }

@@ -38,9 +38,7 @@ func TestKubePatchSameAsOurs(t *testing.T) {
 	pods := "/api/v1/namespaces/" + ns + "/pods"
 	knobs := "/apis/" + group + "/v1/namespaces/" + ns + "/knobs"
 	const smp = "application/strategic-merge-patch+json"
-	for _, step := range []struct {
-		name, method, path, ctype, body string
-	}{
+	sendSteps(t, kube, ours, comparable, []writeStep{
 		{"create cm", "POST", cms, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","labels":{"x":"y"}},"data":{"a":"1","b":"2"}}`},
 		{"create deployment", "POST", deps, jsonCT, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","finalizers":["example.com/one"]},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"d"}},
 			"template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c1","image":"nginx","env":[{"name":"A","value":"1"},{"name":"B","value":"2"}],"ports":[{"containerPort":80}]},{"name":"c2","image":"busybox"}]}}}}`},
@@ -121,14 +119,7 @@ func TestKubePatchSameAsOurs(t *testing.T) {
 		{"final deployment", "GET", deps + "/d", "", ``},
 		{"final configmap", "GET", cms + "/cm", "", ``},
 		{"final knob", "GET", knobs + "/k", "", ``},
-	} {
-		kcode, kbody := kube.do(step.method, step.path, step.ctype, step.body)
-		ocode, obody := ours.do(step.method, step.path, step.ctype, step.body)
-		kw, ow := comparable(kbody), comparable(obody)
-		if kcode != ocode || kw != ow {
-			t.Errorf("%s:\nkube %d %s\nours %d %s", step.name, kcode, kw, ocode, ow)
-		}
-	}
+	})
 }
 
 // comparable is the JSON of a response without what each server chooses

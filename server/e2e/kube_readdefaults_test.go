@@ -26,7 +26,7 @@ func TestKubeReadDefaultsSameAsOurs(t *testing.T) {
 	}
 	const applyCT = "application/apply-patch+yaml"
 	rvs := [2]string{kube.listRV(jobs), ours.listRV(jobs)}
-	for _, step := range []struct{ name, method, path, ctype, body string }{
+	sendSteps(t, kube, ours, writeView, []writeStep{
 		{"create job", "POST", jobs, jsonCT, job("j3")},
 		{"get job", "GET", jobs + "/j3", "", ""},
 		{"list jobs by job-name", "GET", jobs + "?labelSelector=job-name%3Dj3", "", ""},
@@ -42,21 +42,11 @@ func TestKubeReadDefaultsSameAsOurs(t *testing.T) {
 		{"apply claim", "PATCH", pvcs + "/a?fieldManager=m", applyCT, pvc("a")},
 		{"patch claim status", "PATCH", pvcs + "/c/status", mergePatch, `{"status":{"phase":null}}`},
 		{"list claims", "GET", pvcs, "", ""},
-	} {
-		kcode, kbody := kube.do(step.method, step.path, step.ctype, step.body)
-		ocode, obody := ours.do(step.method, step.path, step.ctype, step.body)
-		if kw, ow := writeView(kbody), writeView(obody); kcode != ocode || kw != ow {
-			t.Errorf("%s:\nkube %d %s\nours %d %s", step.name, kcode, kw, ocode, ow)
-		}
-	}
+	})
 	// The watch replays the creates and writes above: the same events,
 	// with the same objects, for the Jobs labelled job-name=j3.
 	q := "?watch=1&timeoutSeconds=1&labelSelector=job-name%3Dj3&resourceVersion="
-	k, o := kube.watchEvents(jobs+q+rvs[0]), ours.watchEvents(jobs+q+rvs[1])
-	if len(k) == 0 {
-		t.Errorf("%s: no events from kube", "watch job-name=j3")
-	}
-	compareLogs(t, o, k)
+	compareWatches(t, kube, ours, jobs+q, rvs)
 }
 
 // watchEvents reads the watch at path (which ends it, by timeoutSeconds)

@@ -49,9 +49,7 @@ func TestKubeWritesSameAsOurs(t *testing.T) {
 	}
 	const zeroUID = "00000000-0000-0000-0000-000000000000"
 	long := strings.Repeat("a", 254)
-	for _, step := range []struct {
-		name, method, path, ctype, body string
-	}{
+	sendSteps(t, kube, ours, writeView, []writeStep{
 		// Creates.
 		{"create", "POST", cms, jsonCT, cm("a", "")},
 		{"create again", "POST", cms, jsonCT, cm("a", "")},
@@ -234,15 +232,39 @@ func TestKubeWritesSameAsOurs(t *testing.T) {
 		{"delete collection dry run", "DELETE", cms + "?labelSelector=set%3Dw&dryRun=All", "", ""},
 		{"delete collection", "DELETE", cms + "?labelSelector=set%3Dw", "", ""},
 		{"list after", "GET", cms + "?labelSelector=set%3Dw", "", ""},
-	} {
+	})
+}
+
+// writeStep is one request of a side-by-side comparison.
+type writeStep struct {
+	name, method, path, ctype, body string
+}
+
+// sendSteps sends each step to kube and then to ours, and reports every
+// step whose codes or answers (as view shows them) differ.
+func sendSteps(t *testing.T, kube, ours *rawClient, view func(map[string]any) string, steps []writeStep) {
+	t.Helper()
+	for _, step := range steps {
 		kcode, kbody := kube.do(step.method, step.path, step.ctype, step.body)
 		ocode, obody := ours.do(step.method, step.path, step.ctype, step.body)
-		kw, ow := writeView(kbody), writeView(obody)
 		t.Logf("%s: kube %d, ours %d", step.name, kcode, ocode)
-		if kcode != ocode || kw != ow {
+		if kw, ow := view(kbody), view(obody); kcode != ocode || kw != ow {
 			t.Errorf("%s:\nkube %d %s\nours %d %s", step.name, kcode, kw, ocode, ow)
 		}
 	}
+}
+
+// compareWatches reads the watch of path on kube and on ours from their
+// resourceVersions rvs (path ends in "resourceVersion=" and ends the
+// watch by timeoutSeconds), and reports where their events differ; kube
+// must send some.
+func compareWatches(t *testing.T, kube, ours *rawClient, path string, rvs [2]string) {
+	t.Helper()
+	k, o := kube.watchEvents(path+rvs[0]), ours.watchEvents(path+rvs[1])
+	if len(k) == 0 {
+		t.Errorf("watch %s: no events from kube", path)
+	}
+	compareLogs(t, o, k)
 }
 
 // writeView is comparable's view with also what a write's answer holds of
