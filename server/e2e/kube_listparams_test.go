@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -95,6 +96,49 @@ func TestKubeListWatchParamsSameAsOurs(t *testing.T) {
 		}
 		if views[0] != views[1] {
 			t.Errorf("continued list at resourceVersion %q:\n kube: %s\n ours: %s", rv, views[0], views[1])
+		}
+	}
+
+	// A continue token continues whatever list it comes with, as kube's
+	// store decodes it against the request's own prefix: a page of
+	// another selector, of the ConfigMaps' own collection from a token of
+	// kube's shape made here (the start key relative to the prefix, at
+	// the newest revision), one whose key starts with a slash; a key that
+	// is not a clean path is kube's 400.
+	token := func(rv, start string) string {
+		b, err := json.Marshal(map[string]any{"v": "meta.k8s.io/v1", "rv": json.Number(rv), "start": start})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	for _, tc := range []struct{ name, query string }{
+		{"another selector", "limit=2&labelSelector=x!%3Dy&continue=first"},
+		{"made here", "limit=2&continue=made"},
+		{"made here, key with a slash", "limit=2&continue=slash"},
+		{"made here, key outside", "limit=2&continue=outside"},
+		{"made here, unclean key", "limit=2&continue=unclean"},
+	} {
+		var views [2]string
+		for j, c := range []*rawClient{kube, ours} {
+			code, m := c.do("GET", path+"?limit=2", "", "")
+			first, _ := m["metadata"].(map[string]any)["continue"].(string)
+			if code != http.StatusOK || first == "" {
+				t.Fatalf("first page: %d %v", code, m)
+			}
+			now := rvs[c]["now"]
+			q := strings.NewReplacer(
+				"continue=first", "continue="+url.QueryEscape(first),
+				"continue=made", "continue="+token(now, "c\x00"),
+				"continue=slash", "continue="+token(now, "/c\x00"),
+				"continue=outside", "continue="+token(now, "../secrets/a"),
+				"continue=unclean", "continue="+token(now, "c//d"),
+			).Replace(tc.query)
+			code, _, b := c.send("GET", path+"?"+q, "", "application/json", "")
+			views[j] = listWatchView(code, b, false, rvs[c])
+		}
+		if views[0] != views[1] {
+			t.Errorf("continue token %s:\n kube: %s\n ours: %s", tc.name, views[0], views[1])
 		}
 	}
 

@@ -109,8 +109,8 @@ type ListWatcher interface {
 
 // Errors a ListWatcher returns beyond those of Interface.
 var (
-	// ErrInvalidContinue: a continue token that is malformed, tampered
-	// with, or issued for another prefix (400 BadRequest).
+	// ErrInvalidContinue: a continue token that is malformed or names a
+	// key outside the listed prefix (400 BadRequest).
 	ErrInvalidContinue = errors.New("storage: invalid continue token")
 	// ErrTooLargeResourceVersion: the revision asked for did not arrive in
 	// time (504 Timeout with a "Too large resource version" message).

@@ -192,7 +192,7 @@ func validSpec(o wire.ListOptions) (ReadSpec, error) {
 	// kube's store decodes a list's continue token before it looks at the
 	// resourceVersion, which it then refuses unparsed (but "0").
 	if o.Continue != "" && !o.Watch {
-		if _, err := decodeToken(o.Continue); err != nil {
+		if err := decodeToken(o.Continue); err != nil {
 			return ReadSpec{}, wire.NewBadRequest("invalid continue token: " + strings.TrimPrefix(err.Error(), ErrInvalidContinue.Error()+": "))
 		}
 		if o.ResourceVersion != "" && o.ResourceVersion != "0" {
@@ -337,9 +337,8 @@ type ListPosition struct {
 }
 
 // Position decodes the continue token, if any, against prefix, the one
-// the list reads: a token issued for another prefix, or not by this
-// server, fails with ErrInvalidContinue. Without a token it is the
-// options' Mode and Revision.
+// the list reads (a bad token fails with ErrInvalidContinue). Without a
+// token it is the options' Mode and Revision.
 func (o GetListOptions) Position(prefix string) (ListPosition, error) {
 	if o.Continue == "" {
 		return ListPosition{Mode: o.Mode, Revision: o.Revision}, nil
