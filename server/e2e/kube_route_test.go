@@ -184,8 +184,7 @@ func TestKubeUncleanPathsSameAsOurs(t *testing.T) {
 // timeout parameter (WithRequestDeadline) before it authenticates the
 // request, so a malformed one is its 400, in the media type the client
 // accepts, for an anonymous client too (not the 401); a watch (or a log)
-// does not read it. (The 401 itself is compared in JSON only: serve's is
-// JSON whatever the client accepts.)
+// does not read it. The 401s are compared too, in every media type.
 func TestKubeTimeoutParameterSameAsOurs(t *testing.T) {
 	ks := kubeServer(t)
 	kcfg, err := clientcmd.BuildConfigFromFlags("", ks.KubeconfigPath)
@@ -202,13 +201,55 @@ func TestKubeTimeoutParameterSameAsOurs(t *testing.T) {
 			for _, method := range []string{"GET", "POST"} {
 				kc, kh, kb := kube.send(method, p, jsonCT, accept, "{}")
 				oc, oh, ob := ours.send(method, p, jsonCT, accept, "{}")
-				if kc == http.StatusUnauthorized && oc == kc && accept != "application/json" {
-					continue
-				}
 				k := fmt.Sprintf("%d %s %q", kc, kh.Get("Content-Type"), kb)
 				o := fmt.Sprintf("%d %s %q", oc, oh.Get("Content-Type"), ob)
 				if k != o {
 					t.Errorf("anonymous %s %s [%s]:\n kube:  %s\n serve: %s", method, p, accept, k, o)
+				}
+			}
+		}
+	}
+}
+
+// TestKubeFilterRefusalsSameAsOurs: what kube-apiserver's filters and its
+// handler of unknown paths answer before any resource handler, in every
+// media type a client may ask for: an anonymous client's 401, a user's
+// 403 (RBAC refuses an impersonated user with no roles), a path no group
+// serves (404) and a /watch path naming nothing (kube's plain-text 500).
+func TestKubeFilterRefusalsSameAsOurs(t *testing.T) {
+	ks := kubeServer(t)
+	kcfg, err := clientcmd.BuildConfigFromFlags("", ks.KubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, "")
+	ocfg := restConfig(t, s)
+	nobody := func(cfg *rest.Config) *rest.Config {
+		cfg = rest.CopyConfig(cfg)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: "nobody", Groups: []string{"system:authenticated"}}
+		return cfg
+	}
+	for _, who := range []struct {
+		name       string
+		kube, ours *rest.Config
+		paths      []string
+	}{
+		{"anonymous", rest.AnonymousClientConfig(kcfg), rest.AnonymousClientConfig(ocfg), []string{"/api/v1/namespaces/default/pods", "/apis/apps/v1", "/nope"}},
+		{"nobody", nobody(kcfg), nobody(ocfg), []string{"/api/v1/namespaces/default/pods", "/api/v1/nodes/n", "/apis/apps/v1/deployments"}},
+		{"admin", kcfg, ocfg, []string{"/apis/nope.example.com/v1/things", "/nope/x", "/api/v1/watch", "/apis/apps/v1/watch/?x=%3Cb%3E"}},
+	} {
+		kube, ours := newRawClient(t, who.kube), newRawClient(t, who.ours)
+		for _, p := range who.paths {
+			for _, accept := range []string{"application/json", "application/yaml", "application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf, application/json", "text/html", ""} {
+				kc, kh, kb := kube.send("GET", p, "", accept, "")
+				oc, oh, ob := ours.send("GET", p, "", accept, "")
+				k := fmt.Sprintf("%d %s %q", kc, kh.Get("Content-Type"), kb)
+				o := fmt.Sprintf("%d %s %q", oc, oh.Get("Content-Type"), ob)
+				if kc < 400 {
+					t.Errorf("%s GET %s [%s]: kube answered %s", who.name, p, accept, k)
+				}
+				if k != o {
+					t.Errorf("%s GET %s [%s]:\n kube:  %s\n serve: %s", who.name, p, accept, k, o)
 				}
 			}
 		}

@@ -25,6 +25,13 @@ func Authentication(authn auth.Authenticator, m *RequestMetrics) Filter {
 				if err != nil {
 					slog.Debug("authentication failed", "path", r.URL.Path, "err", err)
 				}
+				if r.ProtoMajor == 2 {
+					// As kube (UnauthenticatedHTTP2DOSMitigation): an
+					// unauthenticated client does not keep an HTTP/2
+					// connection, which is costly and prone to abuse;
+					// the server sends GOAWAY after this answer.
+					w.Header().Set("Connection", "close")
+				}
 				writeStatus(w, r, wire.NewUnauthorized())
 				return
 			}

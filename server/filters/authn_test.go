@@ -1,11 +1,21 @@
 package filters
 
 import (
+	"context"
+	"crypto/tls"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"slices"
 	"testing"
 
+	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/wire"
 )
 
@@ -45,6 +55,104 @@ func TestAuthenticationClientCert(t *testing.T) {
 	got = decodeEcho(t, e.do(t, c, http.MethodGet, "/version", bobToken, nil))
 	if got.User != "admin" || got.Authorization != "" {
 		t.Errorf("cert + token: %+v", got)
+	}
+}
+
+// TestUnauthorizedNegotiated: a 401 comes in the media type the client
+// accepts, as kube's (e2e.TestKubeTimeoutParameterSameAsOurs compares
+// them with kube-apiserver's), and in JSON for one it accepts none of.
+func TestUnauthorizedNegotiated(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	c := e.client(t)
+	for _, tc := range []struct{ accept, ctype, body string }{
+		{"application/yaml", "application/yaml", "apiVersion: v1\ncode: 401\nkind: Status\nmessage: Unauthorized\nmetadata: {}\nreason: Unauthorized\nstatus: Failure\n"},
+		{"application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf", ""}, // decoded below
+		{"text/html", "application/json", "{\n  \"kind\": \"Status\",\n  \"apiVersion\": \"v1\",\n  \"metadata\": {},\n  \"status\": \"Failure\",\n  \"message\": \"Unauthorized\",\n  \"reason\": \"Unauthorized\",\n  \"code\": 401\n}"},
+	} {
+		req, err := http.NewRequest(http.MethodGet, e.srv.URL+"/api/v1/namespaces/default/pods", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", tc.accept)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if tc.body == "" {
+			// kube's protobuf of the Status this test's other cases show.
+			obj, _, err := request.StatusCodecs.(serializer.CodecFactory).UniversalDeserializer().Decode(b, nil, nil)
+			if st, ok := obj.(*metav1.Status); err != nil || !ok || st.Code != 401 || st.Reason != metav1.StatusReasonUnauthorized || st.Message != "Unauthorized" || st.Status != metav1.StatusFailure {
+				t.Errorf("Accept %s: %v %#v", tc.accept, err, obj)
+			}
+			b = nil
+		}
+		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("Content-Type") != tc.ctype || string(b) != tc.body {
+			t.Errorf("Accept %s: %d %s %q, want 401 %s %q", tc.accept, resp.StatusCode, resp.Header.Get("Content-Type"), b, tc.ctype, tc.body)
+		}
+	}
+}
+
+// TestUnauthorizedClosesHTTP2: as kube's (UnauthenticatedHTTP2DOSMitigation),
+// the connection of an HTTP/2 request that is refused 401 is closed after
+// the answer; an authenticated client keeps its connection.
+func TestUnauthorizedClosesHTTP2(t *testing.T) {
+	closed := make(chan struct{}, 8)
+	e := newEnv(t, envConfig{connState: func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			closed <- struct{}{}
+		}
+	}})
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: e.srv.TLS.ClientCAs}, ForceAttemptHTTP2: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	c := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+
+	// Authenticated, twice: one connection, kept.
+	var conns atomic.Int32
+	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
+		if !i.Reused {
+			conns.Add(1)
+		}
+	}}
+	for range 2 {
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodGet, e.srv.URL+"/version", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+e.creds.AdminToken)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.ProtoMajor != 2 {
+			t.Fatalf("HTTP/%d, want 2", resp.ProtoMajor)
+		}
+		decodeEcho(t, resp)
+		resp.Body.Close()
+	}
+	if n := conns.Load(); n != 1 {
+		t.Fatalf("two authenticated requests used %d connections, want 1", n)
+	}
+	select {
+	case <-closed:
+		t.Fatal("an authenticated client's connection was closed")
+	default:
+	}
+
+	// The same client with a bad token: 401, and the server closes the
+	// connection (GOAWAY, then the close when the client hangs up).
+	tr.CloseIdleConnections()
+	<-closed // the first connection, closed by the client
+	resp := e.do(t, c, http.MethodGet, "/version", "not-a-token", nil)
+	if resp.ProtoMajor != 2 {
+		t.Fatalf("HTTP/%d, want 2", resp.ProtoMajor)
+	}
+	wantStatus(t, resp, http.StatusUnauthorized, wire.ReasonUnauthorized, "Unauthorized")
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the unauthenticated HTTP/2 connection was not closed")
 	}
 }
 

@@ -4,10 +4,6 @@ import (
 	"net/http"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apiserver/pkg/endpoints/filters/impersonation"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 
@@ -36,7 +32,7 @@ func Impersonation(authz auth.Authorizer) Filter {
 			ku, _ := genericrequest.UserFrom(r.Context())
 			h.ServeHTTP(w, r.WithContext(request.WithUser(r.Context(), auth.UserFromKube(ku))))
 		})
-		kube := impersonation.WithConstrainedImpersonation(inner, kubeAuthz, statusCodecs)
+		kube := impersonation.WithConstrainedImpersonation(inner, kubeAuthz, request.StatusCodecs)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if !asksImpersonation(r.Header) {
 				h.ServeHTTP(w, r)
@@ -86,11 +82,3 @@ func kubeRequestInfo(info *request.Info) *genericrequest.RequestInfo {
 	}
 	return ki
 }
-
-// statusCodecs encode the Status of kube's filters (metav1's Status, as
-// kube-apiserver's codecs encode it).
-var statusCodecs = func() runtime.NegotiatedSerializer {
-	s := runtime.NewScheme()
-	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
-	return serializer.NewCodecFactory(s)
-}()

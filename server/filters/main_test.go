@@ -7,6 +7,7 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -53,6 +54,8 @@ type envConfig struct {
 	limits  InFlightLimits
 	timeout time.Duration
 	api     http.Handler // replaces the echo API
+	// connState, if set, is told of every connection's state changes.
+	connState func(net.Conn, http.ConnState)
 }
 
 type syncBuffer struct {
@@ -114,6 +117,8 @@ func newEnv(t *testing.T, cfg envConfig) *env {
 	e.srv = httptest.NewUnstartedServer(h)
 	e.srv.TLS = pki.TLSConfig(creds)
 	e.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // expected TLS handshake failures
+	e.srv.Config.ConnState = cfg.connState
+	e.srv.EnableHTTP2 = true
 	e.srv.StartTLS()
 	t.Cleanup(func() {
 		select {
@@ -200,6 +205,17 @@ func decodeEcho(t *testing.T, resp *http.Response) echo {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// wantText checks a refusal kube answers in plain text (http.Error): HTTP
+// code, content type and message.
+func wantText(t *testing.T, resp *http.Response, code int, message string) {
+	t.Helper()
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != code || resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" || string(body) != message+"\n" {
+		t.Errorf("got %d %q %q, want %d text/plain %q", resp.StatusCode, resp.Header.Get("Content-Type"), body, code, message)
+	}
 }
 
 // wantStatus checks a refusal: HTTP code, JSON content type, and the Status.

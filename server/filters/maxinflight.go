@@ -7,7 +7,6 @@ import (
 
 	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/server/request"
-	"github.com/listwatch/listwatch/wire"
 )
 
 // Default in-flight limits: kube-apiserver's --max-requests-inflight and
@@ -174,7 +173,9 @@ func isMaster(r *http.Request) bool {
 	return ok && slices.Contains(u.Groups, auth.GroupMasters)
 }
 
+// tooManyRequests answers as kube's in-flight and priority-and-fairness
+// filters refuse a request: 429 in plain text, Retry-After 1.
 func tooManyRequests(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", "1")
-	writeStatus(w, r, wire.NewTooManyRequests(1))
+	writeText(w, http.StatusTooManyRequests, "Too many requests, please try again later.")
 }

@@ -1,13 +1,10 @@
 package filters
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
-
-	"github.com/listwatch/listwatch/wire"
 )
 
 // panicMessage is what the client learns of a panic; details go to the log.
@@ -44,7 +41,7 @@ func Recovery(logger *slog.Logger) Filter {
 				if rec.wrote {
 					panic(http.ErrAbortHandler)
 				}
-				writeStatus(rec, r, wire.NewInternalError(errors.New(panicMessage)))
+				writeText(rec, http.StatusInternalServerError, panicMessage)
 			}()
 			h.ServeHTTP(rec, r)
 		})

@@ -203,5 +203,5 @@ func (tw *timeoutWriter) timeout(cancel context.CancelFunc) {
 	if tw.wroteHeader {
 		panic(http.ErrAbortHandler)
 	}
-	writeStatus(tw.w, tw.r, wire.NewTimeout(timeoutMessage))
+	writeJSONStatus(tw.w, tw.r, wire.NewTimeout(timeoutMessage))
 }

@@ -58,5 +58,5 @@ func refuseTimeout(w http.ResponseWriter, r *http.Request, err error) {
 	if info, ok := request.InfoFrom(r.Context()); ok {
 		gv = schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
 	}
-	responsewriters.ErrorNegotiated(apierrors.NewBadRequest(err.Error()), statusCodecs, gv, w, r)
+	responsewriters.ErrorNegotiated(apierrors.NewBadRequest(err.Error()), request.StatusCodecs, gv, w, r)
 }

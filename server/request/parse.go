@@ -12,7 +12,7 @@ import (
 
 // ErrUnknownKind: a /watch/ (or other special-verb) path names nothing after
 // the verb, so neither resource nor namespace can be told.
-var ErrUnknownKind = errors.New("request: unable to determine kind and namespace from url")
+var ErrUnknownKind = errors.New("unable to determine kind and namespace from url")
 
 // namespaceSubresources are the subresources of a namespace itself, so
 // /api/v1/namespaces/x/status is the namespace x's status, not a resource
@@ -60,7 +60,7 @@ func Parse(r *http.Request) (*Info, error) {
 	byMethod := true
 	if parts[0] == "watch" {
 		if len(parts) < 2 {
-			return nil, fmt.Errorf("%w: %s", ErrUnknownKind, r.URL.Path)
+			return nil, fmt.Errorf("%w, %v", ErrUnknownKind, r.URL) // kube's message
 		}
 		info.Verb = "watch"
 		info.WatchPath = true

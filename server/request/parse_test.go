@@ -49,6 +49,20 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestWithRequestInfoRefusal: a path Parse refuses is kube's plain-text
+// 500, whatever the client accepts.
+func TestWithRequestInfoRefusal(t *testing.T) {
+	h := WithRequestInfo(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { t.Error("served") }))
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/api/v1/watch?x=<b>", nil)
+	req.Header.Set("Accept", "application/json")
+	h.ServeHTTP(rec, req)
+	want := `Internal Server Error: "/api/v1/watch?x=&lt;b&gt;": failed to create RequestInfo: unable to determine kind and namespace from url, /api/v1/watch?x=&lt;b&gt;` + "\n"
+	if rec.Code != http.StatusInternalServerError || rec.Header().Get("Content-Type") != "text/plain; charset=utf-8" || rec.Body.String() != want {
+		t.Errorf("%d %s %q, want 500 text/plain %q", rec.Code, rec.Header().Get("Content-Type"), rec.Body, want)
+	}
+}
+
 func TestWithRequestInfo(t *testing.T) {
 	var got *Info
 	h := WithRequestInfo(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -60,7 +74,7 @@ func TestWithRequestInfo(t *testing.T) {
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/watch/", nil))
-	if rec.Code != 500 || !strings.Contains(rec.Body.String(), `"InternalError"`) {
+	if rec.Code != 500 || !strings.Contains(rec.Body.String(), "failed to create RequestInfo") {
 		t.Fatalf("bad path: %d %s", rec.Code, rec.Body)
 	}
 }

@@ -1,7 +1,6 @@
 package request
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/listwatch/listwatch/wire"
@@ -70,7 +69,7 @@ func WithScope(scopes Scoper) func(http.Handler) http.Handler {
 					nr.WriteNoRoute(w, r)
 					return
 				}
-				writeStatus(w, r, NotFoundPath())
+				WriteStatus(w, r, NotFoundPath())
 				return
 			}
 			h.ServeHTTP(w, r)
@@ -85,15 +84,4 @@ func NotFoundPath() *wire.Status {
 	st.Message = "the server could not find the requested resource"
 	st.Details = &wire.StatusDetails{}
 	return st
-}
-
-func writeStatus(w http.ResponseWriter, r *http.Request, st *wire.Status) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(int(st.Code))
-	if IsPrettyPrint(r) {
-		b, _ := json.MarshalIndent(st, "", "  ")
-		_, _ = w.Write(b)
-		return
-	}
-	_ = json.NewEncoder(w).Encode(st)
 }
