@@ -272,9 +272,11 @@ func (c *call) checkType(d *doc) error {
 	}
 	// A patch is not checked so (kube's handler checks a create's and an
 	// update's body): one that removed a custom resource's apiVersion is
-	// refused once its store reads the object (admit, missingAPIVersion).
-	patchedAway := d.apiVersion == "" && r.crd != "" && c.r.Method == http.MethodPatch
-	if d.apiVersion != r.apiVersion() && !patchedAway {
+	// refused once its store reads the object (admit, missingAPIVersion),
+	// one that changed it by the custom resource validator, with its other
+	// errors (422 "apiVersion: … must be …"), as another kind above.
+	patched := r.crd != "" && c.r.Method == http.MethodPatch && (d.apiVersion == "" || r.schema != nil)
+	if d.apiVersion != r.apiVersion() && !patched {
 		return wire.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", d.apiVersion, r.apiVersion()))
 	}
 	ns := d.metaString("namespace")

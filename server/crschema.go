@@ -440,7 +440,14 @@ func (c *call) validateSchema(d, old *doc) error {
 		}
 	}
 	if len(errs) > 0 {
-		return kubeStatus(apierrors.NewInvalid(schema.GroupKind{Group: c.res.group, Kind: d.kind}, d.metaString("name"), errs)) // the object's kind (checkType)
+		// Named by the object's own group and kind, as kube's store names
+		// it (the unstructured object's kind, checkType): a patch may have
+		// changed them; none when its apiVersion does not parse.
+		var gk schema.GroupKind
+		if gv, err := schema.ParseGroupVersion(d.apiVersion); err == nil {
+			gk = schema.GroupKind{Group: gv.Group, Kind: d.kind}
+		}
+		return kubeStatus(apierrors.NewInvalid(gk, d.metaString("name"), errs))
 	}
 	if len(warnings) > 0 {
 		c.warnStrict(strictErrors(warnings))

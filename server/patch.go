@@ -318,6 +318,10 @@ func (c *call) strategicPatch(current, body []byte) (*doc, error) {
 		}
 		c.warnStrict(warn)
 	}
+	// kube converts the typed result to its internal type, which has no
+	// apiVersion or kind: a strategic patch that changes or removes them
+	// changes nothing.
+	out.GetObjectKind().SetGroupVersionKind(t.external)
 	t.scheme.Default(out)
 	b, err := json.Marshal(out)
 	if err != nil {

@@ -68,3 +68,44 @@ func TestPatchWithoutTypeMeta(t *testing.T) {
 		t.Errorf("stored: %v", got)
 	}
 }
+
+// TestPatchOtherTypeMeta: a patch that gives a custom resource another
+// apiVersion is refused by kube's custom resource validator (422, named by
+// the patched group), and a strategic merge patch that changes a built-in
+// object's apiVersion or kind changes nothing (kube converts the result
+// to its internal type); a merge patch doing so is the decoder's 422
+// "patch", as an apiVersion of a custom resource that does not parse.
+func TestPatchOtherTypeMeta(t *testing.T) {
+	e := newEnv(t)
+	cms := "/api/v1/namespaces/default/configmaps"
+	e.must(201, "POST", cms, cm("cm", nil, map[string]string{"a": "1"}))
+	const merge, smp = "application/merge-patch+json", "application/strategic-merge-patch+json"
+	for _, body := range []string{`{"apiVersion":"v2","data":{"b":"2"}}`, `{"kind":"Secret"}`} {
+		if r := e.do("PATCH", cms+"/cm", body, "Content-Type", smp); r.code != 200 || r.json(t)["apiVersion"] != "v1" || r.json(t)["kind"] != "ConfigMap" {
+			t.Errorf("strategic %s: %d %s", body, r.code, r.body)
+		}
+	}
+	if r := e.do("PATCH", cms+"/cm", `{"apiVersion":"v2"}`, "Content-Type", merge); r.code != 422 || !strings.Contains(string(r.body), `no kind \"ConfigMap\" is registered for version \"v2\"`) {
+		t.Errorf("merge apiVersion v2: %d %s", r.code, r.body)
+	}
+	if got := e.must(200, "GET", cms+"/cm", nil); got["data"].(map[string]any)["b"] != "2" {
+		t.Errorf("stored: %v", got)
+	}
+
+	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
+	ws := "/apis/example.com/v1/namespaces/default/widgets"
+	e.must(201, "POST", ws, widget("w", "v1"))
+	for _, tc := range []struct{ body, msg string }{
+		{`{"apiVersion":"other.example.com/v1"}`, `Widget.other.example.com "w" is invalid: apiVersion: Invalid value: "other.example.com/v1": must be example.com/v1`},
+		{`{"apiVersion":"v1"}`, `Widget "w" is invalid: apiVersion: Invalid value: "v1": must be example.com/v1`},
+		{`{"apiVersion":"a/b/c"}`, ` "" is invalid: patch: Invalid value: "{`},
+	} {
+		r := e.do("PATCH", ws+"/w", tc.body, "Content-Type", merge)
+		if msg, _ := r.json(t)["message"].(string); r.code != 422 || !strings.HasPrefix(msg, tc.msg) {
+			t.Errorf("%s: %d %s, want 422 %q", tc.body, r.code, msg, tc.msg)
+		}
+	}
+	if got := e.must(200, "GET", ws+"/w", nil); got["apiVersion"] != "example.com/v1" {
+		t.Errorf("stored: %v", got)
+	}
+}

@@ -169,7 +169,10 @@ var quotedServerValues = regexp.MustCompile(`("(?:uid|resourceVersion|creationTi
 // custom resource without kind (or with a kind or apiVersion that is not
 // a string) is 422 Invalid "patch", one without apiVersion an object
 // kube's store cannot type (500, after the name, namespace and
-// resourceVersion checks).
+// resourceVersion checks), one with another apiVersion refused by the
+// custom resource validator (422, named by the patched group). A
+// strategic merge patch changing a built-in object's apiVersion or kind
+// changes nothing (kube converts the result to its internal type).
 func TestKubePatchTypeMetaSameAsOurs(t *testing.T) {
 	x := newPatchTargets(t)
 	cms, deps, ws := x.cms, x.deps, x.ws
@@ -202,6 +205,18 @@ func TestKubePatchTypeMetaSameAsOurs(t *testing.T) {
 		{ws + "/w", mergePatch, `{"apiVersion":null,"metadata":{"resourceVersion":"1"}}`},
 		{ws + "/w/status", mergePatch, `{"apiVersion":null}`},
 		{ws + "/w", smp, `{"apiVersion":null}`},
+		// Another apiVersion or kind.
+		{ws + "/w", mergePatch, `{"apiVersion":"other.example.com/v1"}`},
+		{ws + "/w", mergePatch, `{"apiVersion":"other.example.com/v1","kind":"Other"}`},
+		{ws + "/w", mergePatch, `{"apiVersion":"a/b/c"}`},
+		{ws + "/w", mergePatch, `{"apiVersion":"v1"}`},
+		{ws + "/w", mergePatch, `{"kind":"Other"}`},
+		{ws + "/w", jsonPatch, `[{"op":"replace","path":"/apiVersion","value":"other.example.com/v1"}]`},
+		{cms + "/cm", mergePatch, `{"apiVersion":"v2"}`},
+		{cms + "/cm", mergePatch, `{"apiVersion":"apps/v1"}`},
+		{cms + "/cm", mergePatch, `{"kind":"Secret"}`},
+		{deps + "/d", smp, `{"apiVersion":"apps/v1beta1"}`},
+		{deps + "/d", smp, `{"kind":"StatefulSet"}`},
 	})
 	// The comparison can fail: kube refuses a custom resource's patch
 	// without kind.
