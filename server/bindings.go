@@ -109,9 +109,8 @@ func (c *call) bind(urlName string) error {
 	if err := c.assignPod(pc, binding); err != nil {
 		return err
 	}
-	writeJSON(c.w, http.StatusCreated, wire.Status{TypeMeta: wire.TypeMeta{Kind: "Status", APIVersion: "v1"},
+	return c.writeStatus(http.StatusCreated, &wire.Status{TypeMeta: wire.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status: "Success", Code: http.StatusCreated})
-	return nil
 }
 
 func (c *call) assignPod(pc *call, b *api.Binding) error {

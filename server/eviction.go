@@ -147,9 +147,8 @@ func (c *call) evict() error {
 	if st.Code != 0 {
 		code = int(st.Code)
 	}
-	writeJSON(c.w, code, wire.Status{TypeMeta: wire.TypeMeta{Kind: "Status", APIVersion: "v1"},
+	return c.writeStatus(code, &wire.Status{TypeMeta: wire.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status: st.Status, Message: st.Message, Code: int32(code)})
-	return nil
 }
 
 // asKubeError turns this server's Status errors into kube's, so kube's

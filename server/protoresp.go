@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -29,6 +30,33 @@ func (c *call) writeProtoObject(code int, out output, value []byte) error {
 	}
 	writeBody(c.w, code, mediaProto, body)
 	c.tr.Step("Writing http response done")
+	return nil
+}
+
+// writeExternal writes obj, an object of a built-in kind a subresource
+// answers with (a Scale, a TokenRequest), of apiVersion and kind, in the
+// negotiated media type, as kube's handlers encode a subresource's
+// object with the codecs of the built-in kinds: protobuf when asked for
+// (output), else JSON (YAML is converted from it: yamlresp.go).
+func (c *call) writeExternal(code int, apiVersion, kind string, obj protoMarshaler) error {
+	out, err := c.output()
+	if err != nil {
+		return err
+	}
+	if out.proto && out.form == formJSON {
+		raw, err := obj.Marshal()
+		if err != nil {
+			return wire.NewInternalError(err)
+		}
+		writeBody(c.w, code, mediaProto, envelope(apiVersion, kind, raw))
+		c.tr.Step("Writing http response done")
+		return nil
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return wire.NewInternalError(err)
+	}
+	writeRaw(c.w, code, b)
 	return nil
 }
 

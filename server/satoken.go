@@ -144,12 +144,7 @@ func (c *call) tokenRequest() error {
 		return wire.NewInternalError(err)
 	}
 	external.APIVersion, external.Kind = "authentication.k8s.io/v1", "TokenRequest"
-	b, err := json.Marshal(external)
-	if err != nil {
-		return wire.NewInternalError(err)
-	}
-	writeRaw(c.w, http.StatusCreated, b)
-	return nil
+	return c.writeExternal(http.StatusCreated, external.APIVersion, external.Kind, external)
 }
 
 // tokenDiscovery is the discovery entry of serviceaccounts/token, as kube

@@ -34,7 +34,9 @@ import (
 // statusReplicasPath and labelSelectorPath. A write sets only the
 // replicas at specReplicasPath and is then an update of the custom
 // resource, with its rules (status kept, generation bumped, validation).
-// Scales are served as JSON; JSON and merge patches are accepted, as kube
+// Scales are served as JSON or YAML (a protobuf Accept alone is a 406, as
+// for the custom resource itself), the built-in workloads' also as
+// protobuf (writeScale); JSON and merge patches are accepted, as kube
 // accepts for custom resources.
 
 // invalidSpecReplicas marks a Scale made from an object without replicas
@@ -142,16 +144,12 @@ func (c *call) getScale() error {
 	return c.writeScale(s)
 }
 
+// writeScale answers s, in protobuf when the client asks for it and the
+// resource is a built-in workload: a custom resource's scale is served as
+// JSON or YAML only, as kube's CRD handler negotiates it with the custom
+// resource's media types (output).
 func (c *call) writeScale(s *autoscalingv1.Scale) error {
-	if _, err := c.output(); err != nil {
-		return err
-	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return wire.NewInternalError(err)
-	}
-	writeRaw(c.w, http.StatusOK, b)
-	return nil
+	return c.writeExternal(http.StatusOK, "autoscaling/v1", "Scale", s)
 }
 
 // updateScale answers PUT on /scale.
