@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	kubeauthorizer "k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -131,6 +132,9 @@ func (c *call) tokenRequest() error {
 	if err != nil {
 		return err
 	}
+	if obj, err = c.manageToken(obj); err != nil {
+		return err
+	}
 	ctx := c.strategyContext(true)
 	if u, ok := request.UserFrom(c.r.Context()); ok {
 		ctx = genericapirequest.WithUser(ctx, auth.UserToKube(u))
@@ -145,6 +149,28 @@ func (c *call) tokenRequest() error {
 	}
 	external.APIVersion, external.Kind = "authentication.k8s.io/v1", "TokenRequest"
 	return c.writeExternal(http.StatusCreated, external.APIVersion, external.Kind, external)
+}
+
+// manageToken records the fields of the TokenRequest obj in its
+// managedFields, as kube's create handler does with the token
+// subresource's field manager before TokenREST answers it (so kube's
+// answer lists them: the spec's fields set or defaulted, by the request's
+// manager, subresource token).
+func (c *call) manageToken(obj runtime.Object) (runtime.Object, error) {
+	k := fieldManagerKey{tokenRequestKind, "token"}
+	fm, ok := fieldManagers.Load(k)
+	if !ok {
+		made, err := typedFieldManager(tokenRequestKind, "token")
+		if err != nil {
+			return nil, wire.NewInternalError(err)
+		}
+		fm, _ = fieldManagers.LoadOrStore(k, made)
+	}
+	live, err := tokenRequestKind.scheme.New(tokenRequestKind.external)
+	if err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	return fm.(*managedfields.FieldManager).UpdateNoErrors(live, obj, c.manager()), nil
 }
 
 // tokenDiscovery is the discovery entry of serviceaccounts/token, as kube

@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -57,5 +58,27 @@ func TestTokenDiscoveryMatchesKube(t *testing.T) {
 		if msg, _ := r.json(t)["message"].(string); r.code != 404 || msg != want {
 			t.Errorf("tokens %v: POST token of a missing service account: %d %s", tokens, r.code, r.body)
 		}
+	}
+}
+
+// TestTokenRequestManagedFields: a TokenRequest's answer lists the fields
+// of its spec, set or defaulted, in its managedFields, as kube's create
+// handler records them with the token subresource's field manager: by the
+// request's field manager (else its user agent), an Update of
+// subresource token.
+func TestTokenRequestManagedFields(t *testing.T) {
+	e := newEnv(t, withServiceAccountTokens(t))
+	const sas = "/api/v1/namespaces/default/serviceaccounts"
+	e.must(201, "POST", sas, map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": "robot"}})
+	tr := e.must(201, "POST", sas+"/robot/token?fieldManager=minter", `{"spec":{"audiences":["x"]}}`)
+	entries, _ := path(tr, "metadata", "managedFields").([]any)
+	if len(entries) != 1 {
+		t.Fatalf("managedFields: %v", path(tr, "metadata", "managedFields"))
+	}
+	m := entries[0].(map[string]any)
+	fields, _ := json.Marshal(m["fieldsV1"])
+	if m["manager"] != "minter" || m["operation"] != "Update" || m["subresource"] != "token" ||
+		m["apiVersion"] != "authentication.k8s.io/v1" || string(fields) != `{"f:spec":{"f:audiences":{},"f:expirationSeconds":{}}}` {
+		t.Errorf("managedFields entry: %v (fields %s)", m, fields)
 	}
 }

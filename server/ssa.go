@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
@@ -77,8 +78,11 @@ var builtinModels = sync.OnceValues(func() (map[string]*spec.Schema, error) {
 		}
 		names = append(names, openapiutil.GetCanonicalTypeName(obj))
 	}
-	// The object of every /scale subresource (scale_fields.go).
-	names = append(names, openapiutil.GetCanonicalTypeName(&autoscalingv1.Scale{}))
+	// The object of every /scale subresource (scale_fields.go), and a
+	// service account's TokenRequest, whose fields the token
+	// subresource's field manager records (satoken.go).
+	names = append(names, openapiutil.GetCanonicalTypeName(&autoscalingv1.Scale{}),
+		openapiutil.GetCanonicalTypeName(&authenticationv1.TokenRequest{}))
 	return builder3.BuildOpenAPIDefinitionsForResources(cfg, names...)
 })
 
