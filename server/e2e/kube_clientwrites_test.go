@@ -162,16 +162,6 @@ func (tg *writesTarget) wantProtobuf(t *testing.T, what string, answer bool) {
 	}
 }
 
-// wantProtobufOnKube is wantProtobuf on kube only: serve answers the
-// scale and eviction subresources in JSON (and the client then rightly
-// writes them in JSON).
-func (tg *writesTarget) wantProtobufOnKube(t *testing.T, what string, answer bool) {
-	t.Helper()
-	if tg.name == "kube" {
-		tg.wantProtobuf(t, what, answer)
-	}
-}
-
 // outcome is an error as a transcript shows it: "ok", "local error" for
 // a request refused before it was sent, or the Status with the library's
 // or apimachinery's classification; the names given are replaced by
@@ -533,7 +523,7 @@ func subresourceSteps(t *testing.T, tg *writesTarget) []string {
 	pf := []string{"status.phase", "status.message", "spec.activeDeadlineSeconds", "metadata.managedFields"}
 	same(t, &log, "status updated", pick(t, o, pf...), pick(t, g, pf...))
 	// The copy has learned the kind from the answer: its next write is
-	// protobuf on kube.
+	// protobuf.
 	o.Status.Message, g.Status.Message = "two", "two"
 	o, oerr = status.Update(ctx, o)
 	tg.wantProtobuf(t, "second status update", false)
@@ -557,7 +547,7 @@ func subresourceSteps(t *testing.T, tg *writesTarget) []string {
 	}
 	scale := client.NewResource[*autoscalingv1.Scale](tg.c, deploymentsGVR).Namespace(ns).Subresource("scale")
 	sc, oerr := scale.Get(ctx, "web-ours")
-	tg.wantProtobufOnKube(t, "scale get", true)
+	tg.wantProtobuf(t, "scale get", true)
 	gs, gerr := tg.cs.AppsV1().Deployments(ns).GetScale(ctx, "web-cg", metav1.GetOptions{})
 	same(t, &log, "get scale", outcome(oerr), outcome(gerr))
 	if oerr != nil || gerr != nil {
@@ -567,7 +557,7 @@ func subresourceSteps(t *testing.T, tg *writesTarget) []string {
 	same(t, &log, "scale", pick(t, sc, "spec", "status"), pick(t, gs, "spec", "status"))
 	sc.Spec.Replicas, gs.Spec.Replicas = 3, 3
 	sc, oerr = scale.Update(ctx, sc)
-	tg.wantProtobufOnKube(t, "scale update", false)
+	tg.wantProtobuf(t, "scale update", false)
 	gs, gerr = tg.cs.AppsV1().Deployments(ns).UpdateScale(ctx, "web-cg", gs, metav1.UpdateOptions{})
 	same(t, &log, "update scale", outcome(oerr), outcome(gerr))
 	if oerr == nil && gerr == nil {
@@ -583,6 +573,7 @@ func subresourceSteps(t *testing.T, tg *writesTarget) []string {
 	// Eviction: kube answers a Status, which Create returns as the zero T.
 	evictions := client.NewResource[*policyv1.Eviction](tg.c, podGVR).Namespace(ns).Subresource("eviction")
 	oe, oerr := evictions.Create(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "ev-ours"}})
+	tg.wantProtobuf(t, "eviction's Status", true)
 	gerr = theirPods.EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "ev-cg"}})
 	same(t, &log, "eviction", outcome(oerr), outcome(gerr))
 	if oe != nil {
@@ -595,7 +586,7 @@ func subresourceSteps(t *testing.T, tg *writesTarget) []string {
 	// answered the subresource in protobuf.
 	_, oerr = evictions.Create(ctx, &policyv1.Eviction{TypeMeta: metav1.TypeMeta{APIVersion: "policy/v1", Kind: "Eviction"},
 		ObjectMeta: metav1.ObjectMeta{Name: "ev2-ours"}})
-	tg.wantProtobufOnKube(t, "eviction with its kind", false)
+	tg.wantProtobuf(t, "eviction with its kind", false)
 	log = append(log, "eviction with its kind: "+outcome(oerr))
 	_, oerr = evictions.Create(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "missing"}})
 	gerr = theirPods.EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "missing"}})
@@ -607,6 +598,7 @@ func subresourceSteps(t *testing.T, tg *writesTarget) []string {
 	bindings := client.NewResource[*corev1.Binding](tg.c, podGVR).Namespace(ns).Subresource("binding")
 	target := corev1.ObjectReference{Kind: "Node", Name: "node-writes"}
 	_, oerr = bindings.Create(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "bd-ours"}, Target: target})
+	tg.wantProtobuf(t, "binding's Status", true)
 	gerr = theirPods.Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "bd-cg"}, Target: target}, metav1.CreateOptions{})
 	same(t, &log, "binding", outcome(oerr), outcome(gerr))
 	op, oerr := pods.Get(ctx, "bd-ours")
@@ -624,6 +616,7 @@ func subresourceSteps(t *testing.T, tg *writesTarget) []string {
 	tokens := client.NewResource[*authenticationv1.TokenRequest](tg.c, saGVR).Namespace(ns).Subresource("token")
 	spec := authenticationv1.TokenRequestSpec{Audiences: []string{"writes"}, ExpirationSeconds: pointerTo[int64](3600)}
 	ot, oerr := tokens.Create(ctx, &authenticationv1.TokenRequest{ObjectMeta: metav1.ObjectMeta{Name: "robot"}, Spec: spec})
+	tg.wantProtobuf(t, "token request's answer", true)
 	gt, gerr := tg.cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "robot", &authenticationv1.TokenRequest{Spec: spec}, metav1.CreateOptions{})
 	same(t, &log, "token request", outcome(oerr), outcome(gerr))
 	if oerr == nil && gerr == nil {
