@@ -2,7 +2,14 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"slices"
@@ -11,6 +18,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,7 +42,7 @@ var subMediaAccepts = []string{
 // subresource serve serves (scale of the built-in workloads and of a
 // custom resource, status, pods' ephemeralcontainers, resize, binding and
 // eviction, a service account's token, a namespace's status and
-// finalize) with each Accept header of subMediaAccepts and, for writes,
+// finalize, a CertificateSigningRequest's approval and status) with each Accept header of subMediaAccepts and, for writes,
 // bodies in JSON, YAML and protobuf: kube-apiserver and serve answer with
 // the same code and content type, a protobuf Status byte for byte, and
 // any other body with the same content once decoded and the values that
@@ -65,7 +73,13 @@ func TestKubeSubresourceMediaSameAsOurs(t *testing.T) {
 		setup = append(setup, struct{ path, body string }{api + "/pods",
 			`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"` + p + `"},"spec":{"containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":"100m"}}}]}}`})
 	}
+	csrs := "/apis/certificates.k8s.io/v1/certificatesigningrequests"
+	csr := csrs + "/csr-" + ns
+	setup = append(setup, struct{ path, body string }{csrs, `{"apiVersion":"certificates.k8s.io/v1","kind":"CertificateSigningRequest",` +
+		`"metadata":{"name":"csr-` + ns + `"},"spec":{"request":"` + base64.StdEncoding.EncodeToString(csrPEM(t)) + `",` +
+		`"signerName":"example.com/signer","usages":["digital signature"]}}`})
 	for _, c := range []*rawClient{kube, ours} {
+		t.Cleanup(func() { c.do("DELETE", csr, "", "") })
 		for _, s := range setup {
 			if code, m := c.do("POST", s.path, jsonCT, s.body); code != http.StatusCreated {
 				t.Fatalf("%s: %d %v", s.path, code, m)
@@ -84,7 +98,7 @@ func TestKubeSubresourceMediaSameAsOurs(t *testing.T) {
 	get(apps+"/deployments/web/scale", apps+"/replicasets/web/scale", apps+"/statefulsets/web/scale",
 		api+"/replicationcontrollers/web/scale", gizmos+"/g/scale", gizmos+"/g/status",
 		apps+"/deployments/web/status", api+"/pods/p/status", api+"/pods/p/ephemeralcontainers", api+"/pods/p/resize",
-		"/api/v1/namespaces/"+ns+"/status",
+		"/api/v1/namespaces/"+ns+"/status", csr+"/approval", csr+"/status",
 		apps+"/deployments/nope/scale", api+"/replicationcontrollers/nope/scale", gizmos+"/nope/scale", gizmos+"/nope/status",
 		api+"/pods/nope/status", api+"/pods/nope/ephemeralcontainers")
 
@@ -115,7 +129,19 @@ func TestKubeSubresourceMediaSameAsOurs(t *testing.T) {
 			reqs = append(reqs, request{"PUT", api + "/pods/p/status", ct, encodeAs(t, o, ct)})
 		}
 	}
+	// A CSR's approval, a namespace's finalize.
+	approval := &certificatesv1.CertificateSigningRequest{TypeMeta: metav1.TypeMeta{APIVersion: "certificates.k8s.io/v1", Kind: "CertificateSigningRequest"},
+		ObjectMeta: metav1.ObjectMeta{Name: "csr-" + ns},
+		Status: certificatesv1.CertificateSigningRequestStatus{Conditions: []certificatesv1.CertificateSigningRequestCondition{
+			{Type: certificatesv1.CertificateDenied, Status: corev1.ConditionTrue, Reason: "No", Message: "denied"}}}}
+	finalize := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: ns},
+		Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{corev1.FinalizerKubernetes}}}
+	for _, ct := range bodyTypes {
+		reqs = append(reqs, request{"PUT", csr + "/approval", ct, encodeAs(t, approval, ct)},
+			request{"PUT", "/api/v1/namespaces/" + ns + "/finalize", ct, encodeAs(t, finalize, ct)})
+	}
 	reqs = append(reqs,
+		request{"PATCH", csr + "/status", "application/merge-patch+json", `{"status":{"conditions":[{"type":"Failed","status":"True","reason":"R","message":"m"}]}}`},
 		request{"PATCH", api + "/pods/p/status", "application/merge-patch+json", `{"status":{"message":"patched"}}`},
 		request{"PATCH", api + "/pods/p/status", "application/strategic-merge-patch+json", `{"status":{"phase":"Bogus"}}`},
 		request{"PATCH", api + "/pods/p/ephemeralcontainers", "application/strategic-merge-patch+json", `{"spec":{"ephemeralContainers":[{"name":"debug"}]}}`},
@@ -168,6 +194,20 @@ func TestKubeSubresourceMediaSameAsOurs(t *testing.T) {
 			compare(r.method, r.path, accept, r.ctype, r.body)
 		}
 	}
+}
+
+// csrPEM is a PEM certificate request for a fresh key.
+func csrPEM(t *testing.T) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "submedia"}}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
 }
 
 // encodeAs encodes obj (its apiVersion and kind set) as a request body of
@@ -231,7 +271,8 @@ func (c *rawClient) mediaAnswer(method, path, accept, ctype, body string) string
 }
 
 // maskVolatile replaces the values two servers give differently (uids,
-// resourceVersions, times, tokens) in a decoded JSON value.
+// resourceVersions, times, tokens, the requester's extra) in a decoded
+// JSON value.
 func maskVolatile(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
@@ -248,7 +289,8 @@ func maskVolatile(v any) any {
 					}
 					slices.SortFunc(entries, func(a, b any) int { return strings.Compare(jsonOf(a), jsonOf(b)) })
 				}
-			case "uid", "resourceVersion", "creationTimestamp", "time", "token", "expirationTimestamp", "startTime":
+			case "uid", "resourceVersion", "creationTimestamp", "time", "token", "expirationTimestamp", "startTime",
+				"extra": // a CSR's requester's: the client certificate's fingerprint
 				v[k] = "X"
 			default:
 				v[k] = maskVolatile(x)
