@@ -116,7 +116,9 @@ func TestKubeSubresourceMediaSameAsOurs(t *testing.T) {
 			}
 		}
 		reqs = append(reqs, request{"PATCH", p, "application/merge-patch+json", `{"spec":{"replicas":3}}`},
-			request{"PATCH", p, "application/merge-patch+json", `{"spec":{"replicas":-3}}`})
+			request{"PATCH", p, "application/merge-patch+json", `{"spec":{"replicas":-3}}`},
+			request{"PATCH", p + "?fieldManager=m&force=true", "application/apply-patch+yaml",
+				`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"` + name + `"},"spec":{"replicas":4}}`})
 	}
 	// Writes of a status.
 	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: ns},
