@@ -488,3 +488,45 @@ func listWatchView(code int, b []byte, watch bool, rvs map[string]string) string
 	}
 	return fmt.Sprintf("%d watch %v", code, events)
 }
+
+// TestKubeQuietWatchBookmarksSameAsOurs: a watch that allows bookmarks,
+// from the newest resourceVersion of a namespace nobody writes to, gets
+// no bookmark at or before that resourceVersion before its
+// timeoutSeconds ends, from kube-apiserver (whose watcher drops a
+// bookmark that is not newer than where the watch began) and from serve
+// (which sent one 2 s before the end at the same resourceVersion; the
+// Python client's Watch.stream handed it on as a BOOKMARK event).
+func TestKubeQuietWatchBookmarksSameAsOurs(t *testing.T) {
+	kube, ours, ns := sideBySide(t)
+	path := "/api/v1/namespaces/" + ns + "/configmaps"
+	for _, c := range []struct {
+		name string
+		c    *rawClient
+	}{{"kube", kube}, {"serve", ours}} {
+		if code, m := c.c.do("POST", path, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"q"}}`); code != http.StatusCreated {
+			t.Fatalf("%s: create: %d %v", c.name, code, m)
+		}
+		rv := listRV(t, c.c, path)
+		start, err := strconv.ParseUint(rv, 10, 64)
+		if err != nil {
+			t.Fatalf("%s: list resourceVersion %q: %v", c.name, rv, err)
+		}
+		code, b, err := c.c.get(path + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=3&resourceVersion=" + rv)
+		if err != nil || code != http.StatusOK {
+			t.Fatalf("%s: watch: %d %v %s", c.name, code, err, b)
+		}
+		for line := range strings.Lines(string(b)) {
+			var ev struct {
+				Type   string
+				Object struct{ Metadata struct{ ResourceVersion string } }
+			}
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("%s: event %q: %v", c.name, line, err)
+			}
+			got, _ := strconv.ParseUint(ev.Object.Metadata.ResourceVersion, 10, 64)
+			if ev.Type != "BOOKMARK" || got <= start {
+				t.Errorf("%s: %s at %s from a watch at %d of a namespace nobody writes to", c.name, ev.Type, ev.Object.Metadata.ResourceVersion, start)
+			}
+		}
+	}
+}

@@ -35,7 +35,8 @@ const preDeadlineBookmark = 2 * time.Second
 //
 // With AllowBookmarks, bookmarks come every BookmarkInterval and, when
 // ctx has a deadline, once more 2 s before it, as kube's cacher sends
-// them.
+// them; as there, only once the cache has passed the revision the watch
+// began at (see watcher.floor), so a watch of a quiet resource gets none.
 //
 // The stream has no goroutine of its own: the caller's Next reads the
 // cache's shared history, so an event is stored and encoded once however
@@ -116,15 +117,22 @@ func (c *Cache) WatchList(ctx context.Context, prefix string, opts storage.Watch
 		w.initialEnd = initialEnd
 		w.startRev, w.lastRev = c.rev, c.rev
 		w.cursor = c.ring.nextSeq()
+		w.floor = c.rev
 	case rev == 0:
 		w.lastRev, w.cursor = c.rev, c.ring.nextSeq()
+		w.floor = c.rev
 	case rev < c.ring.startRev:
 		w.err = &storage.CompactedError{Requested: rev, Compacted: c.ring.startRev}
 	case rev > c.rev:
 		// Ahead of the cache: the changes after rev, when they come.
 		w.lastRev, w.cursor, w.after = rev, c.ring.nextSeq(), rev
+		w.floor = rev
 	default:
 		w.lastRev, w.cursor = rev, c.ring.seqAfter(rev)
+		w.floor = rev
+		if newest := c.ring.at(c.ring.nextSeq() - 1); newest != nil {
+			w.floor = max(rev, newest.rev)
+		}
 	}
 	c.mu.Unlock()
 	c.m.watchers.Inc()
@@ -159,9 +167,15 @@ type watcher struct {
 	cursor  uint64
 	lastRev int64
 	// after, when not 0, is a revision the watch began ahead of the
-	// cache at: events at or before it are not sent, nor bookmarks until
-	// the cache has passed it.
-	after  int64
+	// cache at: events at or before it are not sent.
+	after int64
+	// floor is the revision the watch began at, as kube's cacher counts
+	// it: the revision asked for or, when later, that of the newest event
+	// in the history then (which kube's watcher replays first), or the
+	// cache's revision for a watch from now or with initial events.
+	// Bookmarks wait until the cache has passed it: kube's watcher drops
+	// a bookmark whose resourceVersion is not above it.
+	floor  int64
 	epoch  uint64
 	slowAt uint64
 	// pre fires preDeadlineBookmark before the watch's deadline (nil
@@ -307,10 +321,15 @@ func (w *watcher) nextFromHistory() (ev storage.WatchEvent, ok bool, wait <-chan
 		w.err = ErrStopped
 		return ev, false, nil
 	}
-	if w.bookmarks && (w.epoch != c.epoch || w.preDue) && c.rev > w.after {
+	if w.bookmarks && (w.epoch != c.epoch || w.preDue) {
+		// A bookmark is due: sent if the cache has passed the watch's
+		// floor, else dropped until the next one is due, as kube's
+		// watcher drops it.
 		w.epoch, w.preDue = c.epoch, false
-		w.lastRev = max(w.lastRev, c.rev)
-		return storage.WatchEvent{Type: wire.Bookmark, Revision: w.lastRev}, true, nil
+		if c.rev > w.floor {
+			w.lastRev = max(w.lastRev, c.rev)
+			return storage.WatchEvent{Type: wire.Bookmark, Revision: w.lastRev}, true, nil
+		}
 	}
 	return ev, false, c.notify
 }

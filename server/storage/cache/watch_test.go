@@ -148,7 +148,9 @@ func TestWatchCompacted(t *testing.T) {
 }
 
 // TestWatchBookmarks: watchers that allow bookmarks get them periodically,
-// at the cache's revision; others do not.
+// at the cache's revision, once the cache has passed the revision they
+// began at (kube's watcher drops a bookmark that is not newer); others
+// get none.
 func TestWatchBookmarks(t *testing.T) {
 	e := etcdtest.Start(t)
 	mustCreate(t, e.Store, "ns", "a", nil)
@@ -156,25 +158,22 @@ func TestWatchBookmarks(t *testing.T) {
 	cur := waitRev(t, c.Cache, e.Store)
 	with := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: cur, AllowBookmarks: true})
 	without := openWatch(t, c.Cache, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: cur})
-	for range 3 {
-		ev := nextN(t, with, 1)[0]
-		if ev.Type != wire.Bookmark || ev.Revision < cur || ev.Object != nil || ev.Frame != nil {
-			t.Fatalf("got %+v, want a bookmark at >= %d", ev, cur)
-		}
+	// Ten bookmark ticks pass, the cache still at cur: none is sent.
+	quiet, cancel := context.WithTimeout(context.Background(), 10*20*time.Millisecond)
+	ev, err := with.Next(quiet)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("quiet watch: %+v, %v; want no bookmark while the cache is at %d", ev, err, cur)
 	}
 	r := mustCreate(t, e.Store, "ns", "b", nil)
-	for {
+	if ev := nextN(t, with, 1)[0]; ev.Type != wire.Added || ev.Revision != r {
+		t.Fatalf("with bookmarks: %+v, want ADDED at %d first", ev, r)
+	}
+	for range 3 {
 		ev := nextN(t, with, 1)[0]
-		if ev.Type == wire.Bookmark {
-			if ev.Revision >= r {
-				t.Fatalf("bookmark at %d before the event at %d", ev.Revision, r)
-			}
-			continue
+		if ev.Type != wire.Bookmark || ev.Revision < r || ev.Object != nil || ev.Frame != nil {
+			t.Fatalf("got %+v, want a bookmark at >= %d", ev, r)
 		}
-		if ev.Revision != r {
-			t.Fatalf("event at %d, want %d", ev.Revision, r)
-		}
-		break
 	}
 	if ev := nextN(t, without, 1)[0]; ev.Type != wire.Added || ev.Revision != r {
 		t.Fatalf("without bookmarks: %+v", ev)
@@ -310,30 +309,49 @@ func TestWatchFromFutureRevision(t *testing.T) {
 
 // TestWatchBookmarkBeforeDeadline: a watch that allows bookmarks gets one
 // 2 s before its context's deadline, as kube's cacher sends it, even when
-// the periodic bookmark is an hour away; a watch without bookmarks gets
-// none.
+// the periodic bookmark is an hour away, once the cache has passed the
+// revision the watch began at; a watch of a quiet resource, or without
+// bookmarks, gets none (kube's watcher drops a bookmark that is not
+// newer than where it began).
 func TestWatchBookmarkBeforeDeadline(t *testing.T) {
 	e := etcdtest.Start(t)
 	mustCreate(t, e.Store, "ns", "a", nil)
 	c := startCache(t, e.Store, Config{BookmarkInterval: time.Hour})
 	cur := waitRev(t, c.Cache, e.Store)
-	deadline := time.Now().Add(3 * time.Second)
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	for _, bookmarks := range []bool{true, false} {
+	open := func(ctx context.Context, bookmarks bool) storage.EventStream {
 		w, err := c.WatchList(ctx, testPrefix, storage.WatchOptions{Mode: storage.ReadExact, Revision: cur, AllowBookmarks: bookmarks})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer w.Close()
-		ev, err := w.Next(ctx)
-		switch {
-		case bookmarks && (err != nil || ev.Type != wire.Bookmark || ev.Revision < cur):
-			t.Fatalf("with bookmarks: %+v, %v; want a bookmark at >= %d before the deadline", ev, err, cur)
-		case bookmarks && time.Until(deadline) > preDeadlineBookmark+500*time.Millisecond:
-			t.Fatalf("bookmark %s before the deadline, want about %s", time.Until(deadline), preDeadlineBookmark)
-		case !bookmarks && !errors.Is(err, context.DeadlineExceeded):
-			t.Fatalf("without bookmarks: %+v, %v; want the deadline", ev, err)
+		t.Cleanup(w.Close)
+		return w
+	}
+
+	// Nothing written: the watch ends at its deadline without a bookmark.
+	quietCtx, cancel := context.WithTimeout(context.Background(), preDeadlineBookmark+500*time.Millisecond)
+	defer cancel()
+	if ev, err := open(quietCtx, true).Next(quietCtx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("quiet watch: %+v, %v; want no bookmark at %d, the revision it began at", ev, err, cur)
+	}
+
+	deadline := time.Now().Add(3 * time.Second)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	with, without := open(ctx, true), open(ctx, false)
+	r := mustCreate(t, e.Store, "ns", "b", nil)
+	for _, w := range []storage.EventStream{with, without} {
+		if ev, err := w.Next(ctx); err != nil || ev.Type != wire.Added || ev.Revision != r {
+			t.Fatalf("first event %+v, %v; want ADDED at %d", ev, err, r)
 		}
+	}
+	ev, err := with.Next(ctx)
+	switch {
+	case err != nil || ev.Type != wire.Bookmark || ev.Revision < r:
+		t.Fatalf("with bookmarks: %+v, %v; want a bookmark at >= %d before the deadline", ev, err, r)
+	case time.Until(deadline) > preDeadlineBookmark+500*time.Millisecond:
+		t.Fatalf("bookmark %s before the deadline, want about %s", time.Until(deadline), preDeadlineBookmark)
+	}
+	if ev, err := without.Next(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("without bookmarks: %+v, %v; want the deadline", ev, err)
 	}
 }
