@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // TestKubeListWatchParamsSameAsOurs lists and watches ConfigMaps with
@@ -518,7 +520,9 @@ func TestKubeQuietWatchBookmarksSameAsOurs(t *testing.T) {
 		for line := range strings.Lines(string(b)) {
 			var ev struct {
 				Type   string
-				Object struct{ Metadata struct{ ResourceVersion string } }
+				Object struct {
+					Metadata struct{ ResourceVersion string }
+				}
 			}
 			if err := json.Unmarshal([]byte(line), &ev); err != nil {
 				t.Fatalf("%s: event %q: %v", c.name, line, err)
@@ -528,5 +532,68 @@ func TestKubeQuietWatchBookmarksSameAsOurs(t *testing.T) {
 				t.Errorf("%s: %s at %s from a watch at %d of a namespace nobody writes to", c.name, ev.Type, ev.Object.Metadata.ResourceVersion, start)
 			}
 		}
+	}
+}
+
+// TestKubeExactListOfCompactedRevisionSameAsOurs: once etcd is compacted
+// past a resourceVersion, an Exact list at it is kube-apiserver's 410
+// "too old" even though its watch cache still holds that revision (its
+// cacher drops the snapshots older than the compaction it learns of, and
+// reads those from etcd); serve answered the list from its history.
+func TestKubeExactListOfCompactedRevisionSameAsOurs(t *testing.T) {
+	ks := kubeServer(t)
+	kcfg, err := clientcmd.BuildConfigFromFlags("", ks.KubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, "")
+	kube, ours := newRawClient(t, kcfg), newRawClient(t, restConfig(t, s))
+	ns := kubeNamespace(t, kubeClient(t, ks.AdminConfig()))
+	if code, m := ours.do("POST", "/api/v1/namespaces", jsonCT, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"`+ns+`"}}`); code != http.StatusCreated {
+		t.Fatalf("namespace: %d %v", code, m)
+	}
+	path := "/api/v1/namespaces/" + ns + "/configmaps"
+	ctx := t.Context()
+	old := map[*rawClient]string{}
+	for _, c := range []*rawClient{kube, ours} {
+		if code, m := c.do("POST", path, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}`); code != http.StatusCreated {
+			t.Fatalf("create a: %d %v", code, m)
+		}
+		old[c] = listRV(t, c, path)
+		if code, m := c.do("POST", path, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}`); code != http.StatusCreated {
+			t.Fatalf("create b: %d %v", code, m)
+		}
+	}
+	// serve compacts through its store, which notes the revision; kube
+	// learns of a compaction from the key its compactor writes, then its
+	// cacher within 15 s.
+	rev, err := s.Store().CurrentRevision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Store().Compact(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	krev, err := ks.Compact(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ks.Etcd().Put(ctx, "compact_rev_key", strconv.FormatInt(krev, 10)); err != nil {
+		t.Fatal(err)
+	}
+	exact := func(c *rawClient) rawAnswer {
+		return c.raw("GET", path+"?resourceVersionMatch=Exact&resourceVersion="+old[c], "", "")
+	}
+	got := exact(ours)
+	want := exact(kube)
+	for deadline := time.Now().Add(45 * time.Second); want.code != http.StatusGone && time.Now().Before(deadline); {
+		time.Sleep(250 * time.Millisecond) // kube's cacher polls the compaction every 15 s
+		want = exact(kube)
+	}
+	if g, w := statusView(got), statusView(want); g != w {
+		t.Errorf("Exact list at a compacted resourceVersion:\nkube:  %s\nserve: %s", w, g)
+	}
+	if want.code != http.StatusGone {
+		t.Errorf("kube answered %s, want 410", statusView(want))
 	}
 }

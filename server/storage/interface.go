@@ -152,6 +152,15 @@ type Compactor interface {
 	Compact(ctx context.Context, rev int64) error
 }
 
+// CompactRevisioner is a store that knows how far its history has been
+// compacted.
+type CompactRevisioner interface {
+	// CompactRevision is the newest revision the history is known to be
+	// compacted to (a read at an older one fails with a
+	// *CompactedError), 0 when none is known.
+	CompactRevision() int64
+}
+
 // Interface is a complete store.
 type Interface interface {
 	Reader

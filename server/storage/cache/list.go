@@ -60,8 +60,9 @@ func (c *Cache) GetList(ctx context.Context, prefix string, opts storage.GetList
 	return storage.ListPage{}, fmt.Errorf("cache: unknown read mode %v", pos.Mode)
 }
 
-// listExact serves the state at rev: from the history when it holds rev,
-// else from storage, which still has it unless compacted (then 410).
+// listExact serves the state at rev: from the history when it holds rev
+// and storage has not compacted it, else from storage, which still has it
+// unless compacted (then 410).
 func (c *Cache) listExact(ctx context.Context, prefix string, rev int64, start string, opts storage.GetListOptions) (storage.ListPage, error) {
 	if !c.waitFor(ctx, rev, c.cfg.FreshnessTimeout, nil) {
 		if err := ctx.Err(); err != nil {
@@ -76,8 +77,15 @@ func (c *Cache) listExact(ctx context.Context, prefix string, rev int64, start s
 		}
 		return page, err
 	}
+	// As kube's cacher, which drops its snapshots older than etcd's
+	// compaction: a revision etcd has compacted is read from etcd (410)
+	// even while the history still holds it.
+	compacted := int64(0)
+	if cr, ok := c.cfg.Store.(storage.CompactRevisioner); ok {
+		compacted = cr.CompactRevision()
+	}
 	c.mu.RLock()
-	held := c.ready && !c.stopped && rev >= c.ring.startRev
+	held := c.ready && !c.stopped && rev >= c.ring.startRev && rev >= compacted
 	var (
 		snap   tree
 		replay []*event

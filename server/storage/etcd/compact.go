@@ -17,13 +17,27 @@ import (
 func (s *Store) Compact(ctx context.Context, rev int64) (err error) {
 	defer s.observe("compact", "", time.Now(), &err)
 	_, err = s.cli.Compact(ctx, rev)
-	if errors.Is(err, rpctypes.ErrCompacted) {
-		return nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
 		return mapError(err, rev)
 	}
+	// Compacted now, or already compacted at least this far.
+	s.sawCompaction(rev)
 	return nil
+}
+
+// CompactRevision is the newest revision this Store has compacted etcd
+// to, or has seen a watch report compacted; 0 if none. Another server's
+// compaction is learnt only when a watch of this Store runs into it.
+func (s *Store) CompactRevision() int64 { return s.compacted.Load() }
+
+// sawCompaction records that etcd's history before rev is gone.
+func (s *Store) sawCompaction(rev int64) {
+	for {
+		cur := s.compacted.Load()
+		if rev <= cur || s.compacted.CompareAndSwap(cur, rev) {
+			return
+		}
+	}
 }
 
 // compactRevKey is the key whose version is the servers' shared logical

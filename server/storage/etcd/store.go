@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,9 +26,15 @@ type Store struct {
 	cli     *clientv3.Client
 	metrics *metrics
 	typeOf  func(key string) string
+	// compacted is the newest revision this Store has compacted etcd to,
+	// or seen a watch report compacted (CompactRevision).
+	compacted atomic.Int64
 }
 
-var _ storage.Interface = (*Store)(nil)
+var (
+	_ storage.Interface         = (*Store)(nil)
+	_ storage.CompactRevisioner = (*Store)(nil)
+)
 
 // Option configures a Store.
 type Option func(*Store)

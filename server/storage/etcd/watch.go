@@ -35,7 +35,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRev int64, progres
 	}
 	ch := s.cli.Watch(wctx, prefix, ops...)
 	s.observe("watch", prefix, time.Now(), nil)
-	return &watcher{ch: ch, cancel: cancel, progress: progress, fromRev: fromRev, parent: ctx}, nil
+	return &watcher{store: s, ch: ch, cancel: cancel, progress: progress, fromRev: fromRev, parent: ctx}, nil
 }
 
 // RequestProgress asks etcd to send a progress notification on every
@@ -73,6 +73,7 @@ const watchStreamMetadata = "listwatch-watch-stream"
 // storage.Watcher. It is used by one goroutine at a time, except Close,
 // which may run concurrently with Next.
 type watcher struct {
+	store    *Store
 	ch       clientv3.WatchChan
 	cancel   context.CancelFunc
 	parent   context.Context
@@ -126,6 +127,7 @@ func (w *watcher) closedError() error {
 // ends the watch.
 func (w *watcher) take(resp clientv3.WatchResponse) error {
 	if resp.CompactRevision != 0 {
+		w.store.sawCompaction(resp.CompactRevision)
 		return &storage.CompactedError{Requested: w.fromRev, Compacted: resp.CompactRevision}
 	}
 	if err := resp.Err(); err != nil {
