@@ -536,10 +536,11 @@ func TestKubeQuietWatchBookmarksSameAsOurs(t *testing.T) {
 }
 
 // TestKubeExactListOfCompactedRevisionSameAsOurs: once etcd is compacted
-// past a resourceVersion, an Exact list at it is kube-apiserver's 410
-// "too old" even though its watch cache still holds that revision (its
-// cacher drops the snapshots older than the compaction it learns of, and
-// reads those from etcd); serve answered the list from its history.
+// past a resourceVersion, an Exact list at it, or the next page of a list
+// at it, is kube-apiserver's 410 even though its watch cache still holds
+// that revision (its cacher drops the snapshots older than the compaction
+// it learns of, and reads those from etcd); serve answered the list from
+// its history.
 func TestKubeExactListOfCompactedRevisionSameAsOurs(t *testing.T) {
 	ks := kubeServer(t)
 	kcfg, err := clientcmd.BuildConfigFromFlags("", ks.KubeconfigPath)
@@ -554,12 +555,19 @@ func TestKubeExactListOfCompactedRevisionSameAsOurs(t *testing.T) {
 	}
 	path := "/api/v1/namespaces/" + ns + "/configmaps"
 	ctx := t.Context()
-	old := map[*rawClient]string{}
+	old, next := map[*rawClient]string{}, map[*rawClient]string{}
 	for _, c := range []*rawClient{kube, ours} {
-		if code, m := c.do("POST", path, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}`); code != http.StatusCreated {
-			t.Fatalf("create a: %d %v", code, m)
+		for _, name := range []string{"a", "a2"} {
+			if code, m := c.do("POST", path, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"`+name+`"}}`); code != http.StatusCreated {
+				t.Fatalf("create %s: %d %v", name, code, m)
+			}
 		}
 		old[c] = listRV(t, c, path)
+		code, m := c.do("GET", path+"?limit=1", "", "")
+		md, _ := m["metadata"].(map[string]any)
+		if next[c], _ = md["continue"].(string); code != http.StatusOK || next[c] == "" {
+			t.Fatalf("first page: %d %v", code, m)
+		}
 		if code, m := c.do("POST", path, jsonCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}`); code != http.StatusCreated {
 			t.Fatalf("create b: %d %v", code, m)
 		}
@@ -581,19 +589,24 @@ func TestKubeExactListOfCompactedRevisionSameAsOurs(t *testing.T) {
 	if _, err := ks.Etcd().Put(ctx, "compact_rev_key", strconv.FormatInt(krev, 10)); err != nil {
 		t.Fatal(err)
 	}
-	exact := func(c *rawClient) rawAnswer {
-		return c.raw("GET", path+"?resourceVersionMatch=Exact&resourceVersion="+old[c], "", "")
-	}
-	got := exact(ours)
-	want := exact(kube)
-	for deadline := time.Now().Add(45 * time.Second); want.code != http.StatusGone && time.Now().Before(deadline); {
-		time.Sleep(250 * time.Millisecond) // kube's cacher polls the compaction every 15 s
-		want = exact(kube)
-	}
-	if g, w := statusView(got), statusView(want); g != w {
-		t.Errorf("Exact list at a compacted resourceVersion:\nkube:  %s\nserve: %s", w, g)
-	}
-	if want.code != http.StatusGone {
-		t.Errorf("kube answered %s, want 410", statusView(want))
+	for _, q := range []struct {
+		what  string
+		query func(c *rawClient) string
+	}{
+		{"Exact list", func(c *rawClient) string { return "resourceVersionMatch=Exact&resourceVersion=" + old[c] }},
+		{"next page", func(c *rawClient) string { return "limit=1&continue=" + url.QueryEscape(next[c]) }},
+	} {
+		got := ours.raw("GET", path+"?"+q.query(ours), "", "")
+		want := kube.raw("GET", path+"?"+q.query(kube), "", "")
+		for deadline := time.Now().Add(45 * time.Second); want.code != http.StatusGone && time.Now().Before(deadline); {
+			time.Sleep(250 * time.Millisecond) // kube's cacher polls the compaction every 15 s
+			want = kube.raw("GET", path+"?"+q.query(kube), "", "")
+		}
+		if g, w := statusView(got), statusView(want); g != w {
+			t.Errorf("%s at a compacted resourceVersion:\nkube:  %s\nserve: %s", q.what, w, g)
+		}
+		if want.code != http.StatusGone {
+			t.Errorf("%s: kube answered %s, want 410", q.what, statusView(want))
+		}
 	}
 }
