@@ -1,13 +1,16 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,14 +31,22 @@ const pythonClientRecord = "testdata/python_client_kube.txt"
 // errors it raises (codes, reasons, messages, causes), a watch, the
 // defaults and subresources of several kinds, a CRD and its objects
 // through CustomObjectsApi and the dynamic client's discovery. Every line
-// it prints must be the same; without the binary, the same as kube's
+// it prints must be the same (the script asks the test, by a line of its
+// own, to compact etcd, and then sees the 410 an old resourceVersion
+// gets); without the binary, the same as kube's
 // answers on record, made with the client version the record's first
 // line names (another version is compared only with a live
 // kube-apiserver).
 func TestPythonClientSameAsKube(t *testing.T) {
 	py := pythonWithKubernetes(t)
 	s := startServer(t, "")
-	got := runPythonClient(t, py, s.KubeconfigPath())
+	got := runPythonClient(t, py, s.KubeconfigPath(), func(ctx context.Context) error {
+		rev, err := s.Store().CurrentRevision(ctx)
+		if err != nil {
+			return err
+		}
+		return s.Store().Compact(ctx, rev)
+	})
 	record := readKubeRecord(t, pythonClientRecord)
 	sameClient := record[0] == got[0]
 	if _, err := kubeapiserver.Binary(); err != nil {
@@ -61,7 +72,16 @@ func TestPythonClientSameAsKube(t *testing.T) {
 			t.Errorf("kube-apiserver: %v", err)
 		}
 	}()
-	kube := runPythonClient(t, py, k.KubeconfigPath)
+	kube := runPythonClient(t, py, k.KubeconfigPath, func(ctx context.Context) error {
+		// As kube's compactor: compact, then name the revision under the
+		// key kube-apiserver's watch caches learn compactions from.
+		rev, err := k.Compact(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = k.Etcd().Put(ctx, "compact_rev_key", strconv.FormatInt(rev, 10))
+		return err
+	})
 	compareLogs(t, got, kube)
 	if !sameClient && !*updatePythonRecord {
 		t.Logf("answers on record are for %q, not %q: not compared", record[0], got[0])
@@ -97,9 +117,15 @@ func pythonWithKubernetes(t *testing.T) string {
 	return ""
 }
 
+// compactLine is the line the script prints when it wants etcd compacted
+// at its current revision; the test answers with an empty line once it is
+// (or "no" if it could not be).
+const compactLine = "@compact"
+
 // runPythonClient runs testdata/python_client.py against the server of
-// kubeconfig, in the namespace python-client, and returns its lines.
-func runPythonClient(t *testing.T, py, kubeconfig string) []string {
+// kubeconfig, in the namespace python-client, compacting etcd with compact
+// when the script asks, and returns its lines.
+func runPythonClient(t *testing.T, py, kubeconfig string, compact func(context.Context) error) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
@@ -109,15 +135,47 @@ func runPythonClient(t *testing.T, py, kubeconfig string) []string {
 	cmd.Env = append(os.Environ(), "HOME="+dir, "PYTHONDONTWRITEBYTECODE=1")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	stdin, err := cmd.StdinPipe()
 	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if sc.Text() != compactLine {
+			lines = append(lines, sc.Text())
+			continue
+		}
+		answer := "\n"
+		if err := compact(ctx); err != nil {
+			t.Errorf("compacting for the script: %v", err)
+			answer = "no\n"
+		}
+		if _, err := io.WriteString(stdin, answer); err != nil {
+			t.Errorf("answering the script: %v", err)
+		}
+	}
+	scanErr := sc.Err()
+	_ = stdin.Close()
+	if err := cmd.Wait(); err != nil {
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) {
 			t.Fatal(err)
 		}
-		t.Fatalf("python_client.py against %s: %v\nstdout:\n%s\nstderr:\n%s", kubeconfig, err, out, stderr.String())
+		t.Fatalf("python_client.py against %s: %v\nstdout:\n%s\nstderr:\n%s", kubeconfig, err, strings.Join(lines, "\n"), stderr.String())
 	}
-	return strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if scanErr != nil {
+		t.Fatal(scanErr)
+	}
+	return lines
 }
 
 // readKubeRecord reads kube-apiserver's answers to a script, kept in a
