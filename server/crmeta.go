@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 
@@ -24,6 +25,15 @@ import (
 // (decodeMeta: known fields only), what kube's coercer does. A field it
 // leaves equal keeps its bytes as written. Metadata that does not decode
 // into ObjectMeta is left as it is, for validation to refuse.
+//
+// It runs twice on every write, and most fields are already as the
+// coercer leaves them, so equal bytes settle a field before sameJSON
+// decodes both. Each of these encodes a value equal, as decoded, to the
+// coerced one: ObjectMeta's JSON encoding, member by member (the managed
+// fields as setManagedFields writes them); the managed fields with each
+// entry's members in the order of their names (as stored, and as an
+// apply leaves them); the coerced value's own encoding. Only a field
+// none of them matches byte for byte is decoded and compared.
 func coerceCustomMeta(d *doc) {
 	if len(d.meta) == 0 {
 		return
@@ -36,22 +46,72 @@ func coerceCustomMeta(d *doc) {
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(b, &om); err != nil {
 		return
 	}
-	coerced, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&om)
-	if err != nil {
-		return
-	}
+	encoded := encodedMembers(&om)
+	var coerced map[string]any
 	for k, raw := range d.meta {
+		if e, ok := encoded[k]; ok && bytes.Equal(raw, e) {
+			continue
+		}
+		if k == "managedFields" && bytes.Equal(raw, sortedManagedFields(om.ManagedFields)) {
+			continue
+		}
+		if coerced == nil {
+			if coerced, err = runtime.DefaultUnstructuredConverter.ToUnstructured(&om); err != nil {
+				return
+			}
+		}
 		v, ok := coerced[k]
 		if !ok {
 			delete(d.meta, k)
 			continue
 		}
 		nb, err := json.Marshal(v)
-		if err != nil || sameJSON(raw, nb) {
+		if err != nil || bytes.Equal(raw, nb) || sameJSON(raw, nb) {
 			continue
 		}
 		d.meta[k] = nb
 	}
+}
+
+// encodedMembers is om's JSON encoding member by member (none if it does
+// not encode).
+func encodedMembers(om *metav1.ObjectMeta) map[string]json.RawMessage {
+	var members map[string]json.RawMessage
+	if b, err := json.Marshal(om); err == nil {
+		_ = json.Unmarshal(b, &members)
+	}
+	return members
+}
+
+// sortedManagedFieldsEntry is metav1.ManagedFieldsEntry with its members
+// in the order of their names, as an unstructured value encodes them.
+type sortedManagedFieldsEntry struct {
+	APIVersion  string                            `json:"apiVersion,omitempty"`
+	FieldsType  string                            `json:"fieldsType,omitempty"`
+	FieldsV1    *metav1.FieldsV1                  `json:"fieldsV1,omitempty"`
+	Manager     string                            `json:"manager,omitempty"`
+	Operation   metav1.ManagedFieldsOperationType `json:"operation,omitempty"`
+	Subresource string                            `json:"subresource,omitempty"`
+	Time        *metav1.Time                      `json:"time,omitempty"`
+}
+
+// sortedManagedFields encodes entries with each one's members in the
+// order of their names: nil for none (ObjectMeta omits them) and if they
+// do not encode.
+func sortedManagedFields(entries []metav1.ManagedFieldsEntry) []byte {
+	if len(entries) == 0 {
+		return nil
+	}
+	sorted := make([]sortedManagedFieldsEntry, len(entries))
+	for i, e := range entries {
+		sorted[i] = sortedManagedFieldsEntry{APIVersion: e.APIVersion, FieldsType: e.FieldsType, FieldsV1: e.FieldsV1,
+			Manager: e.Manager, Operation: e.Operation, Subresource: e.Subresource, Time: e.Time}
+	}
+	b, err := json.Marshal(sorted)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // sameJSON reports whether the JSON values a and b are equal as decoded.

@@ -53,6 +53,12 @@ func TestKubeCustomResourceMetadataSameAsOurs(t *testing.T) {
 		{"merge patch empties", "PATCH", knobs + "/a", mergePatch, `{"metadata":{"labels":{"l":null},"annotations":{"a":null}}}`},
 		{"json patch empties", "PATCH", knobs + "/a", jsonPatch, `[{"op":"add","path":"/metadata/labels","value":{}},{"op":"replace","path":"/metadata/finalizers","value":[]},{"op":"add","path":"/metadata/ownerReferences","value":[]}]`},
 		{"get again", "GET", knobs + "/a", "", ""},
+		// Metadata as ObjectMeta encodes it, and the same otherwise
+		// spelt: keys in another order, spaces, a fractional time.
+		{"merge patch with labels and managedFields in another order", "PATCH", knobs + "/a", mergePatch,
+			`{"metadata":{"labels":{ "z" : "1", "b":"2" },"annotations":{"a":"1"},"managedFields":[{"time":"2026-01-01T00:00:00.5Z","operation":"Update","manager":"m","fieldsV1":{ "f:spec" : { "f:v" : { } } },"fieldsType":"FieldsV1","apiVersion":"` + group + `/v1"}]}}`},
+		{"merge patch with metadata as encoded", "PATCH", knobs + "/a", mergePatch,
+			`{"metadata":{"labels":{"b":"2","z":"1"},"managedFields":[{"manager":"m","operation":"Update","apiVersion":"` + group + `/v1","time":"2026-01-01T00:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:v":{}}}}]}}`},
 		{"apply with empties", "PATCH", knobs + "/k?fieldManager=m", applyCT, knob("k", `,"labels":{},"annotations":{},"finalizers":[]`)},
 		{"apply with empties again", "PATCH", knobs + "/k?fieldManager=m", applyCT, knob("k", `,"labels":{},"annotations":{}`)},
 		{"status update with empties", "PUT", knobs + "/k/status", jsonCT, knob("k", `,"labels":{},"annotations":{}`)},
