@@ -147,6 +147,7 @@ func crdResourcesOf(d *doc, name string) (rs []*resource, err error) {
 		return nil, fmt.Errorf("crd %s: %w", name, err)
 	}
 	deprecated := crdDeprecationWarnings(typed)
+	replicasPaths := crdReplicasPaths(&spec)
 	singular := names.Singular
 	if singular == "" {
 		singular = strings.ToLower(names.Kind)
@@ -161,6 +162,9 @@ func crdResourcesOf(d *doc, name string) (rs []*resource, err error) {
 			categories: names.Categories, namespaced: spec.Scope == "Namespaced",
 			keyGroup: spec.Group, crd: name, rewriteVersion: served > 1,
 			hasStatus: v.Subresources.Status != nil, scale: v.Subresources.Scale,
+		}
+		if r.scale != nil {
+			r.scale.replicasPaths = replicasPaths
 		}
 		r.strategy = newCRStrategy(r.group, r.version, r.kind, r.namespaced, r.hasStatus, r.scale)
 		r.deprecated = deprecated[v.Name]

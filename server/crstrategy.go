@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/listwatch/listwatch/wire"
@@ -43,6 +44,11 @@ type crScale struct {
 	// StatefulSet, ReplicationController) whose Scale's selector is its
 	// spec.selector written as a string, as kube's scale REST does.
 	builtinSelector bool
+	// replicasPaths maps every version of a CRD to its replicas path
+	// (nil for a CRD version without a scale subresource), as kube's
+	// scale REST gives managedfields.ScaleHandler: a managed-fields entry
+	// of a version not in it is dropped by a write through /scale.
+	replicasPaths managedfields.ResourcePathMappings
 }
 
 // labelSelectorPath is the selector path, "" when the CRD has none.

@@ -35,8 +35,32 @@ func (c *call) scaleFields(cur *doc) (*managedfields.ScaleHandler, error) {
 		}
 	}
 	gv := schema.GroupVersion{Group: c.res.group, Version: c.res.version}
-	path := fieldpath.MakePathOrDie(splitPathAny(c.res.scale.SpecReplicasPath)...)
-	return managedfields.NewScaleHandler(entries, gv, managedfields.ResourcePathMappings{gv.String(): path}), nil
+	paths := c.res.scale.replicasPaths
+	if paths == nil { // a built-in kind: no entry of an older version survives a write
+		paths = managedfields.ResourcePathMappings{gv.String(): replicasPath(c.res.scale.SpecReplicasPath)}
+	}
+	return managedfields.NewScaleHandler(entries, gv, paths), nil
+}
+
+// replicasPath is a scale subresource's specReplicasPath as a field path.
+func replicasPath(specReplicasPath string) fieldpath.Path {
+	return fieldpath.MakePathOrDie(splitPathAny(specReplicasPath)...)
+}
+
+// crdReplicasPaths maps every version of a CRD, served or not, to its
+// replicas path, nil for a version without a scale subresource (kube's
+// crdHandler's replicasPathInCustomResource).
+func crdReplicasPaths(spec *crdSpec) managedfields.ResourcePathMappings {
+	m := managedfields.ResourcePathMappings{}
+	for _, v := range spec.Versions {
+		gv := schema.GroupVersion{Group: spec.Group, Version: v.Name}.String()
+		if sc := v.Subresources.Scale; sc != nil {
+			m[gv] = replicasPath(sc.SpecReplicasPath)
+		} else {
+			m[gv] = nil
+		}
+	}
+	return m
 }
 
 // splitPathAny is splitPath's elements as fieldpath.MakePath takes them.
@@ -66,6 +90,14 @@ var scaleFieldManager = sync.OnceValues(func() (*managedfields.FieldManager, err
 // admission.
 func (c *call) manageScale(s, old *autoscalingv1.Scale) error {
 	if skipManagedFields || c.r.ContentLength > largeBody {
+		return nil
+	}
+	if c.res.crd != "" {
+		// kube-apiserver v1.37's field manager of a custom resource's
+		// Scale converts it with the CRD's converter, which knows no
+		// Scale: the update fails and keeps the live Scale's managed
+		// fields (UpdateNoErrors), so the write is recorded for no one.
+		s.ManagedFields = old.ManagedFields
 		return nil
 	}
 	fm, err := scaleFieldManager()

@@ -1,0 +1,66 @@
+package server
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// managedEntries is an object's managedFields, each as
+// "apiVersion operation subresource fieldsV1" (manager and time left out).
+func managedEntries(t *testing.T, obj map[string]any) []string {
+	t.Helper()
+	var out []string
+	for _, e := range asList(path(obj, "metadata", "managedFields")) {
+		m := e.(map[string]any)
+		fields, err := json.Marshal(m["fieldsV1"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub, _ := m["subresource"].(string)
+		out = append(out, m["apiVersion"].(string)+" "+m["operation"].(string)+" "+sub+" "+string(fields))
+	}
+	return out
+}
+
+func asList(v any) []any { l, _ := v.([]any); return l }
+
+// A write through a custom resource's /scale keeps the managed fields
+// recorded in the CRD's other versions (kube maps every version of the
+// CRD to its replicas path), and records the write for no one: kube's
+// field manager of a custom resource's Scale cannot convert it and keeps
+// the live Scale's entries, so spec.replicas stays with its last manager,
+// relabelled with the request's version.
+func TestScaleManagedFieldsOfCustomResource(t *testing.T) {
+	e := newEnv(t)
+	crd := widgetCRD("Namespaced", "v1", "v1alpha1")
+	for _, v := range crd["spec"].(map[string]any)["versions"].([]any) {
+		v.(map[string]any)["subresources"] = map[string]any{
+			"status": map[string]any{},
+			"scale":  map[string]any{"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"},
+		}
+	}
+	e.must(201, "POST", crdPath, crd)
+	alpha, v1 := "/apis/example.com/v1alpha1/namespaces/default/widgets", "/apis/example.com/v1/namespaces/default/widgets"
+	w := widget("w", "v1alpha1")
+	w["spec"].(map[string]any)["replicas"] = 1
+	e.must(201, "POST", alpha, w)
+	e.must(200, "PATCH", v1+"/w/status", `{"status":{"replicas":1}}`, "Content-Type", "application/merge-patch+json")
+	s := e.must(200, "GET", alpha+"/w/scale", nil)
+	s["spec"] = map[string]any{"replicas": 3}
+	e.must(200, "PUT", alpha+"/w/scale", s)
+	got := managedEntries(t, e.must(200, "GET", v1+"/w", nil))
+	want := []string{
+		`example.com/v1alpha1 Update  {"f:spec":{"f:replicas":{}}}`,
+		`example.com/v1 Update status {"f:status":{".":{},"f:replicas":{}}}`,
+		`example.com/v1alpha1 Update  {"f:spec":{".":{},"f:color":{}}}`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("managed fields after a scale update:\n got  %q\n want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("managed fields after a scale update:\n got  %q\n want %q", got, want)
+			break
+		}
+	}
+}
