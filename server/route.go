@@ -384,6 +384,10 @@ type call struct {
 	// scale: the request is on a custom resource's scale subresource
 	// (scale.go).
 	scale bool
+	// scaleUntyped: the Scale a PUT sent named no apiVersion or kind,
+	// which a custom resource's Scale field manager cannot convert
+	// (scale_fields.go).
+	scaleUntyped bool
 	// finalize: the request is on a namespace's finalize subresource; a
 	// write may change spec.finalizers, not status.
 	finalize bool

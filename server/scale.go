@@ -397,6 +397,7 @@ func (c *call) decodeScale(b []byte, patched bool, bodyErrs strictErrors) (*auto
 	if err != nil {
 		return nil, err
 	}
+	c.scaleUntyped = !patched && (d.kind == "" || d.apiVersion == "")
 	if d.kind == "" {
 		d.kind = "Scale"
 	}

@@ -92,11 +92,11 @@ func (c *call) manageScale(s, old *autoscalingv1.Scale) error {
 	if skipManagedFields || c.r.ContentLength > largeBody {
 		return nil
 	}
-	if c.res.crd != "" {
+	if c.res.crd != "" && c.scaleUntyped {
 		// kube-apiserver v1.37's field manager of a custom resource's
-		// Scale converts it with the CRD's converter, which knows no
-		// Scale: the update fails and keeps the live Scale's managed
-		// fields (UpdateNoErrors), so the write is recorded for no one.
+		// Scale cannot convert one decoded without apiVersion and kind:
+		// the update fails and keeps the live Scale's managed fields
+		// (UpdateNoErrors), so the write is recorded for no one.
 		s.ManagedFields = old.ManagedFields
 		return nil
 	}

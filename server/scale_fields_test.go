@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
@@ -26,10 +27,10 @@ func asList(v any) []any { l, _ := v.([]any); return l }
 
 // A write through a custom resource's /scale keeps the managed fields
 // recorded in the CRD's other versions (kube maps every version of the
-// CRD to its replicas path), and records the write for no one: kube's
-// field manager of a custom resource's Scale cannot convert it and keeps
-// the live Scale's entries, so spec.replicas stays with its last manager,
-// relabelled with the request's version.
+// CRD to its replicas path) and records the write under the scale
+// subresource; a PUT of a Scale without apiVersion and kind is recorded
+// for no one: kube's field manager of a custom resource's Scale cannot
+// convert it and keeps the live Scale's entries.
 func TestScaleManagedFieldsOfCustomResource(t *testing.T) {
 	e := newEnv(t)
 	crd := widgetCRD("Namespaced", "v1", "v1alpha1")
@@ -41,26 +42,29 @@ func TestScaleManagedFieldsOfCustomResource(t *testing.T) {
 	}
 	e.must(201, "POST", crdPath, crd)
 	alpha, v1 := "/apis/example.com/v1alpha1/namespaces/default/widgets", "/apis/example.com/v1/namespaces/default/widgets"
-	w := widget("w", "v1alpha1")
-	w["spec"].(map[string]any)["replicas"] = 1
-	e.must(201, "POST", alpha, w)
-	e.must(200, "PATCH", v1+"/w/status", `{"status":{"replicas":1}}`, "Content-Type", "application/merge-patch+json")
-	s := e.must(200, "GET", alpha+"/w/scale", nil)
-	s["spec"] = map[string]any{"replicas": 3}
-	e.must(200, "PUT", alpha+"/w/scale", s)
-	got := managedEntries(t, e.must(200, "GET", v1+"/w", nil))
-	want := []string{
-		`example.com/v1alpha1 Update  {"f:spec":{"f:replicas":{}}}`,
-		`example.com/v1 Update status {"f:status":{".":{},"f:replicas":{}}}`,
-		`example.com/v1alpha1 Update  {"f:spec":{".":{},"f:color":{}}}`,
+	for _, n := range []string{"u", "t"} {
+		w := widget(n, "v1alpha1")
+		w["spec"].(map[string]any)["replicas"] = 1
+		e.must(201, "POST", alpha, w)
+		e.must(200, "PATCH", v1+"/"+n+"/status", `{"status":{"replicas":1}}`, "Content-Type", "application/merge-patch+json")
 	}
-	if len(got) != len(want) {
-		t.Fatalf("managed fields after a scale update:\n got  %q\n want %q", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("managed fields after a scale update:\n got  %q\n want %q", got, want)
-			break
+	check := func(n, step string, want ...string) {
+		t.Helper()
+		if got := managedEntries(t, e.must(200, "GET", v1+"/"+n, nil)); !slices.Equal(got, want) {
+			t.Errorf("%s's managed fields after %s:\n got  %q\n want %q", n, step, got, want)
 		}
 	}
+	const status = `example.com/v1 Update status {"f:status":{".":{},"f:replicas":{}}}`
+	const color = `example.com/v1alpha1 Update  {"f:spec":{".":{},"f:color":{}}}`
+	untyped := func(n string) string { return `{"metadata":{"name":"` + n + `"},"spec":{"replicas":2}}` }
+	e.must(200, "PUT", alpha+"/u/scale?fieldManager=untyped", untyped("u"))
+	check("u", "an untyped scale update", `example.com/v1alpha1 Update  {"f:spec":{"f:replicas":{}}}`, status, color)
+
+	s := e.must(200, "GET", alpha+"/t/scale", nil)
+	s["spec"] = map[string]any{"replicas": 3}
+	e.must(200, "PUT", alpha+"/t/scale?fieldManager=typed", s)
+	scaled := `example.com/v1alpha1 Update scale {"f:spec":{"f:replicas":{}}}`
+	check("t", "a scale update", scaled, status, color)
+	e.must(200, "PUT", alpha+"/t/scale?fieldManager=untyped", untyped("t"))
+	check("t", "an untyped scale update", scaled, status, color)
 }
