@@ -80,7 +80,7 @@ func TestControllerRuntimeAuditSameAsKube(t *testing.T) {
 		compareLogs(t, got, readKubeRecord(t, controllerRuntimeAuditRecord))
 		return
 	}
-	kcfg := kubeRESTConfig(t)
+	kcfg := ownKubeRESTConfig(t)
 	stopGC := startKubeGC(t, kcfg)
 	kube := controllerRuntimeAuditScript(t, kcfg, "kube")
 	stopGC()

@@ -63,7 +63,7 @@ func TestControllerRuntimeSameAsKube(t *testing.T) {
 		compareLogs(t, got, readKubeRecord(t, controllerRuntimeRecord))
 		return
 	}
-	kube := controllerRuntimeScript(t, kubeRESTConfig(t), "kube")
+	kube := controllerRuntimeScript(t, ownKubeRESTConfig(t), "kube")
 	compareLogs(t, got, kube)
 	checkKubeRecord(t, controllerRuntimeRecord, kube, *updateControllerRuntimeRecord, "-update-controller-runtime-record")
 }

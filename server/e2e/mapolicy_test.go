@@ -224,8 +224,34 @@ func compareLogs(t *testing.T, got, want []string) {
 
 // kubeRESTConfig is the real kube-apiserver's admin client configuration.
 func kubeRESTConfig(t *testing.T) *rest.Config {
-	cfg := kubeServer(t).AdminConfig()
+	return adminRESTConfig(kubeServer(t))
+}
+
+// adminRESTConfig is the admin's rest.Config for kube-apiserver s.
+func adminRESTConfig(s *kubeapiserver.Server) *rest.Config {
+	cfg := s.AdminConfig()
 	return &rest.Config{Host: cfg.Host, BearerToken: cfg.BearerToken, TLSClientConfig: rest.TLSClientConfig{CAData: cfg.CAData}}
+}
+
+// ownKubeRESTConfig starts a kube-apiserver for t alone, stopped when t
+// ends, and returns the admin's rest.Config for it: for a script that
+// makes fixed names (its namespace), which the package's shared
+// kube-apiserver, with no namespace controller to finish a deletion,
+// would still hold when the test runs again (-count).
+func ownKubeRESTConfig(t *testing.T) *rest.Config {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	k, err := kubeapiserver.Start(ctx, kubeapiserver.Options{})
+	if err != nil {
+		t.Fatalf("kube-apiserver: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := k.Close(); err != nil {
+			t.Errorf("kube-apiserver: %v", err)
+		}
+	})
+	return adminRESTConfig(k)
 }
 
 // paramAuthzScript: alice may create policies and bindings but not read
