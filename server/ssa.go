@@ -545,20 +545,30 @@ func (c *call) authorizeCreate() error {
 	if c.s.authz == nil {
 		return nil
 	}
+	u, create, d, reason, err := c.authorizeAs("create")
+	switch {
+	case create == nil:
+		return err
+	case d == auth.DecisionAllow:
+		return nil
+	case err != nil:
+		return wire.NewInternalError(err)
+	}
+	return filters.Forbidden(u, create, reason)
+}
+
+// authorizeAs asks the authorizer whether the request's user may do what
+// the request does with verb instead: the user, the attributes asked
+// about (nil, with an error, without request info) and the answer.
+func (c *call) authorizeAs(verb string) (*request.User, *request.Info, auth.Decision, string, error) {
 	ctx := c.r.Context()
 	info, ok := request.InfoFrom(ctx)
 	if !ok {
-		return wire.NewInternalError(errors.New("no request info"))
+		return nil, nil, 0, "", wire.NewInternalError(errors.New("no request info"))
 	}
-	create := *info
-	create.Verb = "create"
+	as := *info
+	as.Verb = verb
 	u, _ := request.UserFrom(ctx)
-	d, reason, err := c.s.authz.Authorize(ctx, u, &create)
-	if d == auth.DecisionAllow {
-		return nil
-	}
-	if err != nil {
-		return wire.NewInternalError(err)
-	}
-	return filters.Forbidden(u, &create, reason)
+	d, reason, err := c.s.authz.Authorize(ctx, u, &as)
+	return u, &as, d, reason, err
 }

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/listwatch/listwatch/server/auth"
-	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -116,15 +115,10 @@ func (c *call) authorizeUnsafeDelete() error {
 	if c.s.authz == nil {
 		return nil
 	}
-	ctx := c.r.Context()
-	info, ok := request.InfoFrom(ctx)
-	if !ok {
-		return wire.NewInternalError(errors.New("no request info"))
+	_, as, d, reason, err := c.authorizeAs(unsafeDeleteVerb)
+	if as == nil {
+		return err
 	}
-	unsafe := *info
-	unsafe.Verb = unsafeDeleteVerb
-	u, _ := request.UserFrom(ctx)
-	d, reason, err := c.s.authz.Authorize(ctx, u, &unsafe)
 	gr := schema.GroupResource{Group: c.res.group, Resource: c.res.plural}
 	switch {
 	case d == auth.DecisionAllow:
