@@ -58,14 +58,24 @@ func TestControllerRuntimeSameAsKube(t *testing.T) {
 	ctrllog.SetLogger(logr.Discard())
 	s := startServer(t, "")
 	got := controllerRuntimeScript(t, restConfig(t, s), "serve")
+	sameAsKubeOrRecord(t, got, controllerRuntimeRecord, *updateControllerRuntimeRecord, "-update-controller-runtime-record",
+		func() []string { return controllerRuntimeScript(t, ownKubeRESTConfig(t), "kube") })
+}
+
+// sameAsKubeOrRecord compares a script's lines on serve, got, with the
+// same script's on a kube-apiserver, run by kube, and checks the record
+// (rewriting it when update, the flag named flagName, is set); without
+// the binary, got is compared with the record.
+func sameAsKubeOrRecord(t *testing.T, got []string, record string, update bool, flagName string, kube func() []string) {
+	t.Helper()
 	if _, err := kubeapiserver.Binary(); err != nil {
 		t.Logf("no kube-apiserver (%v): comparing with its answers on record", err)
-		compareLogs(t, got, readKubeRecord(t, controllerRuntimeRecord))
+		compareLogs(t, got, readKubeRecord(t, record))
 		return
 	}
-	kube := controllerRuntimeScript(t, ownKubeRESTConfig(t), "kube")
-	compareLogs(t, got, kube)
-	checkKubeRecord(t, controllerRuntimeRecord, kube, *updateControllerRuntimeRecord, "-update-controller-runtime-record")
+	want := kube()
+	compareLogs(t, got, want)
+	checkKubeRecord(t, record, want, update, flagName)
 }
 
 // crtReconciler keeps, for every ConfigMap labelled app=crt, a Secret
@@ -409,6 +419,7 @@ func controllerRuntimeScript(t *testing.T, cfg *rest.Config, name string) []stri
 	for _, m := range g.GetManagedFields() {
 		gm = append(gm, fmt.Sprintf("%s %s %s %s", m.Manager, m.Operation, m.Subresource, m.FieldsV1.String()))
 	}
+	slices.Sort(gm) // their order depends on when seconds begin (managedOf)
 	logf("gadget after status apply: %s; managers [%s]", gen(g), strings.Join(gm, "; "))
 
 	// A deleted ConfigMap: the reconciler finds it gone; its Secret stays
