@@ -137,8 +137,10 @@ func comparable(m map[string]any) string {
 					delete(mf, "time")
 				}
 			}
-			// Compared as a set: after /scale writes kube orders the
-			// entries by times the test cannot see (a known difference).
+			// Compared as a set: kube's field manager orders the
+			// entries of one operation by their time in seconds, so
+			// their order depends on when a second began, on either
+			// server.
 			sort.Slice(mfs, func(i, j int) bool { return jsonOf(mfs[i]) < jsonOf(mfs[j]) })
 		}
 	}
