@@ -141,9 +141,16 @@ func (c *call) writeDeletedCode(code int, value []byte, cur *doc) error {
 }
 
 // writeStatus writes a successful request's Status, in protobuf when
-// asked for, else in JSON.
+// asked for, else in JSON: in the media type of the answer negotiated
+// (output), as kube's handlers pass a Status through the transformation
+// asked for, so partial metadata asked for in protobuf is a protobuf
+// Status too (an eviction's, a binding's).
 func (c *call) writeStatus(code int, st *wire.Status) error {
-	if errorMedia(c.r.Header.Get("Accept")) == mediaProto {
+	proto := errorMedia(c.r.Header.Get("Accept")) == mediaProto
+	if out, err := c.output(); err == nil {
+		proto = out.proto
+	}
+	if proto {
 		b, err := protoStatus(st)
 		if err != nil {
 			return err

@@ -123,6 +123,15 @@ func acceptBefore(a, b acceptClause) bool {
 // as JSON or YAML; a q of 0 is no refusal (kube ignores it). An empty
 // header is JSON; nothing acceptable is a 406.
 func negotiate(accept string, r *resource) (output, error) {
+	return negotiateTables(accept, r, true)
+}
+
+// negotiateTables is negotiate for an endpoint whose kube storage makes
+// Tables (tables) or not: kube's handlers offer a Table only when the
+// storage is a TableConvertor (RequestScope.AllowsMediaTypeTransform), so
+// a clause asking for one is passed over there, as one it cannot serve
+// (tableConverts).
+func negotiateTables(accept string, r *resource, tables bool) (output, error) {
 	if accept == "" {
 		return output{}, nil
 	}
@@ -137,7 +146,7 @@ func negotiate(accept string, r *resource) (output, error) {
 			if c.typ != typ && c.typ != "*" || c.sub != sub && c.sub != "*" {
 				continue
 			}
-			if out, ok := acceptParams(c.params, mt, true); ok {
+			if out, ok := acceptParams(c.params, mt, true); ok && (tables || out.form != formTable) {
 				out.yaml = mt == contentYAML
 				return out, nil
 			}
@@ -193,7 +202,7 @@ func (c *call) acceptable(info *request.Info) error {
 // request (a watch's is then checked by streamable).
 func (c *call) output() (output, error) {
 	if !c.negotiated {
-		c.out, c.outErr = negotiate(c.r.Header.Get("Accept"), c.res)
+		c.out, c.outErr = negotiateTables(c.r.Header.Get("Accept"), c.res, !c.noTable)
 		c.negotiated = true
 	}
 	return c.out, c.outErr

@@ -37,13 +37,17 @@ func (c *call) writeProtoObject(code int, out output, value []byte) error {
 // answers with (a Scale, a TokenRequest), of apiVersion and kind, in the
 // negotiated media type, as kube's handlers encode a subresource's
 // object with the codecs of the built-in kinds: protobuf when asked for
-// (output), else JSON (YAML is converted from it: yamlresp.go).
-func (c *call) writeExternal(code int, apiVersion, kind string, obj protoMarshaler) error {
+// (output), else JSON (YAML is converted from it: yamlresp.go); or in the
+// meta.k8s.io form asked for (writeTransformed).
+func (c *call) writeExternal(code int, apiVersion, kind string, obj subresourceObject) error {
 	out, err := c.output()
 	if err != nil {
 		return err
 	}
-	if out.proto && out.form == formJSON {
+	if out.form != formJSON {
+		return c.writeTransformed(code, out, obj) // subtable.go
+	}
+	if out.proto {
 		raw, err := obj.Marshal()
 		if err != nil {
 			return wire.NewInternalError(err)

@@ -306,7 +306,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 	}
 	ctx := trace.WithTrace(r.Context(), tr)
 	req := &call{s: s, w: w, r: r.WithContext(ctx), res: res, ns: ns, name: info.Name, tr: tr, status: statusOK, warn: &responseWarnings{},
-		scale: servesScale(res, info), finalize: info.Subresource == "finalize", sub: servesSub(res, info)}
+		scale: servesScale(res, info), finalize: info.Subresource == "finalize", sub: servesSub(res, info),
+		noTable: !tableConverts(res, info)}
 	if res.deprecated != "" {
 		req.warnStrict(strictErrors{res.deprecated})
 	}
@@ -425,6 +426,9 @@ type call struct {
 	// allocated finishes a Service's cluster IP and node port
 	// allocation (servicealloc.go); nil if none is pending.
 	allocated genericregistry.FinishFunc
+	// noTable: kube's storage behind the endpoint makes no Tables, so
+	// none is offered (tableConverts, subtable.go).
+	noTable bool
 	// negotiated says out and outErr hold the negotiation of the
 	// response's form (output), done once per request.
 	negotiated bool
