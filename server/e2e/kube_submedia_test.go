@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +23,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -38,18 +41,41 @@ var subMediaAccepts = []string{
 	"application/yaml;q=0.9, application/vnd.kubernetes.protobuf;q=0.8",
 }
 
+// subMetaAccepts are the Accept headers asking for a meta.k8s.io form
+// of a subresource's answer: a Table (which only the subresources whose
+// kube storage converts to Tables give: status, scale; another is a 406,
+// or its fallback's media type), PartialObjectMetadata (of v1 and
+// v1beta1, in JSON, YAML and protobuf, with and without a fallback) and
+// PartialObjectMetadataList (one object is none: a 406).
+var subMetaAccepts = []string{
+	"application/json;as=Table;v=v1;g=meta.k8s.io",
+	"application/json;as=Table;v=v1;g=meta.k8s.io, application/json",
+	"application/json;as=Table;v=v1beta1;g=meta.k8s.io, application/json",
+	"application/yaml;as=Table;v=v1;g=meta.k8s.io, application/vnd.kubernetes.protobuf",
+	"application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io",
+	"application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io, application/json",
+	"application/json;as=PartialObjectMetadata;v=v1beta1;g=meta.k8s.io",
+	"application/yaml;as=PartialObjectMetadata;v=v1;g=meta.k8s.io",
+	"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;v=v1;g=meta.k8s.io",
+	"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;v=v1beta1;g=meta.k8s.io, application/json",
+	"application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io",
+	"application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io, application/json",
+}
+
 // TestKubeSubresourceMediaSameAsOurs sends the same requests to every
 // subresource serve serves (scale of the built-in workloads and of a
 // custom resource, status, pods' ephemeralcontainers, resize, binding and
 // eviction, a service account's token, a namespace's status and
-// finalize, a CertificateSigningRequest's approval and status) with each Accept header of subMediaAccepts and, for writes,
+// finalize, a CertificateSigningRequest's approval and status) with each
+// Accept header of subMediaAccepts and subMetaAccepts and, for writes,
 // bodies in JSON, YAML and protobuf: kube-apiserver and serve answer with
 // the same code and content type, a protobuf Status byte for byte, and
 // any other body with the same content once decoded and the values that
-// differ between two servers masked. Errors (404, 409, 422, 400) come in
-// the negotiated media type too.
+// differ between two servers masked (and a Table's ages). Errors (404,
+// 409, 422, 400) come in the negotiated media type too.
 func TestKubeSubresourceMediaSameAsOurs(t *testing.T) {
 	kube, ours, ns := sideBySide(t)
+	accepts := slices.Concat(subMediaAccepts, subMetaAccepts)
 	gv := customResourcesSideBySide(t, ns, kube, ours)
 	group := strings.Split(gv, "/")[2]
 	api, apps := "/api/v1/namespaces/"+ns, "/apis/apps/v1/namespaces/"+ns
@@ -66,7 +92,7 @@ func TestKubeSubresourceMediaSameAsOurs(t *testing.T) {
 	}
 	pods := []string{"p", "evicted"}
 	bodyTypes := []string{jsonCT, "application/yaml", "application/vnd.kubernetes.protobuf"}
-	for i := range len(bodyTypes) * len(subMediaAccepts) {
+	for i := range len(bodyTypes) * len(accepts) {
 		pods = append(pods, fmt.Sprintf("bound-%d", i))
 	}
 	for _, p := range pods {
@@ -183,7 +209,7 @@ func TestKubeSubresourceMediaSameAsOurs(t *testing.T) {
 	// a pod of its own.
 	i := 0
 	for _, ct := range bodyTypes {
-		for _, accept := range subMediaAccepts {
+		for _, accept := range accepts {
 			name := fmt.Sprintf("bound-%d", i)
 			i++
 			bind := &corev1.Binding{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Binding"},
@@ -192,9 +218,23 @@ func TestKubeSubresourceMediaSameAsOurs(t *testing.T) {
 		}
 	}
 	for _, r := range reqs {
-		for _, accept := range subMediaAccepts {
+		for _, accept := range accepts {
 			compare(r.method, r.path, accept, r.ctype, r.body)
 		}
+	}
+	// A Table of a subresource with each includeObject; the status of a
+	// CustomResourceDefinition, whose storage makes no Table (its
+	// fallback would show conditions' times, its metadata the status
+	// controller's managedFields, which serve's does not record: neither
+	// is compared).
+	for _, p := range []string{apps + "/deployments/web/scale", gizmos + "/g/scale", api + "/pods/p/status", gizmos + "/g/status"} {
+		for _, q := range []string{"?includeObject=None", "?includeObject=Object", "?includeObject=Metadata", "?includeObject=bogus"} {
+			compare("GET", p+q, subMetaAccepts[0], "", "")
+		}
+	}
+	crdStatus := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos." + group + "/status"
+	for _, accept := range []string{subMetaAccepts[0], subMetaAccepts[10]} {
+		compare("GET", crdStatus, accept, "", "")
 	}
 }
 
@@ -246,7 +286,7 @@ func (c *rawClient) mediaAnswer(method, path, accept, ctype, body string) string
 	var j []byte
 	switch {
 	case strings.HasPrefix(ct, "application/vnd.kubernetes.protobuf"):
-		obj, gvk, err := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Decode(b, nil, nil)
+		obj, gvk, err := protobuf.NewSerializer(mediaScheme, mediaScheme).Decode(b, nil, nil)
 		if err != nil {
 			return out + fmt.Sprintf("undecodable %v: %q", err, b)
 		}
@@ -272,6 +312,19 @@ func (c *rawClient) mediaAnswer(method, path, accept, ctype, body string) string
 	return out + jsonOf(maskVolatile(v))
 }
 
+// mediaScheme decodes the protobuf answers mediaAnswer compares: client-go's
+// kinds and meta.k8s.io's (partial metadata of v1 and v1beta1).
+var mediaScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
+	for _, add := range []func(*runtime.Scheme) error{scheme.AddToScheme, metav1.AddMetaToScheme, metav1beta1.AddMetaToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}()
+
 // maskVolatile replaces the values two servers give differently (uids,
 // resourceVersions, times, tokens, the requester's extra) in a decoded
 // JSON value.
@@ -291,7 +344,18 @@ func maskVolatile(v any) any {
 					}
 					slices.SortFunc(entries, func(a, b any) int { return strings.Compare(jsonOf(a), jsonOf(b)) })
 				}
+			case "cells":
+				// A Table's ages ("5s"), which the two servers'
+				// objects may not share.
+				if cells, ok := x.([]any); ok {
+					for i, c := range cells {
+						if s, ok := c.(string); ok && ageRE.MatchString(s) {
+							cells[i] = "<age>"
+						}
+					}
+				}
 			case "uid", "resourceVersion", "creationTimestamp", "time", "token", "expirationTimestamp", "startTime",
+				"lastUpdateTime", "lastTransitionTime", // a condition's, set by each server's clock
 				"extra": // a CSR's requester's: the client certificate's fingerprint
 				v[k] = "X"
 			default:
@@ -307,3 +371,6 @@ func maskVolatile(v any) any {
 	}
 	return v
 }
+
+// ageRE is a Table cell of an age.
+var ageRE = regexp.MustCompile(`^[0-9]+s$`)
