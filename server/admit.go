@@ -108,12 +108,21 @@ func (c *call) decodeBody() (*doc, error) {
 		// body; it fills in only a built-in kind's.
 		err = kubeDecodeErrorCR(c.res, b, sent, c.fieldValidation() != fieldValidationIgnore)
 	}
+	// A custom resource of another version of its group (or another
+	// group) is refused by kube's handler once its decoder has decoded
+	// it, strictly, by the schema of the version it names: the strict
+	// errors come first (a 400 under Strict, warnings under Warn).
+	var otherVersion error
 	if err == nil {
 		err = c.checkType(d)
 		if err != nil && !builtin && fromProto == nil && d.apiVersion == "" {
 			if serr := c.strictWithoutAPIVersion(typ == contentYAML, b, sent); serr != nil {
 				err = serr
 			}
+		} else if err != nil && c.res.schema != nil && !c.scale && fromProto == nil && d.apiVersion != c.res.apiVersion() {
+			// (A body the decoder cannot read, its metadata say, is
+			// that error alone.)
+			otherVersion, err = err, kubeDecodeErrorCR(c.res, b, sent, c.fieldValidation() != fieldValidationIgnore)
 		}
 	}
 	if err == nil && fromProto == nil && c.fieldValidation() != fieldValidationIgnore {
@@ -146,6 +155,9 @@ func (c *call) decodeBody() (*doc, error) {
 	}
 	if err := c.checkDecoded(d); err != nil {
 		return nil, err
+	}
+	if otherVersion != nil {
+		return nil, otherVersion
 	}
 	if fromProto == nil && (t != nil || !builtin) {
 		c.body, c.sent = b, sent
@@ -356,9 +368,11 @@ func (c *call) prepareUpdate(d, old *doc) error {
 		mf, hasMF := d.meta["managedFields"]
 		d.meta, d.rest = cloneRaw(old.meta), cloneRaw(old.rest)
 		if c.res.crd != "" && old.kind != "" {
-			// kube's status strategy copies the whole stored object, its
-			// kind too: a body of another kind is not refused.
+			// kube's status strategy copies the whole stored object, as
+			// the request's version reads it, its kind and apiVersion
+			// too: a body of another kind or version is not refused.
 			d.kind = old.kind
+			d.apiVersion = c.res.apiVersion()
 		}
 		if hasMF { // computed for this write (ssa.go), kept as kube's strategy keeps them
 			d.meta["managedFields"] = mf

@@ -195,6 +195,28 @@ func crdResourcesOf(d *doc, name string) (rs []*resource, err error) {
 		}
 		rs = append(rs, r)
 	}
+	schemas := map[string]*crSchema{}
+	for _, v := range spec.Versions {
+		var cs *crSchema
+		for _, r := range rs {
+			if r.version == v.Name {
+				cs = r.schema
+			}
+		}
+		if cs == nil {
+			// A version not served: only its structural schema, as
+			// kube's handler builds one for every version.
+			if s, err := crStructural(typed, v.Name); err == nil && s != nil {
+				cs = &crSchema{structural: s, preserveUnknownFields: typed.Spec.PreserveUnknownFields}
+			}
+		}
+		if cs != nil {
+			schemas[v.Name] = cs
+		}
+	}
+	for _, r := range rs {
+		r.versionSchemas = schemas
+	}
 	return rs, nil
 }
 

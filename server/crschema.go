@@ -140,26 +140,9 @@ func crdDefinition(d *doc) (*apiextensionsv1.CustomResourceDefinition, error) {
 // kube's CRD handler does when it starts serving a CRD. A version without
 // a schema gets none (nil, nil).
 func newCRSchema(crd *apiextensionsv1.CustomResourceDefinition, v string, kind string, namespaced bool, status bool, scale *crScale) (*crSchema, error) {
-	val, err := apiextensionshelpers.GetSchemaForVersion(crd, v)
-	if err != nil {
+	internal, s, err := crInternalSchema(crd, v)
+	if err != nil || s == nil {
 		return nil, err
-	}
-	if val == nil || val.OpenAPIV3Schema == nil {
-		return nil, nil
-	}
-	internal := &apiextensionsinternal.CustomResourceValidation{}
-	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(val, internal, nil); err != nil {
-		return nil, fmt.Errorf("converting the schema of %s: %w", v, err)
-	}
-	s, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
-	if err != nil {
-		return nil, fmt.Errorf("the schema of %s is not structural: %w", v, err)
-	}
-	if !crd.Spec.PreserveUnknownFields {
-		s = s.DeepCopy()
-		if err := structuraldefaulting.PruneDefaults(s); err != nil {
-			return nil, fmt.Errorf("pruning the defaults of %s: %w", v, err)
-		}
 	}
 	validator, _, err := apiservervalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
 	if err != nil {
@@ -207,6 +190,41 @@ func newCRSchema(crd *apiextensionsv1.CustomResourceDefinition, v string, kind s
 		strategy: strategy, statusStrategy: customresource.NewStatusStrategy(strategy), table: table,
 		coerceReads: !crd.Spec.PreserveUnknownFields && readsCoerce(s),
 	}, nil
+}
+
+// crStructural is the structural schema of version v of crd (nil if it
+// has none), its defaults pruned as kube's handler prunes them.
+func crStructural(crd *apiextensionsv1.CustomResourceDefinition, v string) (*structuralschema.Structural, error) {
+	_, s, err := crInternalSchema(crd, v)
+	return s, err
+}
+
+// crInternalSchema is the validation schema of version v of crd in
+// apiextensions' internal version and its structural schema (nil, nil if
+// it has none), defaults pruned unless the CRD preserves unknown fields.
+func crInternalSchema(crd *apiextensionsv1.CustomResourceDefinition, v string) (*apiextensionsinternal.CustomResourceValidation, *structuralschema.Structural, error) {
+	val, err := apiextensionshelpers.GetSchemaForVersion(crd, v)
+	if err != nil {
+		return nil, nil, err
+	}
+	if val == nil || val.OpenAPIV3Schema == nil {
+		return nil, nil, nil
+	}
+	internal := &apiextensionsinternal.CustomResourceValidation{}
+	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(val, internal, nil); err != nil {
+		return nil, nil, fmt.Errorf("converting the schema of %s: %w", v, err)
+	}
+	s, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the schema of %s is not structural: %w", v, err)
+	}
+	if !crd.Spec.PreserveUnknownFields {
+		s = s.DeepCopy()
+		if err := structuraldefaulting.PruneDefaults(s); err != nil {
+			return nil, nil, fmt.Errorf("pruning the defaults of %s: %w", v, err)
+		}
+	}
+	return internal, s, nil
 }
 
 // ageDescription is kube's description of a CR's default Age column.
@@ -313,6 +331,12 @@ func setContent(d *doc, u, was map[string]any) error {
 // the request's fieldValidation (a 400 under Strict, warnings under Warn).
 func (c *call) schemaCoerce(d *doc, report bool) error {
 	cs := c.res.schema
+	if report {
+		// The request's own object: coerced by the version it names.
+		if cs = c.bodySchema(d); cs == nil {
+			return nil
+		}
+	}
 	u, err := toUnstructured(d)
 	if err != nil {
 		return err
@@ -362,7 +386,10 @@ func (c *call) schemaUnknownFields(d *doc, body []byte) error {
 		return wire.NewInternalError(err)
 	}
 	u := &unstructured.Unstructured{Object: obj}
-	unknown, err := c.res.schema.coerce(u.Object)
+	var unknown []string
+	if cs := c.bodySchema(d); cs != nil {
+		unknown, err = cs.coerce(u.Object)
+	}
 	if err != nil {
 		return wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
 			c.res.kind, c.res.version, c.res.kind, err))
@@ -392,6 +419,41 @@ func (c *call) schemaUnknownFields(d *doc, body []byte) error {
 		d.strict = append(d.strict, fmt.Sprintf("unknown field %q", p))
 	}
 	return nil
+}
+
+// bodySchema is the schema by which kube's decoder of a custom resource
+// coerces d, an object sent to c's version (a create's or update's body,
+// a patch's result): its unstructuredSchemaCoercer and defaulter take the
+// version d's apiVersion names, not the endpoint's, so a body of another
+// version of the group is pruned and defaulted by that version's schema
+// (served or not; one the CRD does not have has none, which keeps only
+// apiVersion, kind and metadata), before the handler or the validator
+// refuses its version. An object of another group or kind is left alone
+// (nil).
+func (c *call) bodySchema(d *doc) *crSchema {
+	gv, err := schema.ParseGroupVersion(d.apiVersion)
+	if err != nil || gv.Group != c.res.group || d.kind != c.res.kind {
+		return nil
+	}
+	if gv.Version == c.res.version {
+		return c.res.schema
+	}
+	if cs, ok := c.res.versionSchemas[gv.Version]; ok {
+		return cs
+	}
+	return &crSchema{preserveUnknownFields: c.res.schema.preserveUnknownFields}
+}
+
+// bodyVersion is the version kube's decoder names in its 400 for a body
+// it decoded strictly: the one the body's apiVersion gives (a custom
+// resource's), else the endpoint's.
+func (c *call) bodyVersion(d *doc) string {
+	if c.res.crd != "" && d.apiVersion != "" {
+		if gv, err := schema.ParseGroupVersion(d.apiVersion); err == nil {
+			return gv.Version
+		}
+	}
+	return c.res.version
 }
 
 func isDuplicateError(e string) bool { return strings.HasPrefix(e, "duplicate field ") }

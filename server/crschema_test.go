@@ -252,3 +252,99 @@ func TestCRDNonStructuralSchemaRefused(t *testing.T) {
 		t.Fatalf("causes %q", c)
 	}
 }
+
+// A body naming another version of the group is coerced by that
+// version's schema, as kube's decoder coerces it (by the version its
+// apiVersion names, served or not; a version the CRD does not have keeps
+// nothing but apiVersion, kind and metadata; another group is left
+// alone): its unknown fields are warnings (a 400 naming that version
+// under Strict) before the handler refuses the version, a patch's before
+// the validator does, and a status patch naming v2 gets v2's defaults.
+func TestCustomResourceOtherVersionCoercedByItsSchema(t *testing.T) {
+	e := newEnv(t)
+	version := func(name string, served, storage bool, spec, status string) map[string]any {
+		var s any
+		if err := json.Unmarshal([]byte(`{"type":"object","properties":{"spec":{"type":"object","properties":{`+spec+
+			`}},"status":{"type":"object","properties":{`+status+`}}}}`), &s); err != nil {
+			t.Fatal(err)
+		}
+		return map[string]any{"name": name, "served": served, "storage": storage,
+			"subresources": map[string]any{"status": map[string]any{}},
+			"schema":       map[string]any{"openAPIV3Schema": s}}
+	}
+	crd := gadgetCRD(t, gadgetSchema, nil)
+	crd["spec"].(map[string]any)["versions"] = []any{
+		version("v1", true, true, `"a":{"type":"integer"},"b":{"type":"string"}`, `"ready":{"type":"boolean"},"phase":{"type":"string"}`),
+		version("v2", true, false, `"a":{"type":"integer"},"c":{"type":"string","default":"dc"}`, `"ready":{"type":"boolean"},"phase":{"type":"string","default":"P"}`),
+		version("v3", false, false, `"b":{"type":"string"}`, `"ready":{"type":"boolean"}`),
+	}
+	e.must(201, "POST", crdPath, crd)
+	body := func(apiVersion, name string) string {
+		return `{"apiVersion":"` + apiVersion + `","kind":"Gadget","metadata":{"name":"` + name + `"},"spec":{"a":1,"b":"x","c":"y"}}`
+	}
+	e.must(201, "POST", gadgets, `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"},"spec":{"a":1,"b":"x"}}`)
+	mismatch := func(v string) string {
+		return "the API version in the data (" + v + ") does not match the expected API version (example.com/v1)"
+	}
+	unknown := func(paths ...string) []string {
+		var out []string
+		for _, p := range paths {
+			out = append(out, `299 - "unknown field \"`+p+`\""`)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		method, path, apiVersion string
+		warnings                 []string
+	}{
+		{"POST", gadgets, "example.com/v2", unknown("spec.b")},
+		{"POST", gadgets + "?dryRun=All", "example.com/v2", unknown("spec.b")},
+		{"POST", gadgets + "?fieldValidation=Warn", "example.com/v3", unknown("spec.a", "spec.c")},
+		{"POST", gadgets, "example.com/v9", unknown("spec")},
+		{"POST", gadgets, "other.example.com/v2", nil},
+		{"PUT", gadgets + "/g", "example.com/v2", unknown("spec.b")},
+		{"PUT", gadgets + "/g/status", "example.com/v9", unknown("spec")},
+		{"POST", gadgets + "?fieldValidation=Ignore", "example.com/v2", nil},
+	} {
+		name := "n"
+		if c.method == "PUT" {
+			name = "g"
+		}
+		r := e.do(c.method, c.path, body(c.apiVersion, name))
+		if r.code != 400 || !strings.Contains(string(r.body), mismatch(c.apiVersion)) || !slices.Equal(warnings(r), c.warnings) {
+			t.Errorf("%s %s of %s: %d %q %s, want 400 %q", c.method, c.path, c.apiVersion, r.code, warnings(r), r.body, c.warnings)
+		}
+	}
+	e.expectStatus(400, "BadRequest", `Gadget in version "v2" cannot be handled as a Gadget: strict decoding error: unknown field "spec.b"`,
+		"POST", gadgets+"?fieldValidation=Strict", body("example.com/v2", "n"))
+	e.expectStatus(400, "BadRequest", mismatch("other.example.com/v2"),
+		"POST", gadgets+"?fieldValidation=Strict", body("other.example.com/v2", "n"))
+	// A body the decoder cannot read is that error alone, even unchecked.
+	e.expectStatus(400, "BadRequest", `Gadget in version "v2" cannot be handled as a Gadget: json: cannot unmarshal bool into Go struct field ObjectMeta.name of type string`,
+		"POST", gadgets+"?fieldValidation=Ignore", `{"apiVersion":"example.com/v2","kind":"Gadget","metadata":{"name":false},"spec":{"b":"x"}}`)
+	// A body for v2 sent to v2 is v2's: c is known, b is not.
+	r := e.do("POST", "/apis/example.com/v2/namespaces/default/gadgets", body("example.com/v1", "n"))
+	if r.code != 400 || !slices.Equal(warnings(r), unknown("spec.c")) {
+		t.Errorf("v1 body to v2: %d %q %s", r.code, warnings(r), r.body)
+	}
+
+	merge := []string{"Content-Type", "application/merge-patch+json"}
+	r = e.do("PATCH", gadgets+"/g", `{"apiVersion":"example.com/v2"}`, merge...)
+	if r.code != 422 || !strings.Contains(string(r.body), `apiVersion: Invalid value: \"example.com/v2\": must be example.com/v1`) || !slices.Equal(warnings(r), unknown("spec.b")) {
+		t.Errorf("patch to v2: %d %q %s", r.code, warnings(r), r.body)
+	}
+	m := e.expectStatus(422, "Invalid", "", "PATCH", gadgets+"/g?fieldValidation=Strict", `{"apiVersion":"example.com/v9"}`, merge...)
+	if msg := m["message"].(string); !strings.HasSuffix(msg, `strict decoding error: unknown field "spec"`) {
+		t.Errorf("patch to v9 under Strict: %q", msg)
+	}
+	// The status strategy keeps the stored object, v1, with the status
+	// decoded as v2: its default is set, its unknown spec field warned of.
+	r = e.do("PATCH", gadgets+"/g/status", `{"apiVersion":"example.com/v2","status":{"ready":true}}`, merge...)
+	if r.code != 200 || !slices.Equal(warnings(r), unknown("spec.b")) {
+		t.Fatalf("status patch naming v2: %d %q %s", r.code, warnings(r), r.body)
+	}
+	got := e.must(200, "GET", gadgets+"/g", nil)
+	if got["apiVersion"] != "example.com/v1" || path(got, "status", "phase") != "P" || path(got, "spec", "b") != "x" || path(got, "spec", "c") != nil {
+		t.Errorf("after the status patch: %v", got)
+	}
+}

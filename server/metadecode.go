@@ -194,7 +194,7 @@ func (c *call) checkDecoded(d *doc) error {
 			kind = d.kind
 		}
 		return wire.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s",
-			kind, c.res.version, kind, d.strict.message()))
+			kind, c.bodyVersion(d), kind, d.strict.message()))
 	case fieldValidationIgnore:
 		return nil
 	}

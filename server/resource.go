@@ -70,6 +70,10 @@ type resource struct {
 	// schema is what the CRD version's schema decides for its objects
 	// (crschema.go); nil for built-ins and versions without a schema.
 	schema *crSchema
+	// versionSchemas are the schemas of every version of the CRD, served
+	// or not, by name (those without one absent): kube's decoder coerces
+	// a body by the version its apiVersion names (bodySchema).
+	versionSchemas map[string]*crSchema
 	// reader serves LIST and WATCH of the resource's objects; the
 	// registry sets it when it registers the resource, and closes it when
 	// this definition of the resource is replaced or removed.
