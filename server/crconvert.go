@@ -397,9 +397,17 @@ func (cv *crConversion) one(key string, rev int64, value []byte, apiVersion stri
 // toStorage is value, an object of r to be written, in the version it is
 // stored in: converted by the CRD's webhook when it has one and value is
 // in another version, as kube's storage encodes it.
+//
+// Under conversion None, a value in another version than the storage
+// version is relabelled to it and pruned by its schema (not defaulted),
+// as kube's storage encoder converts it with its nopConverter and its
+// schemaCoercingConverter.
 func (r *resource) toStorage(value []byte) ([]byte, error) {
 	if r.conv == nil {
-		return value, nil
+		if r.storageAPIVersion == "" || valueAPIVersion(value) == r.storageAPIVersion {
+			return value, nil
+		}
+		return r.relabelToStorage(value)
 	}
 	out, err := r.conv.one("", 0, value, r.conv.storage)
 	if err != nil {
@@ -646,4 +654,32 @@ func (m *convMemo) keepLocked(k convKey, b []byte) {
 	}
 	m.cur[k] = b
 	m.curBytes += len(b) + len(k.key)
+}
+
+// relabelToStorage is value, an object of r in another version, in its
+// CRD's storage version (conversion None): relabelled and pruned by the
+// storage version's schema.
+func (r *resource) relabelToStorage(value []byte) ([]byte, error) {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(value); err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	gv, err := schema.ParseGroupVersion(r.storageAPIVersion)
+	if err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	u.SetAPIVersion(r.storageAPIVersion)
+	if _, err := r.storedSchema(gv.Version).prune(u.Object); err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	b, err := json.Marshal(u.Object)
+	if err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	// In the server's canonical form (apiVersion, kind, metadata first).
+	d, err := decodeDoc(b)
+	if err != nil {
+		return nil, wire.NewInternalError(err)
+	}
+	return d.encodeWithRV(d.metaString("resourceVersion")), nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/listwatch/internal/backoff"
 	"github.com/listwatch/listwatch/server/storage"
@@ -214,8 +215,22 @@ func crdResourcesOf(d *doc, name string) (rs []*resource, err error) {
 			schemas[v.Name] = cs
 		}
 	}
+	// Conversion None: kube's storage encoder relabels a write in another
+	// version to the storage version and prunes it by that version's
+	// schema (toStorage); stored objects may then be in another version
+	// than the one read, even with one version served.
+	var storage string
+	if sv := storageVersion(typed); sv != "" {
+		storage = schema.GroupVersion{Group: spec.Group, Version: sv}.String()
+	}
 	for _, r := range rs {
 		r.versionSchemas = schemas
+		if len(spec.Versions) > 1 {
+			r.rewriteVersion = true
+			if storage != r.apiVersion() {
+				r.storageAPIVersion = storage
+			}
+		}
 	}
 	return rs, nil
 }

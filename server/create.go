@@ -121,9 +121,15 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 		if err := c.alreadyExists(d); err != nil {
 			return nil, err
 		}
-		// It then encodes the object as it would store it.
-		if _, err := c.res.toStorage(value); err != nil {
+		// It then encodes the object as it would store it (and answers
+		// it decoded from there, in another version than the request's
+		// under conversion None).
+		sv, err := c.res.toStorage(value)
+		if err != nil {
 			return nil, err
+		}
+		if c.res.conv == nil {
+			value = sv
 		}
 		if c.r.Method == http.MethodPost && sentRV != nil {
 			// It answers the admitted object as it would have stored

@@ -615,3 +615,41 @@ func (cs *crSchema) readStored(value []byte) []byte {
 	}
 	return d.encodeWithRV(d.metaString("resourceVersion"))
 }
+
+// readStoredFrom is value, a custom resource stored in another version
+// whose schema is stored, as cs's version reads it under conversion None:
+// kube's storage decoder prunes and defaults it by the schema of the
+// version stored, and its converter relabels it and prunes it by cs's,
+// without cs's defaults (a field only the stored version knows is gone, a
+// default only cs's version has does not show). Its apiVersion is left
+// to relabel. The stored value and the reading version name the result,
+// so an unchanged one is remembered as readStored remembers it.
+func (cs *crSchema) readStoredFrom(value []byte, stored *crSchema) []byte {
+	k := cs.unchanged.key(value)
+	if cs.unchanged.has(k) {
+		return value
+	}
+	uo := &unstructured.Unstructured{}
+	if err := uo.UnmarshalJSON(value); err != nil {
+		return value
+	}
+	was := runtime.DeepCopyJSON(uo.Object)
+	if _, err := stored.coerce(uo.Object); err != nil {
+		return value
+	}
+	if _, err := cs.prune(uo.Object); err != nil {
+		return value
+	}
+	if equality.Semantic.DeepEqual(uo.Object, was) {
+		cs.unchanged.add(k)
+		return value
+	}
+	d, err := decodeDoc(value)
+	if err != nil {
+		return value
+	}
+	if setContent(d, uo.Object, was) != nil {
+		return value
+	}
+	return d.encodeWithRV(d.metaString("resourceVersion"))
+}

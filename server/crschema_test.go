@@ -348,3 +348,70 @@ func TestCustomResourceOtherVersionCoercedByItsSchema(t *testing.T) {
 		t.Errorf("after the status patch: %v", got)
 	}
 }
+
+// Under conversion None, a write through another version than the
+// storage version is stored relabelled to the storage version and pruned
+// by its schema, and an object read through another version than the one
+// stored is defaulted by the stored version's schema and then pruned by
+// the read version's, as kube's storage codec does: the answer, a GET, a
+// LIST and a watch through each version all show that.
+func TestCustomResourceStoredInStorageVersion(t *testing.T) {
+	e := newEnv(t)
+	version := func(name string, storage bool, spec string) map[string]any {
+		var s any
+		if err := json.Unmarshal([]byte(`{"type":"object","properties":{"spec":{"type":"object","properties":{`+spec+
+			`}},"status":{"type":"object","properties":{"ready":{"type":"boolean"}}}}}`), &s); err != nil {
+			t.Fatal(err)
+		}
+		return map[string]any{"name": name, "served": true, "storage": storage,
+			"subresources": map[string]any{"status": map[string]any{}},
+			"schema":       map[string]any{"openAPIV3Schema": s}}
+	}
+	crd := gadgetCRD(t, gadgetSchema, nil)
+	crd["spec"].(map[string]any)["versions"] = []any{
+		version("v1", true, `"a":{"type":"integer"},"b":{"type":"string"},"e":{"type":"string","default":"e1"}`),
+		version("v2", false, `"a":{"type":"integer"},"c":{"type":"string","default":"dc"},"e":{"type":"string"}`),
+	}
+	e.must(201, "POST", crdPath, crd)
+	v2 := "/apis/example.com/v2/namespaces/default/gadgets"
+	rv := e.must(200, "GET", gadgets, nil)["metadata"].(map[string]any)["resourceVersion"].(string)
+	w1 := e.watch(gadgets + "?watch=1&resourceVersion=" + rv)
+	w2 := e.watch(v2 + "?watch=1&resourceVersion=" + rv)
+
+	// spec as v1 reads it and as v2 does.
+	const atV1, atV2 = `{"a":1,"e":"e1"}`, `{"a":1,"e":"e1"}`
+	specOf := func(m map[string]any) string {
+		b, _ := json.Marshal(m["spec"])
+		return string(b)
+	}
+	check := func(what string, m map[string]any, apiVersion, want string) {
+		t.Helper()
+		if m["apiVersion"] != apiVersion || specOf(m) != want {
+			t.Errorf("%s: %v %s, want %s %s", what, m["apiVersion"], specOf(m), apiVersion, want)
+		}
+	}
+	// Written through v2: c is v2's only (pruned as stored), e is v1's
+	// default (set as read from v1), v2's default of c does not show.
+	check("create at v2", e.must(201, "POST", v2, `{"apiVersion":"example.com/v2","kind":"Gadget","metadata":{"name":"g"},"spec":{"a":1,"c":"y"}}`), "example.com/v2", atV2)
+	check("dry-run create at v2", e.must(201, "POST", v2+"?dryRun=All", `{"apiVersion":"example.com/v2","kind":"Gadget","metadata":{"name":"d"},"spec":{"a":1}}`), "example.com/v2", atV2)
+	check("get at v1", e.must(200, "GET", gadgets+"/g", nil), "example.com/v1", atV1)
+	check("get at v2", e.must(200, "GET", v2+"/g", nil), "example.com/v2", atV2)
+	check("list at v2", e.must(200, "GET", v2, nil)["items"].([]any)[0].(map[string]any), "example.com/v2", atV2)
+	check("patch at v2", e.must(200, "PATCH", v2+"/g", `{"spec":{"c":"z"}}`, "Content-Type", "application/merge-patch+json"), "example.com/v2", atV2)
+	// Written through v1 with b: v2 reads it without b.
+	check("patch at v1", e.must(200, "PATCH", gadgets+"/g", `{"spec":{"b":"x"}}`, "Content-Type", "application/merge-patch+json"), "example.com/v1", `{"a":1,"b":"x","e":"e1"}`)
+	check("get at v2 after", e.must(200, "GET", v2+"/g", nil), "example.com/v2", atV2)
+	check("status patch at v2", e.must(200, "PATCH", v2+"/g/status", `{"status":{"ready":true}}`, "Content-Type", "application/merge-patch+json"), "example.com/v2", atV2)
+	// kube's status strategy keeps the stored object as v2 reads it: b
+	// is gone.
+	check("get at v1 after", e.must(200, "GET", gadgets+"/g", nil), "example.com/v1", atV1)
+
+	for i, want := range []string{atV1, atV1, `{"a":1,"b":"x","e":"e1"}`, atV1} {
+		ev := w1.expect([]string{"ADDED", "MODIFIED", "MODIFIED", "MODIFIED"}[i], "g")
+		check("v1 watch event "+ev.Type, ev.Object, "example.com/v1", want)
+	}
+	for i := range 4 {
+		ev := w2.expect([]string{"ADDED", "MODIFIED", "MODIFIED", "MODIFIED"}[i], "g")
+		check("v2 watch event "+ev.Type, ev.Object, "example.com/v2", atV2)
+	}
+}

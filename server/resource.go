@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
@@ -46,9 +48,10 @@ type resource struct {
 	// which its OpenAPI documents are built (openapi.go); nil for
 	// built-ins.
 	crdValue []byte
-	// rewriteVersion: the CRD serves several versions, so stored objects
+	// rewriteVersion: the CRD has several versions, so stored objects
 	// may carry another apiVersion and are relabelled on the way out
-	// (conversion strategy None).
+	// (conversion strategy None), read as that version's schema and
+	// then this one's have them (readStored).
 	rewriteVersion bool
 	// conv converts the objects of a CRD whose conversion strategy is
 	// Webhook (crconvert.go); nil otherwise.
@@ -74,6 +77,11 @@ type resource struct {
 	// or not, by name (those without one absent): kube's decoder coerces
 	// a body by the version its apiVersion names (bodySchema).
 	versionSchemas map[string]*crSchema
+	// storageAPIVersion is the apiVersion a CRD with several versions
+	// stores its objects in when it is not this resource's ("" when it
+	// is, or for a built-in): a write is relabelled to it and pruned by
+	// its schema (toStorage).
+	storageAPIVersion string
 	// reader serves LIST and WATCH of the resource's objects; the
 	// registry sets it when it registers the resource, and closes it when
 	// this definition of the resource is replaced or removed.
@@ -211,7 +219,7 @@ func (r *resource) servedPage(kvs []storage.KV) ([]storage.KV, error) {
 // CRD serving several versions; objects are stored with apiVersion first
 // (see encodeObject), so this is a prefix splice, not a decode.
 func (r *resource) relabel(value []byte) []byte {
-	value = r.schema.readStored(value) // kube's decoding of stored custom resources
+	value = r.readStored(value) // kube's decoding of stored custom resources
 	if r.converted {
 		return r.toServed(value)
 	}
@@ -230,4 +238,30 @@ func (r *resource) relabel(value []byte) []byte {
 	out = append(out, head...)
 	out = append(out, r.apiVersion()...)
 	return append(out, value[len(head)+end:]...)
+}
+
+// readStored is a stored custom resource as r's version reads it, as
+// kube's storage codec decodes it: pruned and defaulted by the schema of
+// the version it is stored in, then, when that is not r's (conversion
+// None relabels), pruned by r's schema, without r's defaults. Only a CRD
+// with several versions looks at the stored apiVersion.
+func (r *resource) readStored(value []byte) []byte {
+	if len(r.versionSchemas) > 1 && r.conv == nil && r.schema != nil {
+		if av := valueAPIVersion(value); av != r.apiVersion() {
+			if gv, err := schema.ParseGroupVersion(av); err == nil && gv.Group == r.group {
+				return r.schema.readStoredFrom(value, r.storedSchema(gv.Version))
+			}
+		}
+	}
+	return r.schema.readStored(value)
+}
+
+// storedSchema is the schema of version v of r's CRD, by which kube's
+// storage codec coerces an object stored in it: one the CRD does not
+// have (or without a schema) keeps only apiVersion, kind and metadata.
+func (r *resource) storedSchema(v string) *crSchema {
+	if cs, ok := r.versionSchemas[v]; ok {
+		return cs
+	}
+	return &crSchema{preserveUnknownFields: r.schema.preserveUnknownFields}
 }

@@ -270,6 +270,11 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 		if current, err = c.res.conv.one(key, kv.Revision, kv.Value, c.res.apiVersion()); err != nil {
 			return nil, updateReadError(err, kv.Revision)
 		}
+	} else if len(c.res.versionSchemas) > 1 && valueAPIVersion(current) != c.res.apiVersion() {
+		// Stored in another version (conversion None): as kube's store
+		// decodes it, defaulted by that version's schema and pruned by
+		// the request's.
+		current = c.res.relabel(current)
 	}
 	cur, err := decodeDoc(current)
 	if err != nil {

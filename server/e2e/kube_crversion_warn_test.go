@@ -88,9 +88,11 @@ func TestKubeCROtherVersionSameAsOurs(t *testing.T) {
 		{"PATCH", v1 + "/s/status?fieldManager=m", applyCT, obj(group+"/v2", "s", `,"status":{"ready":true}`)},
 		{"GET", v1 + "/w", "", ""},
 		{"GET", v1 + "/s", "", ""},
-		// (Not read through v2: kube defaults a stored object by the
-		// schema of the version stored, v1, and only prunes it by v2's,
-		// where serve defaults it by v2's; README.)
+		// Read through v2: defaulted by the schema of the version
+		// stored, v1, and pruned by v2's.
+		{"GET", v2 + "/w", "", ""},
+		{"GET", v2 + "/s", "", ""},
+		{"GET", v2, "", ""},
 	}
 	answer := func(c *rawClient, method, path, ctype, body string) string {
 		code, hdr, b := c.send(method, path, ctype, "application/json", body)
