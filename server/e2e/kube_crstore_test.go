@@ -110,4 +110,35 @@ func TestKubeCRStorageVersionSameAsOurs(t *testing.T) {
 	for _, path := range []string{v1, v2} {
 		compareWatches(t, kube, ours, path+"?watch=1&timeoutSeconds=1&resourceVersion=", rvs)
 	}
+
+	// v2 becomes the storage version: objects stored in v1 stay so, and
+	// are read as before; new writes are stored in v2, and read through
+	// v2 get its defaults again, read through v1 v2's then v1's pruning.
+	flip := `[{"op":"replace","path":"/spec/versions/0/storage","value":false},{"op":"replace","path":"/spec/versions/1/storage","value":true}]`
+	for _, c := range []*rawClient{kube, ours} {
+		if code, m := c.do("PATCH", crds+"/"+plural+"."+group, jsonPatch, flip); code != http.StatusOK {
+			t.Fatalf("flip storage: %d %v", code, m)
+		}
+		// Stored in v2 once a dry run at v1 loses b (v2 does not know it).
+		c.await(v1+"?dryRun=All", obj("v1", "probe", `,"spec":{"a":1,"b":"x"}`), func(code int, m map[string]any) bool {
+			return code == http.StatusCreated && jsonAt(m, "spec.b") == "-"
+		})
+	}
+	rvs = [2]string{kube.listRV(v1), ours.listRV(v1)}
+	steps = []writeStep{
+		{"create at v1 stored in v2", "POST", v1, jsonCT, obj("v1", "f1", `,"spec":{"a":1,"b":"x"}`)},
+		{"create at v2 stored in v2", "POST", v2, jsonCT, obj("v2", "f2", `,"spec":{"a":1}`)},
+		{"patch at v1 of one stored in v1", "PATCH", v1 + "/n2", mergePatch, `{"spec":{"a":8}}`},
+	}
+	for _, n := range []string{"f1", "f2", "n2", "m"} {
+		read(n)
+	}
+	steps = append(steps,
+		writeStep{"list at v1 after the flip", "GET", v1, "", ""},
+		writeStep{"list at v2 after the flip", "GET", v2, "", ""},
+	)
+	sendSteps(t, kube, ours, writeView, steps)
+	for _, path := range []string{v1, v2} {
+		compareWatches(t, kube, ours, path+"?watch=1&timeoutSeconds=1&resourceVersion=", rvs)
+	}
 }
