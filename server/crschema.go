@@ -590,6 +590,16 @@ func (cs *crSchema) readStored(value []byte) []byte {
 	if cs == nil || !cs.coerceReads {
 		return value
 	}
+	return cs.rewriteStored(value, func(o map[string]any) error {
+		_, err := cs.coerce(o)
+		return err
+	})
+}
+
+// rewriteStored is value with read applied to its content, re-encoded
+// only when read changed it; an unchanged value is remembered (by cs) and
+// not decoded again. Any error leaves value as stored.
+func (cs *crSchema) rewriteStored(value []byte, read func(map[string]any) error) []byte {
 	k := cs.unchanged.key(value)
 	if cs.unchanged.has(k) {
 		return value
@@ -599,7 +609,7 @@ func (cs *crSchema) readStored(value []byte) []byte {
 		return value
 	}
 	was := runtime.DeepCopyJSON(uo.Object)
-	if _, err := cs.coerce(uo.Object); err != nil {
+	if read(uo.Object) != nil {
 		return value
 	}
 	if equality.Semantic.DeepEqual(uo.Object, was) {
@@ -625,31 +635,11 @@ func (cs *crSchema) readStored(value []byte) []byte {
 // to relabel. The stored value and the reading version name the result,
 // so an unchanged one is remembered as readStored remembers it.
 func (cs *crSchema) readStoredFrom(value []byte, stored *crSchema) []byte {
-	k := cs.unchanged.key(value)
-	if cs.unchanged.has(k) {
-		return value
-	}
-	uo := &unstructured.Unstructured{}
-	if err := uo.UnmarshalJSON(value); err != nil {
-		return value
-	}
-	was := runtime.DeepCopyJSON(uo.Object)
-	if _, err := stored.coerce(uo.Object); err != nil {
-		return value
-	}
-	if _, err := cs.prune(uo.Object); err != nil {
-		return value
-	}
-	if equality.Semantic.DeepEqual(uo.Object, was) {
-		cs.unchanged.add(k)
-		return value
-	}
-	d, err := decodeDoc(value)
-	if err != nil {
-		return value
-	}
-	if setContent(d, uo.Object, was) != nil {
-		return value
-	}
-	return d.encodeWithRV(d.metaString("resourceVersion"))
+	return cs.rewriteStored(value, func(o map[string]any) error {
+		if _, err := stored.coerce(o); err != nil {
+			return err
+		}
+		_, err := cs.prune(o)
+		return err
+	})
 }
