@@ -143,9 +143,10 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 			s.StartupTime = time.Since(t1)
 			break
 		}
-		inUse := s.processExited() && strings.Contains(s.logTail(), "address already in use")
+		log := s.readLog()
+		inUse := s.processExited() && bytes.Contains(log, []byte("address already in use"))
 		if !inUse || attempt == 2 {
-			return nil, fmt.Errorf("%w: %w\n%s", ErrStart, err, s.logTail())
+			return nil, fmt.Errorf("%w: %w\n%s", ErrStart, err, logExcerpt(log))
 		}
 		_ = s.stopProcess()
 	}
@@ -201,8 +202,9 @@ func (s *Server) startProcess(bin string, port int, saKey string, extra []string
 	cmd := exec.Command(bin, append(s.args(port, saKey), extra...)...)
 	cmd.Dir = s.Dir
 	cmd.Stdout, cmd.Stderr = logf, logf
-	// Its own process group, so Close reaches any child too; and killed
-	// by the kernel if this process dies without calling Close.
+	// Its own process group, so a terminal's Ctrl-C reaches only the test
+	// (which then stops it); and killed by the kernel if this process
+	// dies without calling Close.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	// Pdeathsig fires when the thread that forked the child ends, not the
 	// process: start and wait on one goroutine locked to its thread, so
@@ -274,39 +276,68 @@ func (s *Server) waitReady(ctx context.Context) error {
 	}
 }
 
-// logTail is the end of the log, for error messages.
-func (s *Server) logTail() string {
-	data, err := os.ReadFile(s.LogPath)
-	if err != nil {
-		return ""
-	}
-	if len(data) > 4000 {
-		data = data[len(data)-4000:]
-	}
-	return string(data)
+// readLog is the whole log, or nothing if it cannot be read.
+func (s *Server) readLog() []byte {
+	data, _ := os.ReadFile(s.LogPath)
+	return data
 }
 
-// stopProcess sends SIGTERM to the process group, SIGKILL after 10s, and
-// waits for the process to exit.
+// logExcerpt is what an error message shows of a log: its klog error and
+// fatal lines (the cause of a failed start is usually one of them, long
+// before the end), then its last lines, each cut short. A whole tail of
+// the log pushed the test's own failure line out of sight in CI's
+// excerpt of the output.
+func logExcerpt(log []byte) string {
+	const maxErrors, maxTail, maxLine = 10, 12, 300
+	lines := strings.Split(strings.TrimRight(string(log), "\n"), "\n")
+	tailFrom := max(0, len(lines)-maxTail)
+	var b strings.Builder
+	n := 0
+	for _, l := range lines[:tailFrom] {
+		if n < maxErrors && len(l) > 1 && (l[0] == 'E' || l[0] == 'F') && l[1] >= '0' && l[1] <= '9' {
+			b.WriteString(cut(l, maxLine) + "\n")
+			n++
+		}
+	}
+	if tailFrom > 0 {
+		fmt.Fprintf(&b, "[… %d lines of the log; its last %d:]\n", tailFrom, len(lines)-tailFrom)
+	}
+	for _, l := range lines[tailFrom:] {
+		b.WriteString(cut(l, maxLine) + "\n")
+	}
+	return b.String()
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// stopProcess sends SIGTERM, SIGKILL after 10s, and waits for the
+// process to exit. It signals through the process's handle (a pidfd),
+// never by number: once the process has exited and been reaped its
+// number, and so its process group's, is free, and with Linux's default
+// pid_max of 32768 a busy test run reuses numbers within minutes; a kill
+// by number could then stop another test's kube-apiserver (kube-apiserver
+// starts no child processes, so there is no group to kill).
 func (s *Server) stopProcess() error {
 	if s.cmd == nil {
 		return nil
 	}
 	defer func() { s.cmd = nil }()
-	pgid := s.cmd.Process.Pid
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.exited:
 	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = s.cmd.Process.Kill()
 		<-s.exited
 	}
-	// Anything left in the group (kube-apiserver starts none) goes too.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	return nil
 }
 
-// Close stops kube-apiserver (by process group), then etcd, and removes
+// Close stops kube-apiserver, then etcd, and removes
 // the directory when Start made it. It is safe to call more than once.
 func (s *Server) Close() error {
 	if s.closed {

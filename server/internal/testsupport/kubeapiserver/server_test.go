@@ -3,6 +3,7 @@ package kubeapiserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,5 +125,35 @@ func TestSourceRootIsModuleRoot(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(mod), "module github.com/listwatch/listwatch/server\n") {
 		t.Fatalf("sourceRoot %s holds another module's go.mod", root)
+	}
+}
+
+// TestLogExcerpt: a failed start's message names the log's error lines,
+// however early they came, and its last lines, each cut short.
+func TestLogExcerpt(t *testing.T) {
+	var log strings.Builder
+	log.WriteString("I1206 13:25:20.000000   1 server.go:151] Version: v1.37.2\n")
+	log.WriteString("E1206 13:25:20.100000   1 run.go:72] \"command failed\" err=\"failed to create listener: address already in use\"\n")
+	for i := range 100 {
+		fmt.Fprintf(&log, "I1206 13:25:21.%06d   1 controller.go:1] line %d %s\n", i, i, strings.Repeat("x", 400))
+	}
+	got := logExcerpt([]byte(log.String()))
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if !strings.Contains(lines[0], "address already in use") {
+		t.Errorf("first line %q, want the error line", lines[0])
+	}
+	if want := "[… 90 lines of the log; its last 12:]"; lines[1] != want {
+		t.Errorf("second line %q, want %q", lines[1], want)
+	}
+	if len(lines) != 14 || !strings.Contains(lines[13], "line 99 ") {
+		t.Errorf("%d lines, last %q; want 14, ending with line 99", len(lines), lines[len(lines)-1])
+	}
+	for _, l := range lines {
+		if len(l) > 300+len("…") {
+			t.Errorf("line of %d bytes not cut: %.60q", len(l), l)
+		}
+	}
+	if got := logExcerpt([]byte("I1 short\n")); got != "I1 short\n" {
+		t.Errorf("short log: %q", got)
 	}
 }
