@@ -1,7 +1,7 @@
 package server
 
 import (
-	"encoding/json"
+	"fmt"
 	"net/http"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -163,10 +163,11 @@ func (c *call) review() error {
 		return wire.NewInternalError(err)
 	}
 	external.GetObjectKind().SetGroupVersionKind(rv.typed.external)
-	b, err := json.Marshal(external)
-	if err != nil {
-		return wire.NewInternalError(err)
+	answer, ok := external.(subresourceObject)
+	if !ok {
+		return wire.NewInternalError(fmt.Errorf("%T has no protobuf encoding", external))
 	}
-	writeRaw(c.w, http.StatusCreated, b)
-	return nil
+	// In the media type negotiated, protobuf included, as kube's create
+	// handler encodes the review it answers (no Table: tableConverts).
+	return c.writeExternal(http.StatusCreated, rv.typed.external.GroupVersion().String(), rv.typed.external.Kind, answer)
 }

@@ -90,3 +90,42 @@ func jsonOf(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestReviewMedia: a review is answered in the media type negotiated, as
+// kube's create handler encodes it (protobuf, partial metadata), and a
+// Table of it is not offered (kube's review storage converts none): a
+// Table alone is a 406 and nothing is reviewed; with a fallback, the
+// fallback's media type.
+func TestReviewMedia(t *testing.T) {
+	s, err := New(Config{Store: noStore{}, Reader: noReader{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler()
+	const path = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+	const body = `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"resourceAttributes":{"verb":"get","resource":"pods"}}}`
+	for _, tc := range []struct {
+		accept string
+		code   int
+		ctype  string
+		prefix string // of the body
+	}{
+		{"application/vnd.kubernetes.protobuf", http.StatusCreated, "application/vnd.kubernetes.protobuf",
+			"k8s\x00\n2\n\x17authorization.k8s.io/v1\x12\x17SelfSubjectAccessReview"},
+		{"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", http.StatusCreated, "application/vnd.kubernetes.protobuf",
+			"k8s\x00\n'\n\x0emeta.k8s.io/v1\x12\x15PartialObjectMetadata"},
+		{"application/json;as=Table;g=meta.k8s.io;v=v1", http.StatusNotAcceptable, "application/json", `{"kind":"Status"`},
+		{"application/json;as=Table;g=meta.k8s.io;v=v1, application/yaml", http.StatusCreated, "application/yaml", "apiVersion: authorization.k8s.io/v1\nkind: SelfSubjectAccessReview\n"},
+		{"application/json", http.StatusCreated, "application/json", `{"kind":"SelfSubjectAccessReview"`},
+	} {
+		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", tc.accept)
+		r = r.WithContext(request.WithUser(r.Context(), &request.User{Name: "u", Groups: []string{auth.GroupAuthenticated}}))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tc.code || w.Header().Get("Content-Type") != tc.ctype || !strings.HasPrefix(w.Body.String(), tc.prefix) {
+			t.Errorf("Accept %s: %d %s %.120q; want %d %s %.120q", tc.accept, w.Code, w.Header().Get("Content-Type"), w.Body.String(), tc.code, tc.ctype, tc.prefix)
+		}
+	}
+}

@@ -38,7 +38,7 @@ var statusWithoutTable = map[string]bool{
 // tableConverts reports whether kube's storage behind the request's
 // endpoint converts its answers to Tables, which its handlers ask before
 // they offer one (RequestScope.AllowsMediaTypeTransform): the resource
-// itself, its status (but statusWithoutTable) and its scale (the
+// itself (not an identity API's review), its status (but statusWithoutTable) and its scale (the
 // workloads' scale REST converts by kube's printer of Scale, a custom
 // resource's by the columns of its scale paths: scaleTable). The other
 // subresources' storage does not (pods' ephemeralcontainers, resize,
@@ -48,7 +48,9 @@ var statusWithoutTable = map[string]bool{
 func tableConverts(res *resource, info *request.Info) bool {
 	switch info.Subresource {
 	case "":
-		return true
+		// The identity APIs' reviews: kube's REST implementations of
+		// them convert nothing to a Table.
+		return !res.virtual
 	case "status":
 		return res.crd != "" || !statusWithoutTable[res.group+"/"+res.plural]
 	case "scale":
