@@ -49,6 +49,9 @@ type crConversion struct {
 	// storage encoder does (nil without a schema).
 	storage string
 	prune   func(map[string]any) error
+	// schemas are the CRD's versions' schemas by name (absent: none),
+	// by which kube's storage decoder reads a stored object (readSchema).
+	schemas map[string]*crSchema
 	memo    convMemo
 	// err, when set, is why the converter could not be made: every
 	// conversion fails with it.
@@ -105,11 +108,20 @@ type convItem struct {
 	fresh bool
 }
 
-// convert returns the items' values in apiVersion: those already in it as
-// they are, the others converted, by the webhook in one review or from
-// the memo. An error is kube's: the webhook's failure, wrapped as an
-// internal error.
+// convert returns the items' values, stored objects, in apiVersion as
+// kube's storage decoder reads them: pruned and defaulted by the schema of
+// the version each is stored in, then (those in another version)
+// converted, by the webhook in one review or from the memo, and pruned by
+// apiVersion's schema, without its defaults. An error is kube's: the
+// webhook's failure, wrapped as an internal error.
 func (cv *crConversion) convert(items []convItem, apiVersion string) ([][]byte, error) {
+	return cv.convertAs(items, apiVersion, true)
+}
+
+// convertAs is convert, or with read false, the storage encoder's
+// conversion of objects to be written: those already in apiVersion as
+// they are, the others converted and pruned by apiVersion's schema.
+func (cv *crConversion) convertAs(items []convItem, apiVersion string, read bool) ([][]byte, error) {
 	if cv.err != nil {
 		for _, it := range items {
 			if valueAPIVersion(it.value) != apiVersion {
@@ -126,6 +138,9 @@ func (cv *crConversion) convert(items []convItem, apiVersion string) ([][]byte, 
 	for i, it := range items {
 		if valueAPIVersion(it.value) == apiVersion {
 			out[i] = it.value
+			if read {
+				out[i] = cv.readSchema(it.value).readStored(it.value)
+			}
 			continue
 		}
 		var (
@@ -157,7 +172,7 @@ func (cv *crConversion) convert(items []convItem, apiVersion string) ([][]byte, 
 		for j, i := range mine {
 			values[j] = items[i].value
 		}
-		converted, err := cv.convertChunks(values, apiVersion, func() {
+		converted, err := cv.convertChunks(values, apiVersion, read, func() {
 			// A conversion that panicked: its flights end with an error,
 			// so that no reader of these objects waits for ever.
 			for j, i := range mine {
@@ -301,7 +316,7 @@ const convBatch = 100
 
 // convertChunks converts values in reviews of at most convBatch objects.
 // onPanic runs if a conversion panics, before the panic goes on.
-func (cv *crConversion) convertChunks(values [][]byte, apiVersion string, onPanic func()) (out [][]byte, err error) {
+func (cv *crConversion) convertChunks(values [][]byte, apiVersion string, read bool, onPanic func()) (out [][]byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			onPanic()
@@ -311,7 +326,7 @@ func (cv *crConversion) convertChunks(values [][]byte, apiVersion string, onPani
 	out = make([][]byte, 0, len(values))
 	for len(values) > 0 {
 		n := min(len(values), convBatch)
-		got, err := cv.convertValues(values[:n], apiVersion)
+		got, err := cv.convertValues(values[:n], apiVersion, read)
 		if err != nil {
 			return nil, err
 		}
@@ -324,7 +339,12 @@ func (cv *crConversion) convertChunks(values [][]byte, apiVersion string, onPani
 // convertValues sends values to the webhook in one ConversionReview and
 // returns them in apiVersion, in order. One value is sent as itself, as
 // kube sends every object; several as a list of the first one's version.
-func (cv *crConversion) convertValues(values [][]byte, apiVersion string) ([][]byte, error) {
+// With read (stored values), each is first pruned and defaulted by the
+// schema of its own version, and each converted one pruned by
+// apiVersion's, as kube's storage decoder does (its schemaCoercingDecoder
+// and defaulter, then its schemaCoercingConverter); without, only the one
+// converted to the storage version is pruned, as its encoder does.
+func (cv *crConversion) convertValues(values [][]byte, apiVersion string, read bool) ([][]byte, error) {
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
 		return nil, wire.NewInternalError(err)
@@ -333,6 +353,11 @@ func (cv *crConversion) convertValues(values [][]byte, apiVersion string) ([][]b
 	for i, v := range values {
 		if err := items[i].UnmarshalJSON(v); err != nil {
 			return nil, wire.NewInternalError(err)
+		}
+		if read {
+			if _, err := cv.readSchema(v).coerce(items[i].Object); err != nil {
+				return nil, wire.NewInternalError(err)
+			}
 		}
 	}
 	var in runtime.Object = &items[0]
@@ -363,7 +388,12 @@ func (cv *crConversion) convertValues(values [][]byte, apiVersion string) ([][]b
 	out := make([][]byte, len(values))
 	for i := range items {
 		obj := items[i].Object
-		if apiVersion == cv.storage && cv.prune != nil {
+		switch {
+		case read:
+			if _, err := cv.schemaOf(gv.Version).prune(obj); err != nil {
+				return nil, wire.NewInternalError(err)
+			}
+		case apiVersion == cv.storage && cv.prune != nil:
 			if err := cv.prune(obj); err != nil {
 				return nil, wire.NewInternalError(err)
 			}
@@ -409,18 +439,37 @@ func (r *resource) toStorage(value []byte) ([]byte, error) {
 		}
 		return r.relabelToStorage(value)
 	}
-	out, err := r.conv.one("", 0, value, r.conv.storage)
+	out, err := r.conv.convertAs([]convItem{{value: value}}, r.conv.storage, false)
 	if err != nil {
 		return nil, convWriteError(err)
 	}
-	return out, nil
+	return out[0], nil
+}
+
+// schemaOf is the schema of version v of the CRD, by which kube's storage
+// codec coerces an object in it: one the CRD does not have keeps only
+// apiVersion, kind and metadata.
+func (cv *crConversion) schemaOf(v string) *crSchema {
+	if cs := cv.schemas[v]; cs != nil {
+		return cs
+	}
+	return &crSchema{}
+}
+
+// readSchema is the schema of the version value, a stored object, is in.
+func (cv *crConversion) readSchema(value []byte) *crSchema {
+	gv, err := schema.ParseGroupVersion(valueAPIVersion(value))
+	if err != nil {
+		return &crSchema{}
+	}
+	return cv.schemaOf(gv.Version)
 }
 
 // servedValue is value, a stored object of r (with its resourceVersion),
 // as r's version serves it, named for the memo by its key and
 // resourceVersion read from it.
 func (r *resource) servedValue(value []byte) ([]byte, error) {
-	if r.conv == nil || valueAPIVersion(value) == r.apiVersion() {
+	if r.conv == nil {
 		return r.relabel(value), nil
 	}
 	key, rev := r.memoName(value)
@@ -431,6 +480,9 @@ func (r *resource) servedValue(value []byte) ([]byte, error) {
 // serves it; a dry run's is not a stored revision, though it may carry
 // one's resourceVersion, and is not kept with their conversions.
 func (c *call) servedWritten(value []byte) ([]byte, error) {
+	if c.readDone {
+		return value, nil
+	}
 	if isDryRun(c.r) {
 		return c.res.servedAnswer(value)
 	}
@@ -441,7 +493,7 @@ func (c *call) servedWritten(value []byte) ([]byte, error) {
 // revision, though it may carry one's resourceVersion (a dry run's):
 // converted each time, not kept.
 func (r *resource) servedAnswer(value []byte) ([]byte, error) {
-	if r.conv == nil || valueAPIVersion(value) == r.apiVersion() {
+	if r.conv == nil {
 		return r.relabel(value), nil
 	}
 	key, rev := r.memoName(value)

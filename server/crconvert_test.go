@@ -314,3 +314,80 @@ func FuzzValueAPIVersion(f *testing.F) {
 		}
 	})
 }
+
+// TestCRMultiVersionReadsAsKubes: a CRD whose versions' schemas differ,
+// v1 stored (defaulting spec.e), v2 served (defaulting spec.c, which a
+// transition rule lets change only from nothing), under conversion None
+// and under a webhook that keeps these fields. As kube's storage decoder
+// reads a stored object through v2, it is defaulted by v1's schema (the
+// webhook sees that) and pruned by v2's, without v2's defaults: so a GET,
+// a list, a create's answer, and the oldSelf of an update or patch through
+// v2 have e and not c. A dry-run create through v2 naming a
+// resourceVersion is answered as read back from v1 with that
+// resourceVersion, as kube's dry-run storage copies it.
+func TestCRMultiVersionReadsAsKubes(t *testing.T) {
+	h := newGizmoHook(t)
+	for _, strategy := range []string{"None", "Webhook"} {
+		t.Run(strategy, func(t *testing.T) {
+			e := newEnv(t)
+			crd := gizmoCRD(h)
+			spec := crd["spec"].(map[string]any)
+			if strategy == "None" {
+				delete(spec, "conversion")
+			}
+			version := func(name string, storage bool, props, extra string) map[string]any {
+				var s any
+				if err := json.Unmarshal([]byte(`{"type":"object","properties":{"spec":{"type":"object","properties":{`+props+`}`+extra+`}}}`), &s); err != nil {
+					t.Fatal(err)
+				}
+				return map[string]any{"name": name, "served": true, "storage": storage, "schema": map[string]any{"openAPIV3Schema": s}}
+			}
+			spec["versions"] = []any{
+				version("v1", true, `"a":{"type":"integer"},"e":{"type":"string","default":"e1"}`, ""),
+				version("v2", false, `"a":{"type":"integer"},"c":{"type":"string","default":"dc"},"e":{"type":"string"}`,
+					`,"x-kubernetes-validations":[{"rule":"!has(oldSelf.c) || self.c == oldSelf.c","message":"c is set once"}]`),
+			}
+			e.must(201, "POST", crdPath, crd)
+			v2 := "/apis/example.com/v2/namespaces/default/gizmos"
+			obj := func(name, meta, spec string) string {
+				return `{"apiVersion":"example.com/v2","kind":"Gizmo","metadata":{"name":"` + name + `"` + meta + `},"spec":` + spec + `}`
+			}
+			const read = `{"a":1,"e":"e1"}` // stored in v1 without c, read through v2
+			// Each answer is checked, not required: a failure shows the
+			// others still.
+			try := func(code int, method, path string, body any, hdr ...string) map[string]any {
+				t.Helper()
+				r := e.do(method, path, body, hdr...)
+				if r.code != code {
+					t.Errorf("%s %s: got %d, want %d: %s", method, path, r.code, code, r.body)
+					return nil
+				}
+				return r.json(t)
+			}
+			check := func(what string, m map[string]any, want string) {
+				t.Helper()
+				if m == nil {
+					return
+				}
+				b, _ := json.Marshal(m["spec"])
+				if m["apiVersion"] != "example.com/v2" || string(b) != want {
+					t.Errorf("%s: %v %s, want example.com/v2 %s", what, m["apiVersion"], b, want)
+				}
+			}
+			check("create", try(201, "POST", v2, obj("g", "", `{"a":1}`)), read)
+			check("get", try(200, "GET", v2+"/g", nil), read)
+			check("list", e.must(200, "GET", v2, nil)["items"].([]any)[0].(map[string]any), read)
+			// oldSelf has no c: setting it passes the rule.
+			check("merge patch setting c", try(200, "PATCH", v2+"/g", `{"spec":{"c":"z"}}`, "Content-Type", "application/merge-patch+json"), read)
+			cur := e.must(200, "GET", v2+"/g", nil)
+			rv := path(cur, "metadata", "resourceVersion").(string)
+			check("update setting c", try(200, "PUT", v2+"/g", obj("g", `,"resourceVersion":"`+rv+`"`, `{"a":1,"c":"y"}`)), read)
+			d := try(201, "POST", v2+"?dryRun=All", obj("d", `,"resourceVersion":"7"`, `{"a":1,"c":"y"}`))
+			check("dry-run create naming a resourceVersion", d, read)
+			if got := path(d, "metadata", "resourceVersion"); d != nil && got != "7" {
+				t.Errorf("dry-run create naming a resourceVersion: resourceVersion %v, want 7", got)
+			}
+			check("dry-run create", try(201, "POST", v2+"?dryRun=All", obj("d", "", `{"a":1,"c":"y"}`)), read)
+		})
+	}
+}

@@ -317,6 +317,7 @@ func (s *Server) attachConversion(rs []*resource) {
 		}
 		if cv != nil && cv.err == nil {
 			cv.prune = storagePruner(crd, rs)
+			cv.schemas = rs[0].versionSchemas
 		}
 		s.convs[crd.Name] = convDef{def: string(def), cv: cv}
 	}

@@ -121,20 +121,25 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 		if err := c.alreadyExists(d); err != nil {
 			return nil, err
 		}
-		// It then encodes the object as it would store it (and answers
-		// it decoded from there, in another version than the request's
-		// under conversion None).
+		// It then encodes the object as it would store it and answers
+		// it decoded from there (kube's dry-run copyInto): a custom
+		// resource in another version than the request's is answered
+		// as read back from the storage version (servedAnswer).
 		sv, err := c.res.toStorage(value)
 		if err != nil {
 			return nil, err
 		}
-		if c.res.conv == nil {
+		if c.res.crd != "" {
 			value = sv
 		}
 		if c.r.Method == http.MethodPost && sentRV != nil {
-			// It answers the admitted object as it would have stored
-			// it, with the resourceVersion the client sent, as sent
-			// (kube's dry-run copyInto).
+			// The admitted object as it would have stored it, with the
+			// resourceVersion the client sent, as sent.
+			if c.res.crd != "" && valueAPIVersion(sv) != d.apiVersion {
+				if d, err = decodeDoc(sv); err != nil {
+					return nil, wire.NewInternalError(err)
+				}
+			}
 			d.meta["resourceVersion"] = sentRV
 			return d.encodeFields(), nil
 		}

@@ -458,12 +458,6 @@ func (c *call) bodyVersion(d *doc) string {
 
 func isDuplicateError(e string) bool { return strings.HasPrefix(e, "duplicate field ") }
 
-// defaultStored makes u, a stored object about to be written over, what
-// kube reads from storage: pruned and defaulted by the version's schema.
-func (cs *crSchema) defaultStored(u *unstructured.Unstructured) {
-	_, _ = cs.coerce(u.Object)
-}
-
 // validateSchema runs kube's customresource strategy's validation of d,
 // written over old (nil on create), and adds its warnings.
 func (c *call) validateSchema(d, old *doc) error {
@@ -483,11 +477,11 @@ func (c *call) validateSchema(d, old *doc) error {
 		if err != nil {
 			return err
 		}
-		// The stored object as the request's version sees it (conversion
-		// None relabels), read as kube reads it; the write is at the
-		// stored revision, as kube's store sets it before validating.
+		// The stored object as the request's version reads it (read as
+		// kube's storage decodes it by updateFrom: not defaulted again by
+		// this version's schema); the write is at the stored revision, as
+		// kube's store sets it before validating.
 		was.SetAPIVersion(u.GetAPIVersion())
-		cs.defaultStored(was)
 		rv := old.metaString("resourceVersion")
 		u.SetResourceVersion(rv)
 		was.SetResourceVersion(rv)

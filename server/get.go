@@ -48,6 +48,7 @@ func (c *call) get() error {
 		if value, err = c.res.conv.fresh(kv.Key, kv.Revision, kv.Value, c.res.apiVersion()); err != nil {
 			return readError(err)
 		}
+		c.readDone = true
 	}
 	return c.writeObject(http.StatusOK, value)
 }

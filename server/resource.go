@@ -245,8 +245,14 @@ func (r *resource) relabel(value []byte) []byte {
 // the version it is stored in, then, when that is not r's (conversion
 // None relabels), pruned by r's schema, without r's defaults. Only a CRD
 // with several versions looks at the stored apiVersion.
+//
+// Under conversion Webhook the conversion reads (crConversion.convert):
+// value, converted or not, was read there already.
 func (r *resource) readStored(value []byte) []byte {
-	if len(r.versionSchemas) > 1 && r.conv == nil && r.schema != nil {
+	if r.conv != nil {
+		return value
+	}
+	if len(r.versionSchemas) > 1 && r.schema != nil {
 		if av := valueAPIVersion(value); av != r.apiVersion() {
 			if gv, err := schema.ParseGroupVersion(av); err == nil && gv.Group == r.group {
 				return r.schema.readStoredFrom(value, r.storedSchema(gv.Version))

@@ -379,6 +379,10 @@ type call struct {
 	ns   string
 	name string
 	tr   *trace.Trace
+	// readDone: the value the call answers was read already, as its
+	// version reads it (a GET's conversion, crConversion.convert), and is
+	// not read again (servedWritten).
+	readDone bool
 	// status: the request is on the status subresource; a write keeps
 	// everything of the stored object but its .status.
 	status bool

@@ -270,10 +270,12 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 		if current, err = c.res.conv.one(key, kv.Revision, kv.Value, c.res.apiVersion()); err != nil {
 			return nil, updateReadError(err, kv.Revision)
 		}
-	} else if len(c.res.versionSchemas) > 1 && valueAPIVersion(current) != c.res.apiVersion() {
-		// Stored in another version (conversion None): as kube's store
-		// decodes it, defaulted by that version's schema and pruned by
-		// the request's.
+	} else if c.res.crd != "" {
+		// As kube's store decodes it: pruned and defaulted by the schema
+		// of the version stored, then, stored in another version
+		// (conversion None), pruned by the request's. This is the object
+		// patched, and the old object of admission and validation
+		// (oldSelf), without the request version's defaults.
 		current = c.res.relabel(current)
 	}
 	cur, err := decodeDoc(current)
