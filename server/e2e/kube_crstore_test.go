@@ -20,20 +20,15 @@ func TestKubeCRStorageVersionSameAsOurs(t *testing.T) {
 	kube, ours, ns := sideBySide(t)
 	group := ns + ".crstore.example.com"
 	const plural, kind = "swidgets", "SWidget"
-	schema := func(spec, status string) string {
-		return `"schema":{"openAPIV3Schema":{"type":"object","properties":{` +
-			`"spec":{"type":"object","properties":{` + spec + `}},` +
-			`"status":{"type":"object","properties":{` + status + `}}}}}`
-	}
 	// v1 (stored) knows b and defaults e; v2 knows c and defaults it, and
 	// defaults status.phase, which v1 knows without a default.
-	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"` + plural + `.` + group + `"},
-		"spec":{"group":"` + group + `","scope":"Namespaced","names":{"plural":"` + plural + `","singular":"swidget","kind":"` + kind + `"},
-		"versions":[
-		{"name":"v1","served":true,"storage":true,"subresources":{"status":{}},` +
-		schema(`"a":{"type":"integer"},"b":{"type":"string"},"e":{"type":"string","default":"e1"}`, `"ready":{"type":"boolean"},"phase":{"type":"string"}`) + `},
-		{"name":"v2","served":true,"storage":false,"subresources":{"status":{}},` +
-		schema(`"a":{"type":"integer"},"c":{"type":"string","default":"dc"},"e":{"type":"string"}`, `"ready":{"type":"boolean"},"phase":{"type":"string","default":"P"}`) + `}]}}`
+	crd := multiVersionCRD(group, plural, "swidget", kind, "",
+		crdVersion{name: "v1", served: true, storage: true, statusSubresource: true,
+			spec:   `"a":{"type":"integer"},"b":{"type":"string"},"e":{"type":"string","default":"e1"}`,
+			status: `"ready":{"type":"boolean"},"phase":{"type":"string"}`},
+		crdVersion{name: "v2", served: true, statusSubresource: true,
+			spec:   `"a":{"type":"integer"},"c":{"type":"string","default":"dc"},"e":{"type":"string"}`,
+			status: `"ready":{"type":"boolean"},"phase":{"type":"string","default":"P"}`})
 	crds := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 	v1 := "/apis/" + group + "/v1/namespaces/" + ns + "/" + plural
 	v2 := "/apis/" + group + "/v2/namespaces/" + ns + "/" + plural

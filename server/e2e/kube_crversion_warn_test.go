@@ -26,20 +26,16 @@ func TestKubeCROtherVersionSameAsOurs(t *testing.T) {
 	kube, ours, ns := sideBySide(t)
 	group := ns + ".crwarn.example.com"
 	const plural, kind = "vwidgets", "VWidget"
-	schema := func(spec, status string) string {
-		return `"schema":{"openAPIV3Schema":{"type":"object","properties":{` +
-			`"spec":{"type":"object","properties":{` + spec + `}},` +
-			`"status":{"type":"object","properties":{` + status + `}}}}}`
-	}
-	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"` + plural + `.` + group + `"},
-		"spec":{"group":"` + group + `","scope":"Namespaced","names":{"plural":"` + plural + `","singular":"vwidget","kind":"` + kind + `"},
-		"versions":[
-		{"name":"v1","served":true,"storage":true,"subresources":{"status":{}},` +
-		schema(`"a":{"type":"integer"},"b":{"type":"string"}`, `"ready":{"type":"boolean"},"phase":{"type":"string"}`) + `},
-		{"name":"v2","served":true,"storage":false,"subresources":{"status":{}},` +
-		schema(`"a":{"type":"integer"},"c":{"type":"string","default":"dc"}`, `"ready":{"type":"boolean"},"phase":{"type":"string","default":"P"}`) + `},
-		{"name":"v3","served":false,"storage":false,` +
-		schema(`"b":{"type":"string"}`, `"ready":{"type":"boolean"}`) + `}]}}`
+	crd := multiVersionCRD(group, plural, "vwidget", kind, "",
+		crdVersion{name: "v1", served: true, storage: true, statusSubresource: true,
+			spec:   `"a":{"type":"integer"},"b":{"type":"string"}`,
+			status: `"ready":{"type":"boolean"},"phase":{"type":"string"}`},
+		crdVersion{name: "v2", served: true, statusSubresource: true,
+			spec:   `"a":{"type":"integer"},"c":{"type":"string","default":"dc"}`,
+			status: `"ready":{"type":"boolean"},"phase":{"type":"string","default":"P"}`},
+		crdVersion{name: "v3",
+			spec:   `"b":{"type":"string"}`,
+			status: `"ready":{"type":"boolean"}`})
 	crds := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 	v1 := "/apis/" + group + "/v1/namespaces/" + ns + "/" + plural
 	v2 := "/apis/" + group + "/v2/namespaces/" + ns + "/" + plural
