@@ -49,8 +49,8 @@ func tableConverts(res *resource, info *request.Info) bool {
 	switch info.Subresource {
 	case "":
 		// The identity APIs' reviews: kube's REST implementations of
-		// them convert nothing to a Table.
-		return !res.virtual
+		// them convert nothing to a Table (componentstatuses' does).
+		return !res.virtual || (res.group != groupAuthentication && res.group != groupAuthorization)
 	case "status":
 		return res.crd != "" || !statusWithoutTable[res.group+"/"+res.plural]
 	case "scale":
