@@ -52,48 +52,6 @@ type crdSpec struct {
 	} `json:"versions"`
 }
 
-// setCRDStatus writes the status the server owns: the accepted names and
-// the NamesAccepted and Established conditions (see crdnames.go), decided
-// against the names used in the CRD's group, and the stored versions.
-// old is the stored CRD on update, nil on create.
-func setCRDStatus(d, old *doc, reg *registry, now time.Time) {
-	var spec crdSpec
-	if !d.field("spec", &spec) {
-		return
-	}
-	requested := crdNames{
-		Plural: spec.Names.Plural, Singular: spec.Names.Singular, ShortNames: spec.Names.ShortNames,
-		Kind: spec.Names.Kind, ListKind: spec.Names.ListKind, Categories: spec.Names.Categories,
-	}
-	if requested.Singular == "" {
-		requested.Singular = strings.ToLower(spec.Names.Kind)
-	}
-	if requested.ListKind == "" {
-		requested.ListKind = spec.Names.Kind + "List"
-	}
-	var st crdStatus
-	if old != nil {
-		_ = old.field("status", &st)
-	}
-	names, namesCond := acceptNames(requested, st.AcceptedNames, reg.usedNames(spec.Group, d.metaString("name")))
-	ts := now.UTC().Format(time.RFC3339)
-	namesCond.LastTransitionTime = ts
-	established := establishedCondition(st.condition("Established"), namesCond.Status == "True")
-	if established.LastTransitionTime == "" {
-		established.LastTransitionTime = ts
-	}
-	st.AcceptedNames = names
-	st.setCondition(namesCond)
-	st.setCondition(established)
-	// The stored versions are as kube's strategy left them in d: every
-	// version ever stored, the current one appended (a /status write's
-	// as written, validated).
-	var written crdStatus
-	_ = d.field("status", &written)
-	st.StoredVersions = written.StoredVersions
-	d.setField("status", st)
-}
-
 // crdPrefix is the storage prefix of the custom resources of the CRD in
 // value, whether or not it serves any version.
 func crdPrefix(d *doc) (string, bool) {

@@ -62,7 +62,10 @@ func discoveryNames(t *testing.T, e *env, p string) []string {
 
 func TestCRDNamespaced(t *testing.T) {
 	e := newEnv(t)
-	crd := e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1", "v1beta1"))
+	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1", "v1beta1"))
+	// The create's answer has the status kube's strategy leaves; the
+	// names and conditions are written after it (crdcontrollers_test.go).
+	crd := e.must(200, "GET", crdPath+"/widgets.example.com", nil)
 	conds := path(crd, "status", "conditions").([]any)
 	established := false
 	for _, c := range conds {

@@ -160,22 +160,6 @@ func acceptNames(requested, accepted crdNames, used usedNames) (crdNames, crdCon
 	return out, cond
 }
 
-// establishedCondition is the Established condition after names were
-// decided: once True it stays True (the CRD keeps serving under the names
-// accepted before); else it becomes True when every name is accepted.
-// kube's establishing controller flips Installing to True a moment later;
-// this server serves at once, so it does both in one step.
-func establishedCondition(old *crdCondition, namesAccepted bool) crdCondition {
-	switch {
-	case old != nil && old.Status == "True":
-		return *old
-	case namesAccepted:
-		return crdCondition{Type: "Established", Status: "True", Reason: "InitialNamesAccepted", Message: "the initial names have been accepted"}
-	default:
-		return crdCondition{Type: "Established", Status: "False", Reason: "NotAccepted", Message: "not all names are accepted"}
-	}
-}
-
 // apiApprovedAnnotation marks a CRD in a protected group (*.k8s.io,
 // *.kubernetes.io) as approved by the Kubernetes API reviewers.
 const apiApprovedAnnotation = "api-approved.kubernetes.io"

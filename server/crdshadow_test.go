@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/listwatch/listwatch/server/storage"
 )
@@ -309,7 +308,6 @@ func FuzzCRDAdmission(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"x.y"},"spec":{"group":"","names":{"plural":"namespaces","kind":"Namespace"},"versions":[{"name":"v1","served":true,"storage":true,"selectableFields":[{"jsonPath":".a"}]}]},"status":{"acceptedNames":{"kind":"Namespace"},"conditions":[{"type":"Established","status":"True"}]}}`))
-	now := time.Unix(0, 0)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		d, err := decodeDoc(b)
 		if err != nil {
@@ -320,7 +318,12 @@ func FuzzCRDAdmission(f *testing.F) {
 		for k, r := range reg.byGVR {
 			builtins[k] = r
 		}
-		setCRDStatus(d, d, reg, now)
+		// The names decided as kube's controllers decide them.
+		if crd, err := crdDefinition(d); err == nil {
+			namingStatus(crd, reg.usedNames(crd.Spec.Group, crd.Name))
+			establishingStatus(crd)
+			d.setField("status", crd.Status)
+		}
 		// As stored (names decided here) and as sent (any status).
 		for _, value := range [][]byte{d.encode(), b} {
 			n, rev, rs, err := crdResources(value)

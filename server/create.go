@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -310,12 +309,12 @@ func (l *liveLookups) has(ns string) bool {
 }
 
 // afterWrite lets the server react to its own writes at once (a new CRD is
-// served before the create returns) instead of waiting for Run's watch.
+// named, established and served before the create returns) instead of
+// waiting for Run's watch.
 func (s *Server) afterWrite(r *resource, stored []byte) {
-	if r.crd == "" && r.plural == "customresourcedefinitions" {
-		if err := s.applyCRD(stored); err != nil {
-			s.log.Warn("crd not served", slog.Any("err", err))
-		}
+	if r.isCRDs() {
+		// kube's naming and establishing controllers' status writes.
+		s.settleCRD(stored)
 	}
 }
 

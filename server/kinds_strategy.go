@@ -104,14 +104,9 @@ func (c *call) admit(d, old *doc, settle func(rv string) error) error {
 		}
 		return c.validateMeta(d)
 	}
-	if err := c.admitTyped(t, d, old, settle); err != nil {
-		return err
-	}
-	if c.res.isCRDs() {
-		// The strategy resets status; its names and conditions are ours.
-		setCRDStatus(d, old, c.s.reg, c.s.now())
-	}
-	return nil
+	// A CRD's names and conditions are written after it, as kube's
+	// controllers write them (crdcontrollers.go).
+	return c.admitTyped(t, d, old, settle)
 }
 
 // systemMetaFields are the metadata kube's create handler wipes from the
