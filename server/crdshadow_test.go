@@ -124,7 +124,9 @@ func TestCRDShadowingProperty(t *testing.T) {
 
 		name := plural + "." + group
 		desc := fmt.Sprintf("case %d: %s singular=%s kind=%s listKind=%s short=%s", i, name, singular, kind, listKind, short)
-		crd := e.must(201, "POST", crdPath, crdDoc(group, plural, singular, kind, listKind, short))
+		e.must(201, "POST", crdPath, crdDoc(group, plural, singular, kind, listKind, short))
+		// Named by the controllers' status writes after the create.
+		crd := e.must(200, "GET", crdPath+"/"+name, nil)
 		na, est := condition(crd, "NamesAccepted"), condition(crd, "Established")
 		served := slices.Contains(discoveryNames(t, e, "/apis/"+group+"/v9"), plural)
 		if reason == "" {
@@ -162,7 +164,8 @@ func TestCRDShadowingTheCRDs(t *testing.T) {
 	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
 	shadow := crdDoc(groupCRD, "customresourcedefinitions", "customresourcedefinition",
 		"CustomResourceDefinition", "", "crd")
-	crd := e.must(201, "POST", crdPath, shadow)
+	e.must(201, "POST", crdPath, shadow)
+	crd := e.must(200, "GET", crdPath+"/customresourcedefinitions."+groupCRD, nil)
 	if na := condition(crd, "NamesAccepted"); na["reason"] != "ListKindConflict" || na["status"] != "False" ||
 		na["message"] != `"CustomResourceDefinitionList" is already in use` {
 		// listKind (defaulted) is the last conflict kube checks.

@@ -186,8 +186,10 @@ func TestCustomResourceSchemaUpdates(t *testing.T) {
 // bytes do not change.
 func TestCustomResourceSchemaDefaultsOnRead(t *testing.T) {
 	e := newEnv(t)
-	crd := e.must(201, "POST", crdPath, gadgetCRD(t, gadgetSchema, nil))
+	e.must(201, "POST", crdPath, gadgetCRD(t, gadgetSchema, nil))
 	e.must(201, "POST", gadgets, gadget("a", `{"name":"abc"}`))
+	// As written by the controllers' status updates after the create.
+	crd := e.must(200, "GET", crdPath+"/gadgets.example.com", nil)
 	spec := path(crd, "spec", "versions").([]any)[0].(map[string]any)["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)["properties"].(map[string]any)["spec"].(map[string]any)
 	spec["properties"].(map[string]any)["added"] = map[string]any{"type": "string", "default": "yes"}
 	e.must(200, "PUT", crdPath+"/gadgets.example.com", crd)
