@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -106,8 +107,8 @@ func (c *rawClient) poll(path string, done func(map[string]any) bool) (int, map[
 	}
 }
 
-// crdStatusView is a CRD's generation, status and managedFields in their
-// order, without times.
+// crdStatusView is a CRD's generation, status and managedFields (as a
+// set), without times.
 func crdStatusView(m map[string]any) string {
 	md, _ := m["metadata"].(map[string]any)
 	mfs, _ := md["managedFields"].([]any)
@@ -116,6 +117,9 @@ func crdStatusView(m map[string]any) string {
 			delete(e, "time")
 		}
 	}
+	// Compared as a set: kube's field manager orders one operation's
+	// entries by their times in seconds, on either server.
+	sort.Slice(mfs, func(i, j int) bool { return jsonOf(mfs[i]) < jsonOf(mfs[j]) })
 	st, _ := m["status"].(map[string]any)
 	conds, _ := st["conditions"].([]any)
 	for _, cd := range conds {
