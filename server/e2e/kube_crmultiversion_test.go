@@ -21,6 +21,20 @@ type crdVersion struct {
 	specExtra         string
 }
 
+// createCRD creates crd (named name) on c's server, deletes it when t
+// ends, and waits until each of paths, its versions' collections, lists.
+func createCRD(t *testing.T, c *rawClient, crd, name string, paths ...string) {
+	t.Helper()
+	const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	if code, m := c.do("POST", crds, jsonCT, crd); code != http.StatusCreated {
+		t.Fatalf("crd: %d %v", code, m)
+	}
+	t.Cleanup(func() { c.do("DELETE", crds+"/"+name, "", "") })
+	for _, p := range paths {
+		c.waitOK(p)
+	}
+}
+
 // multiVersionCRD is a namespaced CRD of group whose versions' schemas
 // differ; conversion is its spec.conversion member ("" for None).
 func multiVersionCRD(group, plural, singular, kind, conversion string, versions ...crdVersion) string {
@@ -75,19 +89,13 @@ func TestKubeCRMultiVersionEdgesSameAsOurs(t *testing.T) {
 					spec: `"a":{"type":"integer"},"e":{"type":"string","default":"e1"}`},
 				crdVersion{name: "v2", served: true,
 					spec: `"a":{"type":"integer"},"c":{"type":"string","default":"dc"},"e":{"type":"string"}`, specExtra: rule})
-			crds := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 			v1 := "/apis/" + group + "/v1/namespaces/" + ns + "/" + plural
 			v2 := "/apis/" + group + "/v2/namespaces/" + ns + "/" + plural
 			obj := func(version, name, meta, rest string) string {
 				return `{"apiVersion":"` + group + `/` + version + `","kind":"` + kind + `","metadata":{"name":"` + name + `"` + meta + `}` + rest + `}`
 			}
 			for _, c := range []*rawClient{kube, ours} {
-				if code, m := c.do("POST", crds, jsonCT, crd); code != http.StatusCreated {
-					t.Fatalf("crd: %d %v", code, m)
-				}
-				t.Cleanup(func() { c.do("DELETE", crds+"/"+plural+"."+group, "", "") })
-				c.waitOK(v1)
-				c.waitOK(v2)
+				createCRD(t, c, crd, plural+"."+group, v1, v2)
 			}
 			steps := []writeStep{
 				// Stored in v1 without e (v2 has no default for it)

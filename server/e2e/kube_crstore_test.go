@@ -36,12 +36,7 @@ func TestKubeCRStorageVersionSameAsOurs(t *testing.T) {
 		return `{"apiVersion":"` + group + `/` + version + `","kind":"` + kind + `","metadata":{"name":"` + name + `"}` + rest + `}`
 	}
 	for _, c := range []*rawClient{kube, ours} {
-		if code, m := c.do("POST", crds, jsonCT, crd); code != http.StatusCreated {
-			t.Fatalf("crd: %d %v", code, m)
-		}
-		t.Cleanup(func() { c.do("DELETE", crds+"/"+plural+"."+group, "", "") })
-		c.waitOK(v1)
-		c.waitOK(v2)
+		createCRD(t, c, crd, plural+"."+group, v1, v2)
 	}
 	rvs := [2]string{kube.listRV(v1), ours.listRV(v1)}
 	const applyCT = "application/apply-patch+yaml"

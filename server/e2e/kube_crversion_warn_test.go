@@ -36,7 +36,6 @@ func TestKubeCROtherVersionSameAsOurs(t *testing.T) {
 		crdVersion{name: "v3",
 			spec:   `"b":{"type":"string"}`,
 			status: `"ready":{"type":"boolean"}`})
-	crds := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 	v1 := "/apis/" + group + "/v1/namespaces/" + ns + "/" + plural
 	v2 := "/apis/" + group + "/v2/namespaces/" + ns + "/" + plural
 	obj := func(version, name, rest string) string {
@@ -44,12 +43,7 @@ func TestKubeCROtherVersionSameAsOurs(t *testing.T) {
 	}
 	const spec = `,"spec":{"a":1,"b":"x","c":"y"}`
 	for _, c := range []*rawClient{kube, ours} {
-		if code, m := c.do("POST", crds, jsonCT, crd); code != http.StatusCreated {
-			t.Fatalf("crd: %d %v", code, m)
-		}
-		t.Cleanup(func() { c.do("DELETE", crds+"/"+plural+"."+group, "", "") })
-		c.waitOK(v1)
-		c.waitOK(v2)
+		createCRD(t, c, crd, plural+"."+group, v1, v2)
 		for _, name := range []string{"w", "s"} {
 			if code, m := c.do("POST", v1, jsonCT, obj(group+"/v1", name, `,"spec":{"a":1,"b":"x"}`)); code != http.StatusCreated {
 				t.Fatalf("create %s: %d %v", name, code, m)
