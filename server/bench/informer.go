@@ -25,8 +25,8 @@ type InformerOptions struct {
 	Sizes []int
 	// Impls to run; default Impls.
 	Impls []string
-	// Updates is the burst applied after each sync; default 1000
-	// (capped at the object count).
+	// Updates is the burst applied after each sync, capped at the object
+	// count: 0 means the default 1000, a negative count none.
 	Updates int
 	// UpdateWorkers is how many patches run at once; default 16.
 	UpdateWorkers int
@@ -54,8 +54,11 @@ func RunInformer(ctx context.Context, t *Target, f *Fixture, opts InformerOption
 	if len(opts.Impls) == 0 {
 		opts.Impls = Impls
 	}
-	if opts.Updates <= 0 {
+	switch {
+	case opts.Updates == 0:
 		opts.Updates = 1000
+	case opts.Updates < 0:
+		opts.Updates = 0
 	}
 	if opts.UpdateWorkers <= 0 {
 		opts.UpdateWorkers = 16

@@ -63,6 +63,11 @@ func (f *benchFlags) run(cmd *cobra.Command) error {
 			return err
 		}
 		f.opts.Informer.ChildCommand = []string{exe, "bench", "informer-child"}
+		if f.opts.Informer.Updates <= 0 {
+			// --updates 0 asks for no burst, where the options' zero
+			// value is their default.
+			f.opts.Informer.Updates = -1
+		}
 		f.opts.Informer.Log = cmd.ErrOrStderr()
 	}
 	f.opts.Progress = cmd.ErrOrStderr()
@@ -133,7 +138,7 @@ func newBenchListCommand(f *benchFlags) *cobra.Command {
 func addInformerFlags(cmd *cobra.Command, io *bench.InformerOptions) {
 	fl := cmd.Flags()
 	fl.StringSliceVar(&io.Impls, "impls", bench.Impls, "informer implementations to run")
-	fl.IntVar(&io.Updates, "updates", 1000, "update burst applied after each sync")
+	fl.IntVar(&io.Updates, "updates", 1000, "update burst applied after each sync (0: none)")
 	fl.DurationVar(&io.ChildTimeout, "child-timeout", 0, "bound on each child process (default 10m)")
 	fl.BoolVar(&io.Relist, "relist", false, "after the burst, force one relist (the watch ends with 410 Expired) and measure memory during it")
 }

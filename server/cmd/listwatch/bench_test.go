@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,36 +83,49 @@ func TestBenchQueueCommandTable(t *testing.T) {
 
 // TestBenchInformerBinary builds the real binary and runs "bench
 // informer", which re-executes it as "bench informer-child" once per
-// implementation.
+// implementation; "--updates 0" runs no burst.
 func TestBenchInformerBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the listwatch command as a process")
 	}
-	dir := t.TempDir()
-	bin := commandPath(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "bench", "informer", "--data-dir", filepath.Join(dir, "data"),
-		"--objects", "40", "--impls", bench.ImplListwatchTyped+","+bench.ImplSeedIndexer, "--updates", "10", "--json")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%v\n%s", err, stderr.String())
-	}
-	if klogLine := regexp.MustCompile(`(?m)^[IWEF]\d{4} `); klogLine.Match(stderr.Bytes()) {
-		t.Errorf("the embedded server's klog lines reached stderr:\n%s", stderr.String())
-	}
-	var res bench.Result
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		t.Fatalf("%v\n%s", err, stdout.String())
-	}
-	if res.Informer == nil || len(res.Informer.Runs) != 2 {
-		t.Fatalf("informer result %s", stdout.String())
-	}
-	for _, run := range res.Informer.Runs {
-		if run.Objects != 40 || run.SyncMs <= 0 || run.PeakRSSBytes == 0 || run.HeapAfterSyncBytes == 0 || run.EventsPerSec <= 0 {
-			t.Errorf("run %+v", run)
-		}
+	for _, tc := range []struct {
+		updates string
+		impls   []string
+	}{
+		{"10", []string{bench.ImplListwatchTyped, bench.ImplSeedIndexer}},
+		{"0", []string{bench.ImplListwatchTyped}},
+	} {
+		t.Run("updates="+tc.updates, func(t *testing.T) {
+			dir := t.TempDir()
+			bin := commandPath(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, "bench", "informer", "--data-dir", filepath.Join(dir, "data"),
+				"--objects", "40", "--impls", strings.Join(tc.impls, ","), "--updates", tc.updates, "--json")
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%v\n%s", err, stderr.String())
+			}
+			if klogLine := regexp.MustCompile(`(?m)^[IWEF]\d{4} `); klogLine.Match(stderr.Bytes()) {
+				t.Errorf("the embedded server's klog lines reached stderr:\n%s", stderr.String())
+			}
+			var res bench.Result
+			if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+				t.Fatalf("%v\n%s", err, stdout.String())
+			}
+			if res.Informer == nil || len(res.Informer.Runs) != len(tc.impls) {
+				t.Fatalf("informer result %s", stdout.String())
+			}
+			for _, run := range res.Informer.Runs {
+				if run.Objects != 40 || run.SyncMs <= 0 || run.PeakRSSBytes == 0 || run.HeapAfterSyncBytes == 0 {
+					t.Errorf("run %+v", run)
+				}
+				if burst := tc.updates != "0"; burst != (run.EventsPerSec > 0) || strconv.Itoa(run.Updates) != tc.updates {
+					t.Errorf("--updates %s: run with %d updates at %.0f events/s", tc.updates, run.Updates, run.EventsPerSec)
+				}
+			}
+		})
 	}
 }
 
