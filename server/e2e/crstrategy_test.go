@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -152,14 +153,18 @@ func jsonAt(m map[string]any, p string) string {
 func (c *rawClient) managers(name, path string) {
 	c.t.Helper()
 	code, m := c.do("GET", path, "", "")
-	line := fmt.Sprintf("%s: %d", name, code)
 	md, _ := m["metadata"].(map[string]any)
 	entries, _ := md["managedFields"].([]any)
+	var set []string
 	for _, e := range entries {
 		e := e.(map[string]any)
-		line += fmt.Sprintf(" %v/%v/%v/%v", e["manager"], e["operation"], e["subresource"], e["apiVersion"])
+		set = append(set, fmt.Sprintf("%v/%v/%v/%v", e["manager"], e["operation"], e["subresource"], e["apiVersion"]))
 	}
-	c.log = append(c.log, line)
+	// As a set: kube's field manager orders an operation's entries by
+	// their times in whole seconds, so their order depends on whether a
+	// second began between two writes.
+	slices.Sort(set)
+	c.log = append(c.log, fmt.Sprintf("%s: %d %s", name, code, strings.Join(set, " ")))
 }
 
 // waitServed polls until the CRD's resource is listed (its CRD is
