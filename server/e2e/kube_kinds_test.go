@@ -24,18 +24,7 @@ func TestKubeKindsKubectlSameAsOurs(t *testing.T) {
 	s := startServer(t, "")
 	kubectl(t, s, "", "create", "namespace", ns)
 
-	home := t.TempDir()
-	run := func(kubeconfig, stdin string, args ...string) string {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, kubectlPath(t), append([]string{"--kubeconfig", kubeconfig, "-n", ns}, args...)...)
-		cmd.Env = append(os.Environ(), "HOME="+filepath.Join(home, filepath.Base(kubeconfig)))
-		if stdin != "" {
-			cmd.Stdin = strings.NewReader(stdin)
-		}
-		out, _ := cmd.CombinedOutput()
-		return normalizeKubectl(string(out))
-	}
+	run := kubectlIn(t, ns)
 	labels := "{app: web}"
 	tmpl := "  selector:\n    matchLabels: " + labels + "\n  template:\n    metadata:\n      labels: " + labels +
 		"\n    spec:\n      containers:\n      - {name: c, image: nginx}\n"
@@ -122,10 +111,30 @@ func TestKubeKindsKubectlSameAsOurs(t *testing.T) {
 	}
 }
 
+// kubectlIn returns a function that runs kubectl in namespace ns against
+// the server of a kubeconfig, with a home of its own per kubeconfig (its
+// discovery cache), and returns its output and errors normalized.
+func kubectlIn(t *testing.T, ns string) func(kubeconfig, stdin string, args ...string) string {
+	home := t.TempDir()
+	return func(kubeconfig, stdin string, args ...string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, kubectlPath(t), append([]string{"--kubeconfig", kubeconfig, "-n", ns}, args...)...)
+		cmd.Env = append(os.Environ(), "HOME="+filepath.Join(home, filepath.Base(kubeconfig)))
+		if stdin != "" {
+			cmd.Stdin = strings.NewReader(stdin)
+		}
+		out, _ := cmd.CombinedOutput()
+		return normalizeKubectl(string(out))
+	}
+}
+
 var (
-	kubectlAge = regexp.MustCompile(`^\d+(s|m\d*s?)$`)
-	kubectlUID = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-	kubectlTS  = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
+	// kubectl describe's times: "Sun, 06 Dec 2026 17:20:00 +0000".
+	kubectlDescribeTime = regexp.MustCompile(`\b[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d [+-]\d{4}\b`)
+	kubectlAge          = regexp.MustCompile(`^\d+(s|m\d*s?)$`)
+	kubectlUID          = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	kubectlTS           = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
 )
 
 // normalizeKubectl collapses a table's padding and replaces ages, which
@@ -133,7 +142,7 @@ var (
 func normalizeKubectl(out string) string {
 	var lines []string
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		f := strings.Fields(line)
+		f := strings.Fields(kubectlDescribeTime.ReplaceAllString(line, "<time>"))
 		for i, w := range f {
 			switch {
 			case kubectlAge.MatchString(w):

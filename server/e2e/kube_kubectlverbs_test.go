@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestKubeKubectlVerbsSameAsOurs runs the kubectl commands that change
+// or describe objects beyond create and get (annotate, set, rollout,
+// autoscale, cordon, taint, describe, diff, auth reconcile, apply
+// --prune) against kube-apiserver v1.37.2 and serve, neither running
+// controllers, and requires the same output, ages, times and uids aside.
+func TestKubeKubectlVerbsSameAsOurs(t *testing.T) {
+	ks := kubeServer(t)
+	ns := kubeNamespace(t, kubeClient(t, ks.AdminConfig()))
+	s := startServer(t, "")
+	kubectl(t, s, "", "create", "namespace", ns)
+	run := kubectlIn(t, ns)
+	node := ns + "-node"
+	role := "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: rec\n  namespace: " + ns +
+		"\nrules:\n- apiGroups: ['']\n  resources: [pods]\n  verbs: [get]\n"
+	pruned := func(names ...string) string {
+		var b strings.Builder
+		for _, n := range names {
+			b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + n + "\n  labels: {set: p}\ndata: {a: b}\n---\n")
+		}
+		return b.String()
+	}
+	for _, step := range []kindStep{
+		{"", []string{"create", "deployment", "web", "--image=nginx", "--replicas=2"}},
+		{"", []string{"annotate", "deployment", "web", "team=a"}},
+		{"", []string{"annotate", "deployment", "web", "team=b"}},
+		{"", []string{"annotate", "deployment", "web", "team=b", "--overwrite"}},
+		{"", []string{"annotate", "deployment", "web", "team-"}},
+		{"", []string{"label", "deployment", "web", "tier=front", "--dry-run=server", "-o", "jsonpath={.metadata.labels}"}},
+		{"", []string{"set", "image", "deployment/web", "nginx=nginx:1.27"}},
+		{"", []string{"set", "image", "deployment/web", "nope=nginx:1.27"}},
+		{"", []string{"set", "env", "deployment/web", "MODE=fast"}},
+		{"", []string{"set", "resources", "deployment", "web", "--limits=cpu=200m,memory=64Mi"}},
+		{"", []string{"set", "resources", "deployment", "web", "--limits=cpu=lots"}},
+		{"", []string{"set", "serviceaccount", "deployment", "web", "builder"}},
+		{"", []string{"rollout", "pause", "deployment/web"}},
+		{"", []string{"rollout", "pause", "deployment/web"}},
+		{"", []string{"rollout", "resume", "deployment/web"}},
+		{"", []string{"rollout", "history", "deployment/web"}},
+		{"", []string{"rollout", "status", "deployment/web", "--watch=false"}},
+		{"", []string{"rollout", "restart", "deployment/web"}},
+		{"", []string{"rollout", "undo", "deployment/web"}},
+		{"", []string{"get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers}{.spec.template.spec.serviceAccountName}{.spec.paused}"}},
+		{"", []string{"describe", "deployment", "web"}},
+		{"", []string{"autoscale", "deployment", "web", "--min=1", "--max=3", "--cpu-percent=50"}},
+		{"", []string{"autoscale", "deployment", "web", "--min=4", "--max=3"}},
+		{"", []string{"get", "hpa", "-o", "wide"}},
+		{"", []string{"describe", "hpa", "web"}},
+		{"apiVersion: v1\nkind: Node\nmetadata:\n  name: " + node + "\n  labels: {zone: a}\n", []string{"create", "-f", "-"}},
+		{"", []string{"cordon", node}},
+		{"", []string{"cordon", node}},
+		{"", []string{"taint", "nodes", node, "dedicated=db:NoSchedule"}},
+		{"", []string{"taint", "nodes", node, "dedicated=db:NoSchedule"}},
+		{"", []string{"taint", "nodes", node, "dedicated=web:NoSchedule", "--overwrite"}},
+		{"", []string{"taint", "nodes", node, "bad=x:Sometimes"}},
+		{"", []string{"uncordon", node}},
+		{"", []string{"taint", "nodes", node, "dedicated-"}},
+		{"", []string{"describe", "node", node}},
+		{"", []string{"run", "p", "--image=busybox", "--labels=app=p", "--env=A=1", "--", "sleep", "3600"}},
+		{"", []string{"describe", "pod", "p"}},
+		{"", []string{"create", "configmap", "cfg", "--from-literal=k=v"}},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata: {k: w, extra: more}\n", []string{"diff", "-f", "-"}},
+		{"", []string{"describe", "configmap", "cfg"}},
+		{"", []string{"describe", "namespace", ns}},
+		{role, []string{"auth", "reconcile", "-f", "-"}},
+		{role, []string{"auth", "reconcile", "-f", "-"}},
+		{strings.Replace(role, "[get]", "[list]", 1), []string{"auth", "reconcile", "-f", "-", "--remove-extra-permissions"}},
+		{"", []string{"get", "role", "rec", "-o", "jsonpath={.rules}"}},
+		{pruned("p1", "p2"), []string{"apply", "-f", "-", "--prune", "-l", "set=p", "--prune-allowlist=core/v1/ConfigMap"}},
+		{pruned("p1"), []string{"apply", "-f", "-", "--prune", "-l", "set=p", "--prune-allowlist=core/v1/ConfigMap"}},
+		{"", []string{"get", "configmaps", "-l", "set=p"}},
+	} {
+		kube := run(ks.KubeconfigPath, step.stdin, step.args...)
+		ours := run(s.KubeconfigPath(), step.stdin, step.args...)
+		if step.args[0] == "diff" {
+			for _, out := range []*string{&kube, &ours} {
+				*out = diffTime.ReplaceAllString(diffFiles.ReplaceAllString(*out, "$1 <file>"), "<time>")
+			}
+		}
+		if kube != ours {
+			t.Errorf("kubectl %s:\nkube:\n%s\nours:\n%s", strings.Join(step.args, " "), kube, ours)
+		}
+	}
+	run(ks.KubeconfigPath, "", "delete", "node", node, "--wait=false")
+}
+
+// diffFiles matches the header lines of kubectl diff's output, which
+// name its temporary files.
+var diffFiles = regexp.MustCompile(`(?m)^(diff -u -N|---|\+\+\+) .*$`)
+
+// diffTime matches a time in the YAML kubectl diff compares.
+var diffTime = regexp.MustCompile(`"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"`)
