@@ -73,8 +73,7 @@ func TestKubeKindsKubectlSameAsOurs(t *testing.T) {
 		// allocated): only their key is compared.
 		{"", []string{"create", "service", "clusterip", "svc1", "--tcp=80:8080"}},
 	}...) {
-		kube := run(ks.KubeconfigPath, step.stdin, step.args...)
-		ours := run(s.KubeconfigPath(), step.stdin, step.args...)
+		kube, ours := bothKubectl(run, ks.KubeconfigPath, s.KubeconfigPath(), step.stdin, step.args...)
 		if step.args[0] == "create" && step.args[1] == "service" {
 			continue
 		}
@@ -113,13 +112,14 @@ func TestKubeKindsKubectlSameAsOurs(t *testing.T) {
 
 // kubectlIn returns a function that runs kubectl in namespace ns against
 // the server of a kubeconfig, with a home of its own per kubeconfig (its
-// discovery cache), and returns its output and errors normalized.
+// discovery cache), and returns its output and errors normalized. It may
+// run on any goroutine.
 func kubectlIn(t *testing.T, ns string) func(kubeconfig, stdin string, args ...string) string {
-	home := t.TempDir()
+	home, bin := t.TempDir(), kubectlPath(t)
 	return func(kubeconfig, stdin string, args ...string) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, kubectlPath(t), append([]string{"--kubeconfig", kubeconfig, "-n", ns}, args...)...)
+		cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", kubeconfig, "-n", ns}, args...)...)
 		cmd.Env = append(os.Environ(), "HOME="+filepath.Join(home, filepath.Base(kubeconfig)))
 		if stdin != "" {
 			cmd.Stdin = strings.NewReader(stdin)
@@ -127,6 +127,15 @@ func kubectlIn(t *testing.T, ns string) func(kubeconfig, stdin string, args ...s
 		out, _ := cmd.CombinedOutput()
 		return normalizeKubectl(string(out))
 	}
+}
+
+// bothKubectl runs the same kubectl command against two servers at
+// once and returns their outputs.
+func bothKubectl(run func(kubeconfig, stdin string, args ...string) string, kube, ours, stdin string, args ...string) (string, string) {
+	done := make(chan string)
+	go func() { done <- run(kube, stdin, args...) }()
+	o := run(ours, stdin, args...)
+	return <-done, o
 }
 
 var (

@@ -97,8 +97,7 @@ func TestKubeKubectlVerbsSameAsOurs(t *testing.T) {
 		{"", []string{"delete", "configmaps", "-l", "set=p", "--grace-period=0", "--force"}},
 		{"", []string{"get", "configmaps", "-l", "set=p"}},
 	} {
-		kube := run(ks.KubeconfigPath, step.stdin, step.args...)
-		ours := run(s.KubeconfigPath(), step.stdin, step.args...)
+		kube, ours := bothKubectl(run, ks.KubeconfigPath, s.KubeconfigPath(), step.stdin, step.args...)
 		if step.args[1] == "--raw" {
 			// serve's JSON names an object's members in another order
 			// (README, "Known differences"): compared as values.
