@@ -1,7 +1,14 @@
 package e2e
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,7 +18,8 @@ import (
 // or describe objects beyond create and get (annotate, set, rollout,
 // autoscale, cordon, taint, describe, diff, auth reconcile, apply
 // --prune and its last-applied commands, replace --force, secrets, get's
-// output and selection flags) against kube-apiserver v1.37.2 and serve, neither running
+// output and selection flags, tokens, wait, events, certificate
+// approve and deny) against kube-apiserver v1.37.2 and serve, neither running
 // controllers, and requires the same output, ages, times and uids aside.
 func TestKubeKubectlVerbsSameAsOurs(t *testing.T) {
 	ks := kubeServer(t)
@@ -96,6 +104,19 @@ func TestKubeKubectlVerbsSameAsOurs(t *testing.T) {
 		{"", []string{"delete", "configmap", "p1", "--dry-run=server"}},
 		{"", []string{"delete", "configmaps", "-l", "set=p", "--grace-period=0", "--force"}},
 		{"", []string{"get", "configmaps", "-l", "set=p"}},
+		{"", []string{"create", "serviceaccount", "robot"}},
+		{"", []string{"create", "token", "robot", "--duration=1m"}},
+		{"", []string{"create", "token", "nobody"}},
+		{"", []string{"wait", "--for=jsonpath={.data.k}=z", "configmap/cfg", "--timeout=10s"}},
+		{"", []string{"wait", "--for=jsonpath={.data.k}=q", "configmap/cfg", "--timeout=1s"}},
+		{"", []string{"events", "--for=configmap/cfg"}},
+		{csr(t, ns+"-a") + "---\n" + csr(t, ns+"-d"), []string{"create", "-f", "-"}},
+		{"", []string{"certificate", "approve", ns + "-a"}},
+		{"", []string{"certificate", "deny", ns + "-d"}},
+		{"", []string{"certificate", "approve", ns + "-d"}},
+		{"", []string{"certificate", "approve", ns + "-a"}},
+		{"", []string{"get", "csr", ns + "-a", ns + "-d", "-o", "custom-columns=NAME:.metadata.name,CONDITIONS:.status.conditions[*].type,REASONS:.status.conditions[*].reason"}},
+		{"", []string{"delete", "csr", ns + "-a", ns + "-d"}},
 	} {
 		kube, ours := bothKubectl(run, ks.KubeconfigPath, s.KubeconfigPath(), step.stdin, step.args...)
 		if step.args[1] == "--raw" {
@@ -137,4 +158,19 @@ func rawValue(out string) string {
 		delete(e.(map[string]any), "time")
 	}
 	return jsonOf(m)
+}
+
+// csr is a CertificateSigningRequest named name, as YAML.
+func csr(t *testing.T, name string) string {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: name}}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
+	return "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata:\n  name: " + name +
+		"\nspec:\n  request: " + req + "\n  signerName: example.com/signer\n  usages: [digital signature]\n"
 }
