@@ -89,14 +89,7 @@ func (c *call) getAt(rv string) (storage.KV, error) {
 	case n == 0:
 		return c.s.store.Get(c.r.Context(), c.res.key(c.ns, c.name))
 	case n > math.MaxInt64:
-		// A revision no store reaches: kube's cacher waits for it in vain.
-		cur, err := c.s.store.CurrentRevision(c.r.Context())
-		if err != nil {
-			return storage.KV{}, err
-		}
-		st := tooLargeRV(storage.ErrTooLargeResourceVersion)
-		st.Message = fmt.Sprintf("Timeout: Too large resource version: %d, current: %d", n, cur)
-		return storage.KV{}, st
+		return storage.KV{}, c.beyondRV(n)
 	}
 	key := c.res.key(c.ns, c.name)
 	page, err := c.res.reader.GetList(c.r.Context(), key, storage.GetListOptions{
@@ -112,4 +105,18 @@ func (c *call) getAt(rv string) (storage.KV, error) {
 		}
 	}
 	return storage.KV{}, storage.ErrNotFound
+}
+
+// beyondRV is the answer to a read at resourceVersion n past the largest
+// int64 (storage.ReadSpec.Beyond): a revision no store reaches, so kube's
+// watch cache waits for it in vain and answers its 504 "Too large
+// resource version"; serve answers it without waiting.
+func (c *call) beyondRV(n uint64) error {
+	cur, err := c.s.store.CurrentRevision(c.r.Context())
+	if err != nil {
+		return err
+	}
+	st := tooLargeRV(storage.ErrTooLargeResourceVersion)
+	st.Message = fmt.Sprintf("Timeout: Too large resource version: %d, current: %d", n, cur)
+	return st
 }

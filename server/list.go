@@ -32,6 +32,9 @@ func (c *call) list() error {
 	if err != nil {
 		return err
 	}
+	if o.Beyond != 0 {
+		return c.beyondRV(o.Beyond)
+	}
 	page, err := c.readPage(o.ListOptions(pred))
 	if err != nil {
 		return err

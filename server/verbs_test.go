@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -182,4 +183,51 @@ func TestGetResourceVersion(t *testing.T) {
 		t.Errorf("unparsable resourceVersion: %v", m)
 	}
 	e.expectStatus(400, "BadRequest", "the export parameter, deprecated since v1.14, is no longer supported", "GET", cmPath+"/g?export=true", nil)
+}
+
+// TestListWatchResourceVersionAsKube: a watch at a resourceVersion
+// kube's versioner does not parse is kube's 500 (its cacher's error is no
+// API status), after the selectors' 400s, where a list of it is kube's
+// 400; one past int64 (kube's versioner parses a uint64) is a revision no
+// store reaches: a list's 504 "Too large resource version" naming it, a
+// watch that waits for changes, or with initial events ends with that 504
+// as its one event (kube-apiserver v1.37.2; e2e.TestKubeListWatchParamsSameAsOurs).
+func TestListWatchResourceVersionAsKube(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", cmPath, cm("w", nil, nil))
+	for _, rv := range []string{"abc", "-1", "1.5", "18446744073709551616"} {
+		_, perr := strconv.ParseUint(rv, 10, 64)
+		msg := fmt.Sprintf("resourceVersion: Invalid value: %q: %v", rv, perr)
+		for _, p := range []string{cmPath + "?watch=1&", "/api/v1/watch/namespaces/default/configmaps?", "/api/v1/watch/namespaces/default/configmaps/w?",
+			cmPath + "?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&", cmPath + "?watch=1&timeoutSeconds=-1&"} {
+			if m := e.must(500, "GET", p+"resourceVersion="+rv, nil); m["message"] != msg || m["reason"] != nil || m["details"] != nil {
+				t.Errorf("%s resourceVersion=%s: %v", p, rv, m)
+			}
+		}
+		e.expectStatus(400, "BadRequest", "invalid resource version: "+msg, "GET", cmPath+"?resourceVersion="+rv, nil)
+		// The selectors come first.
+		e.expectStatus(400, "BadRequest", "", "GET", cmPath+"?watch=1&fieldSelector=nope%3Dx&resourceVersion="+rv, nil)
+		e.expectStatus(400, "BadRequest", "fieldSelector metadata.name doesn't match requested name", "GET",
+			"/api/v1/watch/namespaces/default/configmaps/w?fieldSelector=metadata.name%3Dv&resourceVersion="+rv, nil)
+	}
+	for _, rv := range []string{"9223372036854775808", "18446744073709551615"} {
+		for _, q := range []string{"", "&limit=1", "&resourceVersionMatch=Exact"} {
+			st := e.expectStatus(504, "Timeout", "", "GET", cmPath+"?resourceVersion="+rv+q, nil)
+			if msg, _ := st["message"].(string); !strings.HasPrefix(msg, "Timeout: Too large resource version: "+rv+", current: ") {
+				t.Errorf("list at %s%s: message %q", rv, q, msg)
+			}
+		}
+		if r := e.do("GET", cmPath+"?watch=1&timeoutSeconds=1&resourceVersion="+rv, nil); r.code != 200 || len(r.body) != 0 {
+			t.Errorf("watch at %s: %d %q", rv, r.code, r.body)
+		}
+		r := e.do("GET", cmPath+"?watch=1&timeoutSeconds=5&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion="+rv, nil)
+		var ev struct {
+			Type   string
+			Object map[string]any
+		}
+		if err := json.Unmarshal(r.body, &ev); err != nil || r.code != 200 || ev.Type != "ERROR" || ev.Object["code"] != float64(504) ||
+			!strings.HasPrefix(fmt.Sprint(ev.Object["message"]), "Timeout: Too large resource version: "+rv+", current: ") {
+			t.Errorf("watch with initial events at %s: %d %q", rv, r.code, r.body)
+		}
+	}
 }

@@ -40,7 +40,8 @@ func (c *call) watch() error {
 		return err
 	}
 	o, err := watchOptions(c.r.URL.Query())
-	if err != nil {
+	var badRV *storage.InvalidResourceVersionError
+	if err != nil && !errors.As(err, &badRV) {
 		return err
 	}
 	fieldSel := o.FieldSelector
@@ -66,6 +67,12 @@ func (c *call) watch() error {
 	pred, err := predicate(c.res, o.LabelSelector, fieldSel)
 	if err != nil {
 		return err
+	}
+	if badRV != nil {
+		// kube's store parses the resourceVersion once its handler has
+		// read the selectors, and its cacher's error is no API status:
+		// a 500.
+		return badRV.Status()
 	}
 	// A Table's options are read before the watch starts: a bad one is a
 	// 400, not an event.
@@ -95,7 +102,25 @@ func (c *call) watch() error {
 		return nil
 	}
 
-	stream, err := c.res.reader.WatchList(ctx, c.res.prefix(c.ns), o.WatchOptions(pred))
+	var (
+		stream storage.EventStream
+		beyond *wire.Status
+	)
+	switch {
+	case o.Beyond != 0 && o.Mode == storage.ReadNotOlderThan:
+		// Initial events at a revision no store reaches: kube's cacher
+		// waits for it in vain, then ends the watch with its 504 as the
+		// one event; serve does so without waiting.
+		err := c.beyondRV(o.Beyond)
+		if beyond, _ = err.(*wire.Status); beyond == nil {
+			return err
+		}
+	case o.Beyond != 0:
+		// The changes after a revision no store reaches: none, not even
+		// a bookmark (each would be older), until the watch ends.
+	default:
+		stream, err = c.res.reader.WatchList(ctx, c.res.prefix(c.ns), o.WatchOptions(pred))
+	}
 	// As kube's cacher, a watch from a revision the history no longer
 	// holds, or whose initial events wait for a revision the store does
 	// not reach, starts and ends with that error as its one event (410
@@ -129,6 +154,15 @@ func (c *call) watch() error {
 	}
 	if err != nil {
 		ew.writeError(tooLargeRV(err))
+		return nil
+	}
+	if beyond != nil {
+		ew.writeError(beyond)
+		return nil
+	}
+	if stream == nil {
+		<-ctx.Done()
+		c.endWatch(ctx, ew, ctx.Err())
 		return nil
 	}
 	var batch []storage.WatchEvent

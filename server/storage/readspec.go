@@ -3,6 +3,7 @@ package storage
 import (
 	"fmt"
 	"math"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -60,6 +61,12 @@ type ReadSpec struct {
 	// ReadNotOlderThan and ReadExact, else 0.
 	Mode     ReadMode
 	Revision int64
+	// Beyond is a resourceVersion past the largest int64, which kube's
+	// versioner parses (an unsigned 64-bit number) but no store reaches:
+	// Revision is then math.MaxInt64, and the server answers the wait
+	// for it as kube's watch cache ends it (a 504 "Too large resource
+	// version" naming Beyond).
+	Beyond uint64
 	// Limit caps a LIST's items; 0 means none.
 	Limit int64
 	// Continue is a LIST's continue token as sent (a WATCH drops it:
@@ -155,11 +162,43 @@ func SpecOf(o wire.ListOptions) (ReadSpec, error) {
 	if err != nil {
 		return ReadSpec{}, err
 	}
-	return validSpec(o)
+	s, err := validSpec(o)
+	if rv, ok := err.(*InvalidResourceVersionError); ok {
+		// kube's store's ValidateListOptions makes the versioner's
+		// error a 400.
+		return ReadSpec{}, wire.NewBadRequest("invalid resource version: " + rv.Error())
+	}
+	return s, err
+}
+
+// InvalidResourceVersionError is a resourceVersion kube's versioner does
+// not parse (not an unsigned 64-bit decimal: "abc", "-1", "1.5",
+// 18446744073709551616), with its error: a LIST's 400 (SpecOf), a
+// WATCH's 500 (ParseWatchSpec; see Status).
+type InvalidResourceVersionError struct {
+	Value string
+	Err   error
+}
+
+// Error is kube's versioner's message: its storage.InvalidError of one
+// field error.
+func (e *InvalidResourceVersionError) Error() string {
+	return fmt.Sprintf("resourceVersion: Invalid value: %q: %v", e.Value, e.Err)
+}
+
+// Status is a WATCH's answer to e as kube-apiserver's: its cacher's
+// Watch returns the versioner's error as it is, not an API status, so
+// the handler answers a 500 with its message and no reason.
+func (e *InvalidResourceVersionError) Status() *wire.Status {
+	return &wire.Status{TypeMeta: wire.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: wire.StatusFailure,
+		Code: http.StatusInternalServerError, Message: e.Error()}
 }
 
 // ParseWatchSpec parses and validates the query of a WATCH as
-// kube-apiserver does. With watch=true it is ParseReadSpec's. On a
+// kube-apiserver does. With watch=true it is ParseReadSpec's, but for a
+// resourceVersion kube's versioner does not parse: that error is an
+// *InvalidResourceVersionError, which kube's store finds only once the
+// handler has read the selectors (its Status is kube's 500). On a
 // deprecated /watch/ path without it the options are defaulted and
 // validated as a LIST's, as kube's forceWatch does (no watch=1, so no
 // defaults), but served as a watch: resourceVersion N is the changes
@@ -215,15 +254,17 @@ func validSpec(o wire.ListOptions) (ReadSpec, error) {
 	case "0":
 		s.Mode = ReadAny
 	default:
-		// As kube's versioner: an unsigned decimal, not zero. Unlike it,
-		// a value beyond int64 is refused here rather than wrapping.
+		// As kube's versioner: an unsigned decimal, not zero.
 		n, err := strconv.ParseUint(o.ResourceVersion, 10, 64)
 		if err != nil {
-			// kube's versioner's message.
-			return ReadSpec{}, wire.NewBadRequest(fmt.Sprintf("invalid resource version: resourceVersion: Invalid value: %q: %v", o.ResourceVersion, err))
+			// The spec so far, for the selectors a WATCH reads first.
+			return s, &InvalidResourceVersionError{Value: o.ResourceVersion, Err: err}
 		}
-		if n == 0 || n > math.MaxInt64 {
+		if n == 0 {
 			return ReadSpec{}, wire.NewBadRequest("invalid resource version: " + strconv.Quote(o.ResourceVersion))
+		}
+		if n > math.MaxInt64 {
+			s.Beyond, n = n, math.MaxInt64
 		}
 		s.Revision = int64(n)
 	}
@@ -300,6 +341,9 @@ func (s ReadSpec) Options() wire.ListOptions {
 		o.ResourceVersion = "0"
 	case ReadNotOlderThan, ReadExact:
 		o.ResourceVersion = strconv.FormatInt(s.Revision, 10)
+		if s.Beyond != 0 {
+			o.ResourceVersion = strconv.FormatUint(s.Beyond, 10)
+		}
 	}
 	switch {
 	case s.Watch:

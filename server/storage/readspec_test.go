@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"reflect"
 	"strconv"
@@ -24,7 +25,7 @@ func TestParseReadSpec(t *testing.T) {
 	}
 	n := 0
 	for _, watch := range []string{"", "true"} {
-		for _, rv := range []string{"", "0", "7", "00", "x", "-1", "9223372036854775808"} {
+		for _, rv := range []string{"", "0", "7", "00", "x", "-1", "9223372036854775808", "18446744073709551616"} {
 			for _, match := range []string{"", wire.MatchExact, wire.MatchNotOlderThan, "Bogus"} {
 				for _, limit := range []string{"", "0", "5"} {
 					for _, cont := range []string{"", tok} {
@@ -66,7 +67,10 @@ func checkSpec(t *testing.T, q url.Values) {
 
 	var code int
 	var causes []string
-	badRV := rv != "" && rv != "0" && rv != "7"
+	// A resourceVersion past int64 parses (kube's versioner's is a
+	// uint64): a revision no store reaches.
+	beyond := rv == "9223372036854775808"
+	badRV := rv != "" && rv != "0" && rv != "7" && !beyond
 	if watch && sie == "" && match == "" && (rv == "" || rv == "0") {
 		// kube 1.37's default (WatchList on): a watch from "now" or "any"
 		// sends its initial events, ended by a bookmark.
@@ -170,8 +174,12 @@ func checkSpec(t *testing.T, q url.Values) {
 	default:
 		mode, rev = ReadNotOlderThan, 7
 	}
-	if spec.Mode != mode || spec.Revision != rev {
-		t.Fatalf("%s: %v at %d, want %v at %d", desc, spec.Mode, spec.Revision, mode, rev)
+	var wantBeyond uint64
+	if beyond && rev != 0 {
+		rev, wantBeyond = math.MaxInt64, 9223372036854775808
+	}
+	if spec.Mode != mode || spec.Revision != rev || spec.Beyond != wantBeyond {
+		t.Fatalf("%s: %v at %d (beyond %d), want %v at %d (beyond %d)", desc, spec.Mode, spec.Revision, spec.Beyond, mode, rev, wantBeyond)
 	}
 	if spec.Watch != watch || spec.Continue != cont || spec.AllowBookmarks != bm || (spec.Limit == 5) != limited ||
 		(spec.SendInitialEvents == nil) != (sie == "") || (sie != "" && *spec.SendInitialEvents != (sie == "true")) {
@@ -227,14 +235,42 @@ func TestParseWatchSpec(t *testing.T) {
 		{"continue=bogus&resourceVersion=7&resourceVersionMatch=NotOlderThan", ReadSpec{}, 422},
 		{"watch=1&continue=bogus", ReadSpec{}, 422}, // kube's default NotOlderThan, with a continue
 		{"continue=bogus&limit=x", ReadSpec{}, 400},
+		// A resourceVersion past int64 is a revision no store reaches.
+		{"resourceVersion=18446744073709551615", ReadSpec{Watch: true, Mode: ReadExact, Revision: math.MaxInt64, Beyond: math.MaxUint64}, 0},
+		{"watch=1&resourceVersion=9223372036854775808&sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
+			ReadSpec{Watch: true, Mode: ReadNotOlderThan, Revision: math.MaxInt64, Beyond: 9223372036854775808, SendInitialEvents: ptrTo(true)}, 0},
+		// One kube's versioner does not parse is an
+		// InvalidResourceVersionError (code 500 here: its Status), with
+		// the selectors the server reads before it.
+		{"watch=1&resourceVersion=abc&labelSelector=a%3Db&fieldSelector=metadata.name%3Dx", ReadSpec{Watch: true, LabelSelector: "a=b", FieldSelector: "metadata.name=x"}, 500},
+		{"watch=1&resourceVersion=-1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan", ReadSpec{Watch: true, SendInitialEvents: ptrTo(true)}, 500},
+		{"resourceVersion=18446744073709551616", ReadSpec{}, 500},
+		{"watch=1&resourceVersion=1.5&resourceVersionMatch=Exact", ReadSpec{}, 422},
 	} {
 		q, _ := url.ParseQuery(tc.query)
 		got, err := ParseWatchSpec(q)
 		var code int32
 		var st *wire.Status
-		if errors.As(err, &st) {
+		var rv *InvalidResourceVersionError
+		switch {
+		case errors.As(err, &st):
 			code = st.Code
-		} else if err != nil {
+		case errors.As(err, &rv):
+			// kube's watch of a resourceVersion its versioner does
+			// not parse (kube-apiserver v1.37.2): a 500 with the
+			// versioner's message and no reason.
+			st := rv.Status()
+			code = st.Code
+			_, perr := strconv.ParseUint(q.Get("resourceVersion"), 10, 64)
+			want := fmt.Sprintf("resourceVersion: Invalid value: %q: %v", q.Get("resourceVersion"), perr)
+			if st.Message != want || st.Reason != "" || st.Status != wire.StatusFailure || st.Details != nil {
+				t.Errorf("%s: %+v, want a 500 %q", tc.query, st, want)
+			}
+			// A list (ParseReadSpec) of it is kube's 400.
+			if _, lerr := ParseReadSpec(q); !errors.As(lerr, &st) || st.Code != 400 || st.Message != "invalid resource version: "+want {
+				t.Errorf("%s: list: %v, want a 400", tc.query, lerr)
+			}
+		case err != nil:
 			code = -1
 		}
 		if code != tc.code || !reflect.DeepEqual(got, tc.want) {
