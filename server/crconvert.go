@@ -433,6 +433,18 @@ func (cv *crConversion) one(key string, rev int64, value []byte, apiVersion stri
 // as kube's storage encoder converts it with its nopConverter and its
 // schemaCoercingConverter.
 func (r *resource) toStorage(value []byte) ([]byte, error) {
+	out, err := r.toStorageVersion(value)
+	if err != nil || r.crd == "" {
+		return out, err
+	}
+	// kube stores a custom resource as encoding/json of its unstructured
+	// map: every object's keys in order.
+	return keyOrdered(out), nil
+}
+
+// toStorageVersion is value, an object to write, in the storage version
+// (toStorage, before a custom resource's keys are put in order).
+func (r *resource) toStorageVersion(value []byte) ([]byte, error) {
 	if r.conv == nil {
 		if r.storageAPIVersion == "" || valueAPIVersion(value) == r.storageAPIVersion {
 			return value, nil

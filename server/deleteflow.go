@@ -192,8 +192,12 @@ func (c *call) deleteObject(ctx context.Context, name string, o deleteRequest, d
 		}
 		value := p.next.encode()
 		stored, rev := kv.Value, kv.Revision
+		unchanged := bytes.Equal(value, cur.encode())
+		if c.res.crd != "" {
+			value = keyOrdered(value) // as toStorage
+		}
 		switch {
-		case bytes.Equal(value, cur.encode()):
+		case unchanged:
 			// Already marked so: nothing to write, as kube's no-op update.
 		case dry:
 			if stored, err = storage.WithResourceVersion(value, kv.Revision); err != nil {

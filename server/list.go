@@ -174,7 +174,7 @@ func (c *call) partialList(out output, meta wire.ListMeta, page storage.ListPage
 	apiVersion := out.metaAPIVersion()
 	h := listHead{kind: "PartialObjectMetadataList", apiVersion: apiVersion, meta: meta}
 	if len(page.Items) == 0 {
-		head, err := h.marshal()
+		head, _, err := h.marshal()
 		if err != nil {
 			return err
 		}
@@ -196,7 +196,7 @@ func (c *call) partialList(out output, meta wire.ListMeta, page storage.ListPage
 // sets, "" at the end).
 func (c *call) streamObjects(meta wire.ListMeta, page storage.ListPage, runKey string) error {
 	cr := c.res.crd != ""
-	return c.streamList(listHead{kind: c.res.listKind, apiVersion: c.res.apiVersion(), meta: meta, continueAlways: cr}, page,
+	return c.streamList(listHead{kind: c.res.listKind, apiVersion: c.res.apiVersion(), meta: meta, continueAlways: cr, keyOrder: cr}, page,
 		itemForm{key: runKey, typeless: !cr, item: func(kv storage.KV) ([]byte, error) { return c.res.relabel(kv.Value), nil }})
 }
 
@@ -206,10 +206,36 @@ type listHead struct {
 	meta             wire.ListMeta
 	// continueAlways: metadata.continue even when it is "".
 	continueAlways bool
+	// keyOrder: the list's keys in order, as kube encodes an
+	// unstructured list (a custom resource's): apiVersion, items, kind,
+	// metadata.
+	keyOrder bool
 }
 
-// marshal is the list's JSON up to and including `"items":[`.
-func (h listHead) marshal() ([]byte, error) {
+// marshal is the list's JSON up to and including `"items":[`, and what
+// follows its items (listTail, but for keyOrder).
+func (h listHead) marshal() (head, tail []byte, err error) {
+	if h.keyOrder {
+		head, err = json.Marshal(h.apiVersion)
+		if err != nil {
+			return nil, nil, err
+		}
+		head = append(append([]byte(`{"apiVersion":`), head...), `,"items":[`...)
+		kind, err := json.Marshal(h.kind)
+		if err != nil {
+			return nil, nil, err
+		}
+		meta, err := json.Marshal(struct {
+			Continue           string `json:"continue"`
+			RemainingItemCount *int64 `json:"remainingItemCount,omitempty"`
+			ResourceVersion    string `json:"resourceVersion,omitempty"`
+		}{h.meta.Continue, h.meta.RemainingItemCount, h.meta.ResourceVersion})
+		if err != nil {
+			return nil, nil, err
+		}
+		tail = append(append(append(append([]byte(`],"kind":`), kind...), `,"metadata":`...), meta...), "}\n"...)
+		return head, tail, nil
+	}
 	var meta any = h.meta
 	if h.continueAlways {
 		meta = struct {
@@ -218,14 +244,14 @@ func (h listHead) marshal() ([]byte, error) {
 			RemainingItemCount *int64 `json:"remainingItemCount,omitempty"`
 		}{h.meta.ResourceVersion, h.meta.Continue, h.meta.RemainingItemCount}
 	}
-	head, err := json.Marshal(struct {
+	head, err = json.Marshal(struct {
 		wire.TypeMeta
 		Metadata any `json:"metadata"`
 	}{wire.TypeMeta{Kind: h.kind, APIVersion: h.apiVersion}, meta})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return append(head[:len(head)-1], `,"items":[`...), nil
+	return append(head[:len(head)-1], `,"items":[`...), listTail, nil
 }
 
 // streamList writes the list envelope and then each item's bytes (f's
@@ -237,15 +263,15 @@ func (h listHead) marshal() ([]byte, error) {
 func (c *call) streamList(h listHead, page storage.ListPage, f itemForm) error {
 	f.sep = commaBytes
 	items := page.Items
-	head, err := h.marshal()
+	head, tail, err := h.marshal()
 	if err != nil {
 		return err
 	}
-	sp, err := c.spliceItems(page, f, int64(len(head)+len(listTail)))
+	sp, err := c.spliceItems(page, f, int64(len(head)+len(tail)))
 	if err != nil {
 		return err
 	}
-	if sp != nil && c.sendSpliced(sp, "application/json", head, listTail) {
+	if sp != nil && c.sendSpliced(sp, "application/json", head, tail) {
 		return nil
 	}
 	c.w.Header().Set("Content-Type", "application/json")
@@ -263,7 +289,7 @@ func (c *call) streamList(h listHead, page storage.ListPage, f itemForm) error {
 			return nil // the client went away
 		}
 	}
-	bw.Write(listTail)
+	bw.Write(tail)
 	_ = bw.Flush()
 	c.tr.Step("Writing http response done", slog.Int("count", len(items)))
 	return nil

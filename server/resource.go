@@ -228,7 +228,9 @@ func (r *resource) relabel(value []byte) []byte {
 	}
 	const head = `{"apiVersion":"`
 	if !strings.HasPrefix(string(value), head) {
-		return value
+		// A custom resource with a member whose name sorts before
+		// apiVersion (keyOrdered).
+		return withTopString(value, "apiVersion", r.apiVersion())
 	}
 	end := strings.IndexByte(string(value[len(head):]), '"')
 	if end < 0 || string(value[len(head):len(head)+end]) == r.apiVersion() {
