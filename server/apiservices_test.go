@@ -151,7 +151,7 @@ func TestAPIServicesOfCRDs(t *testing.T) {
 	e.must(200, "PUT", crdPath+"/widgets.example.com", crd)
 	waitFor(t, apiServiceGone(e, "v2.example.com"))
 	e.must(200, "GET", apiServicesPath+"/v1.example.com", nil)
-	e.must(200, "DELETE", crdPath+"/widgets.example.com", nil)
+	e.deleteCRD("widgets.example.com", nil)
 	waitFor(t, apiServiceGone(e, "v1.example.com"))
 
 	// An APIService a user labels "true" that no CRD serves is deleted,

@@ -40,7 +40,11 @@ import (
 
 // crConversion converts the objects of one CRD through its webhook.
 type crConversion struct {
-	convertor runtime.ObjectConvertor // kube's crConverter (unsafe: may change what it is given)
+	// unresolved: the converter could not be made, so kube's crdHandler
+	// has no serving info for the CRD and answers every request for its
+	// resources with a 500 (customRoute).
+	unresolved bool
+	convertor  runtime.ObjectConvertor // kube's crConverter (unsafe: may change what it is given)
 	// safe is the same converter on copies, for the field manager, which
 	// converts the object to each manager's version as kube's does.
 	safe runtime.ObjectConvertor

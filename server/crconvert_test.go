@@ -275,7 +275,7 @@ func TestCRConversionWebhook(t *testing.T) {
 	if !converter() {
 		t.Fatal("no converter while the CRD is served")
 	}
-	e.must(200, "DELETE", crdPath+"/gizmos.example.com", nil)
+	e.deleteCRD("gizmos.example.com", nil)
 	e.expectNoRoute("GET", v1)
 	if converter() {
 		t.Fatal("the converter outlived its CRD")

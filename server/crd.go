@@ -64,8 +64,9 @@ func crdPrefix(d *doc) (string, bool) {
 }
 
 // crdResources turns a stored CRD into the resources it serves: one per
-// served version, under its accepted names, and none unless the CRD is
-// established and not being deleted. rev is the CRD's resourceVersion.
+// served version, under its accepted names, and none unless its names are
+// accepted or it is established, as kube's crdHandler serves (one being
+// deleted too, creates refused). rev is the CRD's resourceVersion.
 func crdResources(value []byte) (name string, rev int64, rs []*resource, err error) {
 	d, err := decodeDoc(value)
 	if err != nil {
@@ -88,9 +89,10 @@ func crdResourcesOf(d *doc, name string) (rs []*resource, err error) {
 	}
 	var st crdStatus
 	_ = d.field("status", &st)
-	if !st.isTrue("Established") || d.metaString("deletionTimestamp") != "" {
+	if !st.isTrue(string(apiextensionsv1.NamesAccepted)) && !st.isTrue(string(apiextensionsv1.Established)) {
 		return nil, nil
 	}
+	terminating := d.metaString("deletionTimestamp") != "" || st.isTrue(string(apiextensionsv1.Terminating))
 	names := st.AcceptedNames
 	if names.Kind == "" {
 		return nil, nil
@@ -121,6 +123,11 @@ func crdResourcesOf(d *doc, name string) (rs []*resource, err error) {
 			categories: names.Categories, namespaced: spec.Scope == "Namespaced",
 			keyGroup: spec.Group, crd: name, rewriteVersion: served > 1,
 			hasStatus: v.Subresources.Status != nil, scale: v.Subresources.Scale,
+			terminating: terminating, undiscovered: !st.isTrue(string(apiextensionsv1.Established)),
+		}
+		if st.isTrue(string(apiextensionsv1.Terminating)) {
+			// kube's discovery: no verb that writes an object.
+			r.verbList = []string{"delete", "deletecollection", "get", "list", "watch"}
 		}
 		if r.scale != nil {
 			r.scale.replicasPaths = replicasPaths
@@ -271,7 +278,7 @@ func (s *Server) attachConversion(rs []*resource) {
 	if s.convs[crd.Name].def != string(def) {
 		if cv, err = s.newCRConversion(crd); err != nil {
 			s.log.Warn("crd conversion webhook", slog.String("crd", crd.Name), slog.Any("err", err))
-			cv = &crConversion{err: wire.NewInternalError(err)}
+			cv = &crConversion{err: wire.NewInternalError(err), unresolved: true}
 		}
 		if cv != nil && cv.err == nil {
 			cv.prune = storagePruner(crd, rs)
@@ -324,9 +331,10 @@ func storageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
 	return ""
 }
 
-// deleteCRDContents prepares the deletion of the stored CRD kv: it marks
-// the CRD Terminating (so every server stops serving it), stops serving
-// it here, and deletes its custom resources. It does nothing for a CRD
+// deleteCRDContents prepares the deletion of the stored CRD kv by a
+// deletecollection (a DELETE is crdfinalizer.go's): it marks the CRD
+// Terminating (so every server refuses creates of its resources), and
+// deletes its custom resources. It does nothing for a CRD
 // that was never established, which has no objects and may name the
 // storage of another resource.
 //
@@ -367,7 +375,7 @@ func (s *Server) deleteCRDContents(ctx context.Context, crdRes *resource, kv sto
 	if err != nil {
 		return err
 	}
-	if err := s.applyCRD(stored); err != nil { // terminating: served no more
+	if err := s.applyCRD(stored); err != nil { // terminating: no more creates
 		return err
 	}
 	if err := s.deletePrefix(ctx, prefix); err != nil {
@@ -419,6 +427,7 @@ func (s *Server) loadCRDs(ctx context.Context, prefix string) (int64, error) {
 			if err := s.applyCRD(kv.Value); err != nil {
 				s.log.Warn("crd not served", slog.String("crd", name), slog.Any("err", err))
 			}
+			s.kickCRDFinalizer(kv.Value)
 		}
 		if !res.More || len(res.Items) == 0 {
 			break
@@ -454,6 +463,7 @@ func (s *Server) watchCRDs(ctx context.Context, prefix string, rev int64) error 
 			if err := s.applyCRD(ev.KV.Value); err != nil {
 				s.log.Warn("crd not served", slog.String("crd", name), slog.Any("err", err))
 			}
+			s.kickCRDFinalizer(ev.KV.Value)
 		case storage.EventDelete:
 			s.unserveCRD(name, ev.KV.Revision)
 		}

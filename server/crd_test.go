@@ -130,7 +130,7 @@ func TestCRDNamespaced(t *testing.T) {
 		details["kind"] != "widgets" || details["uid"] != made["metadata"].(map[string]any)["uid"] {
 		t.Fatalf("cr delete: %v", d)
 	}
-	e.must(200, "DELETE", crdPath+"/widgets.example.com", nil)
+	e.deleteCRD("widgets.example.com", nil)
 	e.expectNoRoute("GET", base)
 	if names := discoveryNames(t, e, "/apis/example.com/v1"); len(names) != 0 {
 		t.Fatalf("still discovered: %v", names)
@@ -158,7 +158,7 @@ func TestCRDClusterScopedAndSharedEtcd(t *testing.T) {
 	}
 	e.must(200, "GET", "/apis/example.com/v1/widgets/cw", nil)
 	e.expectNoRoute("GET", "/apis/example.com/v1/namespaces/default/widgets/cw")
-	e.must(200, "DELETE", crdPath+"/widgets.example.com", nil)
+	e.deleteCRD("widgets.example.com", nil)
 	waitFor(t, func() bool { return len(discoveryNames(t, other, "/apis/example.com/v1")) == 0 })
 	other.expectNoRoute("GET", "/apis/example.com/v1/widgets")
 }
@@ -283,7 +283,7 @@ func TestRegistryOwnsReaders(t *testing.T) {
 	})
 	want("served versions", 3, 2)
 
-	e.must(200, "DELETE", crdPath+"/widgets.example.com", nil)
+	e.deleteCRD("widgets.example.com", nil)
 	want("delete", 3, 3)
 }
 
@@ -298,7 +298,7 @@ func TestCRDStaleEventsIgnored(t *testing.T) {
 	e := startEnv(t, et.Store, et, func(c *Config) { c.Readers = readers })
 	const prefix = "/registry/example.com/widgets/"
 	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
-	terminating := e.must(200, "DELETE", crdPath+"/widgets.example.com", nil)
+	terminating := e.deleteCRD("widgets.example.com", nil)
 	if path(terminating, "metadata", "deletionTimestamp") == nil {
 		t.Fatalf("deleted CRD not marked terminating: %v", terminating)
 	}

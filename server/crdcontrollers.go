@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/util/webhook"
+
+	"github.com/listwatch/listwatch/server/storage"
 )
 
 // A CRD's status.acceptedNames and its NamesAccepted and Established
@@ -88,27 +90,67 @@ func (s *Server) updateCRDStatus(ctx context.Context, name string, change func(*
 	r := internalRequest(ctx, http.MethodPut)
 	r.Header.Set("User-Agent", loopbackUserAgent)
 	c := &call{s: s, res: crdRes, name: name, r: r, status: true, warn: &responseWarnings{}}
-	return s.guaranteedUpdateNoRequest(ctx, c, func(cur *doc, _ int64) (*doc, error) {
-		crd, err := crdDefinition(cur)
+	for {
+		var (
+			finalized *doc
+			finalRev  int64
+		)
+		value, err := s.guaranteedUpdateNoRequest(ctx, c, func(cur *doc, rev int64) (*doc, error) {
+			crd, err := crdDefinition(cur)
+			if err != nil {
+				return nil, err
+			}
+			before := crd.DeepCopy()
+			if !change(crd) || equality.Semantic.DeepEqual(before.Status, crd.Status) &&
+				equality.Semantic.DeepEqual(before.Finalizers, crd.Finalizers) {
+				return nil, errNoStatusChange
+			}
+			next := cur.clone()
+			next.setField("status", crd.Status)
+			// kube's CRD status strategy keeps the finalizers sent
+			// (ResetObjectMetaForStatus of the new object onto itself):
+			// its finalizer controller removes its own by UpdateStatus.
+			next.setFinalizers(crd.Finalizers)
+			if err := c.admit(next, cur, func(string) error { return nil }); err != nil {
+				return nil, err
+			}
+			if c.finalizedByUpdate(next, cur) {
+				finalized, finalRev = next, rev
+				return nil, errFinalizedByUpdate
+			}
+			value, err := crdRes.toStorage(next.encode())
+			if err != nil {
+				return nil, err
+			}
+			return decodeDoc(value)
+		})
+		if !errors.Is(err, errFinalizedByUpdate) {
+			return value, err
+		}
+		// The last finalizer removed from a CRD being deleted: kube's
+		// store deletes it instead (ShouldDeleteDuringUpdate). It is
+		// served no more before it goes, so that whoever sees it gone
+		// finds its resources gone too; served again if it stays.
+		s.unserveCRD(name, finalRev)
+		value, err = s.deleteFinalized(ctx, c, finalRev, finalized)
 		if err != nil {
-			return nil, err
+			if cur, rerr := s.readCRD(ctx, name); rerr == nil {
+				_ = s.applyCRD(cur)
+			}
 		}
-		before := crd.Status.DeepCopy()
-		if !change(crd) || equality.Semantic.DeepEqual(before, &crd.Status) {
-			return nil, errNoStatusChange
+		if errors.Is(err, storage.ErrConflict) {
+			continue
 		}
-		next := cur.clone()
-		next.setField("status", crd.Status)
-		if err := c.admit(next, cur, func(string) error { return nil }); err != nil {
-			return nil, err
-		}
-		value, err := crdRes.toStorage(next.encode())
 		if err != nil {
-			return nil, err
+			return nil, storageError(err, crdRes, name)
 		}
-		return decodeDoc(value)
-	})
+		return value, nil
+	}
 }
+
+// errFinalizedByUpdate: a status update removed the last finalizer of a
+// CRD being deleted, which deletes it.
+var errFinalizedByUpdate = errors.New("finalized by update")
 
 // namingStatus is what kube's naming controller (NamingConditionController)
 // writes into crd's status, given the names used in its group by others:

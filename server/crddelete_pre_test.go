@@ -24,7 +24,7 @@ func TestCRDDeletePreconditionsChangeNothing(t *testing.T) {
 	}
 	crd := e.must(200, "GET", crdPath+"/widgets.example.com", nil)
 	md := crd["metadata"].(map[string]any)
-	e.must(200, "DELETE", crdPath+"/widgets.example.com", map[string]any{"kind": "DeleteOptions", "apiVersion": "v1",
+	e.deleteCRD("widgets.example.com", map[string]any{"kind": "DeleteOptions", "apiVersion": "v1",
 		"preconditions": map[string]any{"uid": md["uid"], "resourceVersion": md["resourceVersion"]}})
 	e.expectStatus(404, "NotFound", "", "GET", crdPath+"/widgets.example.com", nil)
 }

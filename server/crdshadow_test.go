@@ -144,7 +144,7 @@ func TestCRDShadowingProperty(t *testing.T) {
 			}
 			e.expectStatus(404, "NotFound", "", "GET", "/apis/"+group+"/v9/namespaces/default/"+plural, nil)
 		}
-		e.must(200, "DELETE", crdPath+"/"+name, nil)
+		e.deleteCRD(name, nil)
 		// Nothing else went with it.
 		e.must(200, "GET", crdPath+"/widgets.example.com", nil)
 		e.must(200, "GET", "/apis/example.com/v1/namespaces/default/widgets/keep", nil)
@@ -174,7 +174,7 @@ func TestCRDShadowingTheCRDs(t *testing.T) {
 	e.expectStatus(404, "NotFound", "", "POST", "/apis/apiextensions.k8s.io/v9/customresourcedefinitions",
 		map[string]any{"apiVersion": "apiextensions.k8s.io/v9", "kind": "CustomResourceDefinition",
 			"metadata": map[string]any{"name": "pods.core"}, "spec": map[string]any{"group": ""}})
-	e.must(200, "DELETE", crdPath+"/customresourcedefinitions.apiextensions.k8s.io", nil)
+	e.deleteCRD("customresourcedefinitions.apiextensions.k8s.io", nil)
 	e.must(200, "GET", crdPath+"/widgets.example.com", nil)
 
 	// As an older server stored it: established, under its own names.
@@ -193,7 +193,7 @@ func TestCRDShadowingTheCRDs(t *testing.T) {
 		t.Fatal("the CRDs resource was replaced")
 	}
 	e.expectStatus(404, "NotFound", "", "GET", "/apis/apiextensions.k8s.io/v9/customresourcedefinitions", nil)
-	e.must(200, "DELETE", crdPath+"/customresourcedefinitions.apiextensions.k8s.io", nil)
+	e.deleteCRD("customresourcedefinitions.apiextensions.k8s.io", nil)
 	e.must(200, "GET", crdPath+"/widgets.example.com", nil)
 }
 
@@ -254,7 +254,7 @@ func TestCRDDeleteRemovesObjects(t *testing.T) {
 		if l := e.must(200, "GET", base, nil); len(l["items"].([]any)) != 0 {
 			t.Fatalf("%s: re-created CRD resurrected %v", how, l["items"])
 		}
-		e.must(200, "DELETE", crdPath+"/widgets.example.com", nil)
+		e.deleteCRD("widgets.example.com", nil)
 	}
 
 	setup()
@@ -269,7 +269,7 @@ func TestCRDDeleteRemovesObjects(t *testing.T) {
 	crd := e.must(200, "GET", crdPath+"/widgets.example.com", nil)
 	crd["spec"].(map[string]any)["versions"].([]any)[0].(map[string]any)["served"] = false
 	e.must(200, "PUT", crdPath+"/widgets.example.com", crd)
-	e.must(200, "DELETE", crdPath+"/widgets.example.com", nil)
+	e.deleteCRD("widgets.example.com", nil)
 	recreated("delete of an unserved CRD")
 }
 

@@ -73,6 +73,17 @@ var errRVSetOnCreate = errors.New("resourceVersion should not be set on objects 
 // returning the stored value.
 func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	defer func() { c.finishAllocation(err == nil) }()
+	if c.res.terminating {
+		// kube's crdHandler wraps the admission of a create of a custom
+		// resource whose CRD is being deleted in forbidCreateAdmission,
+		// which refuses it before any plugin runs.
+		name := c.name
+		if name == "" {
+			name = d.metaString("name")
+		}
+		return nil, kubeStatus(apierrors.NewForbidden(schema.GroupResource{Group: c.res.group, Resource: c.res.plural}, name,
+			errors.New("create not allowed while custom resource definition is terminating")))
+	}
 	// kube's NamespaceLifecycle, the first of its mutating admission
 	// plugins, refuses a create in a namespace that is missing or being
 	// deleted, before validation and webhooks (namespaceLifecycle, called

@@ -24,7 +24,8 @@ import (
 // resourceVersion) from the DeleteOptions body are checked against the
 // current object, and a failed one is a 409 Conflict. Deleting a
 // namespace marks it Terminating (namespace.go: the namespace controller
-// empties it); deleting a CRD deletes its custom resources first. As
+// empties it); deleting a CRD marks it for its finalizer, which deletes
+// its custom resources and then the CRD (crdfinalizer.go). As
 // kube-apiserver answers, the response is the object while it still
 // exists (finalizers, a grace period; namespaces and CRDs always), the
 // deleted object for the built-ins whose kube store returns it
@@ -55,10 +56,12 @@ func (c *call) delete() error {
 		}
 		return c.writeDeleteResult(res, opts)
 	}
-	ctx := c.r.Context()
-	if isNamespace {
-		c.s.nsDeleted.add(c.name)
+	if c.res.isCRDs() {
+		return c.deleteCRD(opts) // crdfinalizer.go
 	}
+	// A namespace (deleteNamespace, namespace.go).
+	ctx := c.r.Context()
+	c.s.nsDeleted.add(c.name)
 	key := c.res.key(c.ns, c.name)
 	kv, err := c.s.store.Get(ctx, key)
 	if err != nil {
@@ -74,44 +77,18 @@ func (c *call) delete() error {
 	if err := c.validateDeleteOf(kv, cur, c.name); err != nil {
 		return err
 	}
-	if (len(opts.DryRun) > 0) && !isNamespace {
-		return c.writeDeleted(kv.Value, cur)
-	}
-	expect := int64(0)
-	if opts.Preconditions != nil {
-		expect = kv.Revision
-	}
-	switch {
-	case isNamespace:
-		// As kube, the namespace read here is the one to delete: its uid
-		// is a precondition of marking it terminating, so one deleted and
-		// created again meanwhile is left alone.
-		pre := wire.Preconditions{UID: new(cur.metaString("uid"))}
-		if p := opts.Preconditions; p != nil {
-			pre = *p
-			if pre.UID == nil {
-				pre.UID = new(cur.metaString("uid"))
-			}
+	// As kube, the namespace read here is the one to delete: its uid is
+	// a precondition of marking it terminating, so one deleted and
+	// created again meanwhile is left alone.
+	pre := wire.Preconditions{UID: new(cur.metaString("uid"))}
+	if p := opts.Preconditions; p != nil {
+		pre = *p
+		if pre.UID == nil {
+			pre.UID = new(cur.metaString("uid"))
 		}
-		opts.Preconditions = &pre
-		return c.deleteNamespace(cur, kv.Revision, len(opts.DryRun) > 0, func(d *doc, rev int64) error { return c.checkPreconditions(opts.DeleteOptions, d, rev) })
-	case c.res.isCRDs():
-		check := func(d *doc, rev int64) error { return c.checkPreconditions(opts.DeleteOptions, d, rev) }
-		if err := c.s.deleteCRDContents(ctx, c.res, kv, check); err != nil {
-			return err
-		}
-		expect = 0 // the preconditions held; the cleanup rewrote the object
 	}
-	last, err := c.s.store.Delete(ctx, key, expect)
-	c.tr.Step("Object deleted from database")
-	if err != nil {
-		return storageError(err, c.res, c.name)
-	}
-	c.s.afterDelete(key, last.Value)
-	if c.res.isCRDs() {
-		c.s.unserveCRD(c.name, last.Revision)
-	}
-	return c.writeDeleted(last.Value, cur)
+	opts.Preconditions = &pre
+	return c.deleteNamespace(cur, kv.Revision, len(opts.DryRun) > 0, func(d *doc, rev int64) error { return c.checkPreconditions(opts.DeleteOptions, d, rev) })
 }
 
 // returnsDeleted lists the built-ins whose DELETE answers the deleted

@@ -116,7 +116,7 @@ func (s *Server) resourceList(group, version string) (wire.APIResourceList, bool
 	}
 	list := wire.APIResourceList{TypeMeta: wire.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv}
 	for _, r := range s.reg.all() {
-		if r.group != group || r.version != version {
+		if r.group != group || r.version != version || r.undiscovered {
 			continue
 		}
 		list.Resources = append(list.Resources, wire.APIResource{

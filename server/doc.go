@@ -37,8 +37,9 @@
 // built-in or another CRD are refused (NamesAccepted False, as kube's
 // naming controller), so no CRD shadows a built-in; a CRD in a *.k8s.io
 // or *.kubernetes.io group needs the api-approved.kubernetes.io
-// annotation. Deleting a CRD marks it Terminating, stops serving it, and
-// deletes its custom resources before the CRD itself.
+// annotation. Deleting a CRD marks it Terminating (kube's cleanup
+// finalizer), and its finalizer (crdfinalizer.go) deletes its custom
+// resources, then the CRD itself.
 //
 // Writes of the built-in kinds go through kube-apiserver's own code
 // (kinds.go, kinds_strategy.go): the body is decoded into the k8s.io/api

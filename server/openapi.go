@@ -416,10 +416,11 @@ func (o *openAPIDocs) sync(reg *registry) {
 	if o.synced && gen == o.gen {
 		return
 	}
-	// byCRD: the definition of each CRD served now.
+	// byCRD: the definition of each CRD served now and established (kube's
+	// OpenAPI controllers skip one that is not).
 	byCRD := map[string][]byte{}
 	for _, r := range reg.all() {
-		if r.crd != "" && r.crdValue != nil {
+		if r.crd != "" && r.crdValue != nil && !r.undiscovered {
 			byCRD[r.crd] = r.crdValue
 		}
 	}

@@ -368,7 +368,7 @@ func TestOpenAPICRD(t *testing.T) {
 		t.Fatal("v3 not updated")
 	}
 
-	e.must(200, "DELETE", crdPath+"/widgets.example.com", nil)
+	e.deleteCRD("widgets.example.com", nil)
 	waitFor(t, func() bool { _, ok := e.srv.reg.lookup("example.com", "v1", "widgets"); return !ok })
 	if _, ok := getV2(t, e).Definitions["com.example.v1.Widget"]; ok {
 		t.Fatal("widget after its CRD was deleted")

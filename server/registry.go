@@ -260,7 +260,7 @@ func (reg *registry) namespacedPrefixes(ns string) []string {
 func (reg *registry) groupVersions() (groups []string, versions map[string][]string) {
 	versions = map[string][]string{}
 	for _, r := range reg.all() {
-		if r.group == "" {
+		if r.group == "" || r.undiscovered {
 			continue
 		}
 		vs := versions[r.group]

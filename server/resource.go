@@ -48,6 +48,10 @@ type resource struct {
 	// which its OpenAPI documents are built (openapi.go); nil for
 	// built-ins.
 	crdValue []byte
+	// terminating: the CRD is being deleted; creates are refused
+	// (kube's forbidCreateAdmission). undiscovered: the CRD is served
+	// (its names accepted) but not established, so not in discovery.
+	terminating, undiscovered bool
 	// rewriteVersion: the CRD has several versions, so stored objects
 	// may carry another apiVersion and are relabelled on the way out
 	// (conversion strategy None), read as that version's schema and

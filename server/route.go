@@ -236,6 +236,12 @@ func customRoute(res *resource, info *request.Info) (_ *resource, ns string, sta
 			return nil, "", false, errNoRoute
 		}
 	}
+	if res.conv != nil && res.conv.unresolved {
+		// kube's crdHandler when getOrCreateServingInfoFor fails (a
+		// conversion webhook's caBundle that does not parse: a CRD
+		// whose names are accepted but that is not established).
+		return nil, "", false, wire.NewInternalError(errors.New("error resolving resource"))
+	}
 	if err := customSubresource(res, info); err != nil {
 		return nil, "", false, err
 	}

@@ -137,6 +137,8 @@ type Server struct {
 	// name, kept while what they depend on is unchanged (crd.go).
 	convMu sync.Mutex
 	convs  map[string]convDef
+	// crdFin runs the finalizers of CRDs being deleted (crdfinalizer.go).
+	crdFin crdFinalizers
 	// connect serves the streaming and proxy subresources (podsub.go).
 	connect *connectors
 	// openapi serves /openapi/v2 and /openapi/v3 (openapi.go).
@@ -251,6 +253,8 @@ func (s *Server) Run(ctx context.Context) error {
 		if err := s.startAPIServices(ctx, &g); err != nil { // apiservices.go
 			return err
 		}
+		s.crdFin.start(ctx)
+		defer s.crdFin.wait()
 		err := s.followCRDs(ctx, func() { s.bootOnce.Do(func() { close(s.booted) }) })
 		if err == nil {
 			cancel() // the API's work has ended: so does Run
