@@ -57,12 +57,14 @@ var crdCleanupWait = time.Minute
 type crdFinalizers struct {
 	mu      sync.Mutex
 	ctx     context.Context // nil until started
+	stopped bool
 	wg      sync.WaitGroup
 	running map[string]bool
 	again   map[string]bool
 }
 
-// start lets kick run finalizers until ctx ends; wait waits for them.
+// start lets kick run finalizers until ctx ends; wait (once ctx has
+// ended) starts no more and waits for them.
 func (f *crdFinalizers) start(ctx context.Context) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -70,7 +72,12 @@ func (f *crdFinalizers) start(ctx context.Context) {
 	f.running, f.again = map[string]bool{}, map[string]bool{}
 }
 
-func (f *crdFinalizers) wait() { f.wg.Wait() }
+func (f *crdFinalizers) wait() {
+	f.mu.Lock()
+	f.stopped = true
+	f.mu.Unlock()
+	f.wg.Wait()
+}
 
 // kickCRDFinalizer runs the finalizer of the stored CRD value if it is
 // being deleted and holds kube's cleanup finalizer (again, once, if it
@@ -91,7 +98,7 @@ func (s *Server) kickCRDFinalizer(value []byte) {
 	f := &s.crdFin
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.ctx == nil || f.ctx.Err() != nil {
+	if f.ctx == nil || f.stopped || f.ctx.Err() != nil {
 		return // Run's followCRDs kicks it once started
 	}
 	if f.running[name] {
