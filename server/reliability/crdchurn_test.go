@@ -87,8 +87,25 @@ func TestSoakCRDChurn(t *testing.T) {
 				seen++
 			}
 		}
-		if _, err := crdRes.Delete(ctx, "widgets."+group, wire.DeleteOptions{}); err != nil {
+		// The DELETE marks the CRD; kube's finalizer empties it and
+		// deletes it a moment later, watched here.
+		del, err := crdRes.Delete(ctx, "widgets."+group, wire.DeleteOptions{})
+		if err != nil {
 			t.Fatalf("cycle %d: delete CRD: %v", i, err)
+		}
+		cw, err := crdRes.Watch(ctx, wire.ListOptions{FieldSelector: "metadata.name=widgets." + group, ResourceVersion: del.Object.GetResourceVersion()})
+		if err != nil {
+			t.Fatalf("cycle %d: watch CRD: %v", i, err)
+		}
+		defer cw.Close()
+		for {
+			ev, err := cw.Next()
+			if err != nil {
+				t.Fatalf("cycle %d: CRD watch ended before its deletion: %v", i, err)
+			}
+			if ev.Type == wire.Deleted {
+				break
+			}
 		}
 	}
 
