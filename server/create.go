@@ -162,15 +162,6 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 		return nil, err
 	}
 	rev, err := c.s.store.Create(c.r.Context(), c.res.key(c.ns, name), value)
-	if c.dropManagedFields(err, d) {
-		// As kube's create handler: the object too large to store, it
-		// drops managedFields (which can be large) and tries again.
-		if value, err = c.res.toStorage(d.encode()); err != nil {
-			return nil, err
-		}
-		obj = nil // the typed view still has them
-		rev, err = c.s.store.Create(c.r.Context(), c.res.key(c.ns, name), value)
-	}
 	c.tr.Step("Object stored in database")
 	if errors.Is(err, storage.ErrExists) {
 		if err := c.alreadyExists(d); err != nil {
@@ -340,19 +331,4 @@ func (s *Server) afterWrite(r *resource, stored []byte) {
 
 func isDryRun(r *http.Request) bool {
 	return len(r.URL.Query()["dryRun"]) > 0
-}
-
-// dropManagedFields reports whether err is the store's refusal of a value
-// for its size and d, the object written, had managedFields, which it
-// then removes: kube's create, update and (but for apply) patch handlers
-// then try the write again without them (isTooLargeError).
-func (c *call) dropManagedFields(err error, d *doc) bool {
-	if !errors.Is(err, storage.ErrValueTooLarge) || c.applied {
-		return false
-	}
-	if _, ok := d.meta["managedFields"]; !ok {
-		return false
-	}
-	delete(d.meta, "managedFields")
-	return true
 }

@@ -89,7 +89,7 @@ var scaleFieldManager = sync.OnceValues(func() (*managedfields.FieldManager, err
 // scaleFields) in s's managedFields, as kube's handler does before
 // admission.
 func (c *call) manageScale(s, old *autoscalingv1.Scale) error {
-	if skipManagedFields {
+	if skipManagedFields || c.r.ContentLength > largeBody {
 		return nil
 	}
 	if c.res.crd != "" && c.scaleUntyped {

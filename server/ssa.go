@@ -350,6 +350,13 @@ func (c *call) checkPatchOptions(ct string) (*metav1.PatchOptions, error) {
 	return opts, nil
 }
 
+// largeBody is the request body size beyond which a create or update
+// records no managedFields: kube stores such objects without them as
+// well once they make the object too large for storage (its handlers
+// retry without managedFields), and computing them for hundreds of
+// thousands of keys takes minutes.
+const largeBody = 1 << 20
+
 // skipManagedFields turns the bookkeeping of non-apply writes off; only
 // the benchmark that measures its cost sets it.
 var skipManagedFields bool
@@ -358,7 +365,7 @@ var skipManagedFields bool
 // managedFields, as kube's handlers do before admission; a no-op for
 // apply, whose field manager ran already.
 func (c *call) manageTyped(t *typedKind, obj, old runtime.Object) (runtime.Object, error) {
-	if c.applied || c.scale || skipManagedFields { // a Scale's: manageScale
+	if c.applied || c.scale || skipManagedFields || c.r.ContentLength > largeBody { // a Scale's: manageScale
 		return obj, nil
 	}
 	fm, err := c.fieldManager(c.r.Context(), t)
@@ -375,7 +382,7 @@ func (c *call) manageTyped(t *typedKind, obj, old runtime.Object) (runtime.Objec
 
 // manageCustom is manageTyped for a custom resource's documents.
 func (c *call) manageCustom(d, old *doc) error {
-	if c.applied || c.scale || c.res.crd == "" || skipManagedFields { // a Scale's: manageScale
+	if c.applied || c.scale || c.res.crd == "" || skipManagedFields || c.r.ContentLength > largeBody { // a Scale's: manageScale
 		return nil
 	}
 	fm, err := c.fieldManager(c.r.Context(), nil)

@@ -342,14 +342,6 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 	}
 	c.tr.Step("About to store object in database")
 	rev, err := s.store.Update(ctx, key, value, kv.Revision)
-	if c.dropManagedFields(err, next) {
-		// As kube's update and patch handlers (create.go).
-		if value, err = c.res.toStorage(next.encode()); err != nil {
-			return nil, err
-		}
-		obj = nil
-		rev, err = s.store.Update(ctx, key, value, kv.Revision)
-	}
 	if errors.Is(err, storage.ErrConflict) && (!pinned || cached) {
 		return nil, errWriteConflict
 	}

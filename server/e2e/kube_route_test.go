@@ -203,42 +203,6 @@ func TestKubePathNamesSameAsOurs(t *testing.T) {
 			t.Errorf("custom resource's keys, %s:\n kube:  %s\n serve: %s", what, orders[0][j], orders[1][j])
 		}
 	}
-	// A write's managedFields are recorded whatever the size of its body
-	// (kube drops them only when the object with them is too large to
-	// store): a create and an update of 1.2 MiB.
-	large := strings.Repeat("x", 1200<<10)
-	var managed [2][]string
-	for i, c := range []*rawClient{kube, ours} {
-		code, _, b := c.send("POST", gizmos, jsonCT, "application/json", `{"apiVersion":"`+group+`/v1","kind":"Gizmo","metadata":{"name":"large"},"spec":{"a":"`+large+`"}}`)
-		var m struct {
-			Metadata struct {
-				ResourceVersion string
-				ManagedFields   []map[string]any
-			}
-		}
-		if err := json.Unmarshal(b, &m); code != http.StatusCreated || err != nil {
-			t.Fatalf("large create: %d %.300s", code, b)
-		}
-		view := func() string {
-			for _, e := range m.Metadata.ManagedFields {
-				delete(e, "time")
-			}
-			v, _ := json.Marshal(m.Metadata.ManagedFields)
-			return string(v)
-		}
-		managed[i] = append(managed[i], view())
-		code, _, b = c.send("PUT", gizmos+"/large", jsonCT, "application/json", `{"apiVersion":"`+group+`/v1","kind":"Gizmo","metadata":{"name":"large","resourceVersion":"`+m.Metadata.ResourceVersion+`"},"spec":{"b":"`+large+`"}}`)
-		m.Metadata.ManagedFields = nil
-		if err := json.Unmarshal(b, &m); code != http.StatusOK || err != nil {
-			t.Fatalf("large update: %d %.300s", code, b)
-		}
-		managed[i] = append(managed[i], view())
-	}
-	for j, what := range []string{"create", "update"} {
-		if managed[0][j] != managed[1][j] {
-			t.Errorf("managedFields of a %s of 1.2 MiB:\n kube:  %s\n serve: %s", what, managed[0][j], managed[1][j])
-		}
-	}
 	// The other subresources read the object where kube's do.
 	api := "/api/v1/namespaces/" + ns
 	for _, n := range names[:3] {
