@@ -1,9 +1,6 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"sort"
 	"strings"
@@ -28,23 +25,8 @@ import (
 // custom resources goes the same way.
 func TestKubeCRDDeleteSameAsOurs(t *testing.T) {
 	kube, ours, ns := sideBySide(t)
-	got := map[*rawClient][]string{}
-	for _, c := range []*rawClient{kube, ours} {
-		got[c] = crdDeleteScript(t, c, ns)
-	}
-	k, o := got[kube], got[ours]
-	for i := 0; i < len(k) || i < len(o); i++ {
-		var kl, ol string
-		if i < len(k) {
-			kl = k[i]
-		}
-		if i < len(o) {
-			ol = o[i]
-		}
-		if kl != ol {
-			t.Errorf("step %d:\n kube:  %s\n serve: %s", i, kl, ol)
-		}
-	}
+	want := crdDeleteScript(t, kube, ns)
+	compareLogs(t, crdDeleteScript(t, ours, ns), want)
 }
 
 func crdDeleteScript(t *testing.T, c *rawClient, ns string) []string {
@@ -186,24 +168,11 @@ func (c *rawClient) pollGone(path string) string {
 // timeoutSeconds), each with its crdDeleteView.
 func (c *rawClient) crdEvents(crds, name, rv string) []string {
 	c.t.Helper()
-	code, _, b := c.send("GET", crds+"?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%3D"+name+"&resourceVersion="+rv, "", jsonCT, "")
-	if code != http.StatusOK {
-		c.t.Fatalf("watch: %d %s", code, b)
+	events := c.watchEvents(crds+"?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%3D"+name+"&resourceVersion="+rv, crdDeleteView)
+	for i, e := range events {
+		events[i] = "event " + e
 	}
-	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var ev struct {
-			Type   string         `json:"type"`
-			Object map[string]any `json:"object"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			c.t.Fatalf("watch event %q: %v", sc.Bytes(), err)
-		}
-		out = append(out, "event "+ev.Type+" "+crdDeleteView(ev.Object))
-	}
-	return out
+	return events
 }
 
 // crdDeleteView is what a CRD's deletion changes: whether it has a

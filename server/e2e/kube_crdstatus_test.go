@@ -28,23 +28,8 @@ import (
 // write, kube a moment after.
 func TestKubeCRDStatusSameAsOurs(t *testing.T) {
 	kube, ours, ns := sideBySide(t)
-	got := map[*rawClient][]string{}
-	for _, c := range []*rawClient{kube, ours} {
-		got[c] = crdStatusScript(t, c, ns)
-	}
-	k, o := got[kube], got[ours]
-	for i := 0; i < len(k) || i < len(o); i++ {
-		var kl, ol string
-		if i < len(k) {
-			kl = k[i]
-		}
-		if i < len(o) {
-			ol = o[i]
-		}
-		if kl != ol {
-			t.Errorf("step %d:\n kube:  %s\n serve: %s", i, kl, ol)
-		}
-	}
+	want := crdStatusScript(t, kube, ns)
+	compareLogs(t, crdStatusScript(t, ours, ns), want)
 }
 
 func crdStatusScript(t *testing.T, c *rawClient, ns string) []string {

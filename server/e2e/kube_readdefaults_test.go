@@ -50,8 +50,8 @@ func TestKubeReadDefaultsSameAsOurs(t *testing.T) {
 }
 
 // watchEvents reads the watch at path (which ends it, by timeoutSeconds)
-// and returns each event's type and writeView.
-func (c *rawClient) watchEvents(path string) []string {
+// and returns each event's type and view of its object.
+func (c *rawClient) watchEvents(path string, view func(map[string]any) string) []string {
 	c.t.Helper()
 	code, _, b := c.send("GET", path, "", jsonCT, "")
 	if code != 200 {
@@ -68,7 +68,7 @@ func (c *rawClient) watchEvents(path string) []string {
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			c.t.Fatalf("watch event %q: %v", sc.Bytes(), err)
 		}
-		events = append(events, ev.Type+" "+writeView(ev.Object))
+		events = append(events, ev.Type+" "+view(ev.Object))
 	}
 	return events
 }

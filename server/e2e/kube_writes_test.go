@@ -260,7 +260,7 @@ func sendSteps(t *testing.T, kube, ours *rawClient, view func(map[string]any) st
 // must send some.
 func compareWatches(t *testing.T, kube, ours *rawClient, path string, rvs [2]string) {
 	t.Helper()
-	k, o := kube.watchEvents(path+rvs[0]), ours.watchEvents(path+rvs[1])
+	k, o := kube.watchEvents(path+rvs[0], writeView), ours.watchEvents(path+rvs[1], writeView)
 	if len(k) == 0 {
 		t.Errorf("watch %s: no events from kube", path)
 	}
