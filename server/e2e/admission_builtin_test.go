@@ -14,6 +14,7 @@ import (
 // Priority with the system PriorityClasses, DefaultTolerationSeconds,
 // LimitRanger, PodSecurity, ResourceQuota and TaintNodesByCondition.
 func TestBuiltinAdmissionPlugins(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := newRawClient(t, restConfig(t, s))
 	pods := "/api/v1/namespaces/default/pods"
@@ -88,6 +89,7 @@ func TestBuiltinAdmissionPlugins(t *testing.T) {
 // TestAdmissionPluginsDisabled: --disable-admission-plugins takes kube's
 // plugins away.
 func TestAdmissionPluginsDisabled(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "", func(o *apiserver.Options) {
 		o.DisableAdmissionPlugins = []string{"DefaultTolerationSeconds", "Priority"}
 	})
@@ -104,6 +106,7 @@ func TestAdmissionPluginsDisabled(t *testing.T) {
 // names the manager it would name on kube; the controllers' writes name
 // kube-controller-manager's.
 func TestBootstrapObjectsManagers(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := newRawClient(t, restConfig(t, s))
 	for path, want := range map[string]string{

@@ -34,6 +34,7 @@ func restConfig(t testing.TB, s *testServer) *rest.Config {
 }
 
 func TestClientGoTyped(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	cs := kubernetes.NewForConfigOrDie(restConfig(t, s))
 	ctx := t.Context()
@@ -174,6 +175,7 @@ func TestClientGoTyped(t *testing.T) {
 }
 
 func TestClientGoDynamicInformer(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	dyn := dynamic.NewForConfigOrDie(restConfig(t, s))
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}

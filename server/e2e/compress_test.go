@@ -96,6 +96,7 @@ func (u *uncompressed) RoundTrip(r *http.Request) (*http.Response, error) {
 // uncompressed; smaller responses, clients without the header and watches
 // are not compressed; client-go and kubectl read the gzipped LIST.
 func TestResponseCompression(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	bigConfigMaps(t, httpsClient(t, s), s, 3)
 	list := s.URL() + "/api/v1/namespaces/default/configmaps"
@@ -201,6 +202,7 @@ func lastLines(s string, n int) string {
 // whom the ABAC policy grants the path, 403 to other users and 401 to the
 // anonymous; without --profiling the path is 404.
 func TestResponseCompressionOffAndProfiling(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens.csv")
 	policy := filepath.Join(dir, "policy.jsonl")

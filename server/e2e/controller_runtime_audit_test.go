@@ -69,6 +69,7 @@ const controllerRuntimeAuditRecord = "testdata/controller_runtime_audit_kube.txt
 // outcome on serve as on a real kube-apiserver (or kube's answers on
 // record).
 func TestControllerRuntimeAuditSameAsKube(t *testing.T) {
+	t.Parallel()
 	ctrllog.SetLogger(logr.Discard())
 	s := startServer(t, "", apiservertest.WithControllers)
 	got := controllerRuntimeAuditScript(t, restConfig(t, s), "serve")

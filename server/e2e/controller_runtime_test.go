@@ -55,6 +55,7 @@ const controllerRuntimeRecord = "testdata/controller_runtime_kube.txt"
 // what it observes must be the same; without the binary, the same as
 // kube's answers on record.
 func TestControllerRuntimeSameAsKube(t *testing.T) {
+	t.Parallel()
 	ctrllog.SetLogger(logr.Discard())
 	s := startServer(t, "")
 	got := controllerRuntimeScript(t, restConfig(t, s), "serve")

@@ -10,6 +10,7 @@ import (
 // valid ones are pruned and defaulted, and kubectl get prints the CRD's
 // printer columns (a JSONPath filter among them).
 func TestKubectlCustomResourceSchema(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	kubectl(t, s, thingCRD(thingSchema), "create", "-f", "-")
 	kubectl(t, s, "", "wait", "--for=condition=Established", "--timeout=30s", "crd/things."+schemaGroup)

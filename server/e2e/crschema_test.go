@@ -280,6 +280,7 @@ func waitThingDefault(c *rawClient, p string) {
 // TestCustomResourceSchemaLikeKube runs crSchemaScript against listwatch
 // and, if built, kube-apiserver, and compares the transcripts.
 func TestCustomResourceSchemaLikeKube(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	ours := crSchemaScript(newRawClient(t, restConfig(t, s)))
 	t.Logf("listwatch transcript:\n%s", strings.Join(ours, "\n"))

@@ -284,6 +284,7 @@ func crScript(c *rawClient) []string {
 // TestCustomResourceRulesLikeKube runs crScript against listwatch and, if
 // built, kube-apiserver, and compares the transcripts.
 func TestCustomResourceRulesLikeKube(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	ours := crScript(newRawClient(t, restConfig(t, s)))
 	t.Logf("listwatch transcript:\n%s", strings.Join(ours, "\n"))
@@ -312,6 +313,7 @@ func TestCustomResourceRulesLikeKube(t *testing.T) {
 // TestKubectlScaleCustomResource: kubectl scale, and client-go's dynamic
 // and scale clients, on a custom resource with the scale subresource.
 func TestKubectlScaleCustomResource(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	kubectl(t, s, crCRD("widgets", "Widget", scaleSubresources), "create", "-f", "-")
 	kubectl(t, s, "", "wait", "--for=condition=Established", "--timeout=30s", "crd/widgets."+crGroup)

@@ -51,6 +51,7 @@ func expectEvent(t *testing.T, w watch.Interface, typ watch.EventType) metav1.Ob
 // DELETE, DELETED once its last finalizer is removed — for a ConfigMap
 // and a custom resource.
 func TestFinalizersClientGo(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	cfg := restConfig(t, s)
 	cs := kubernetes.NewForConfigOrDie(cfg)
@@ -132,6 +133,7 @@ func createGadgetCRD(t *testing.T, s *testServer) {
 // TestDeletionKubectl: what kubectl sees of finalizers, propagation and
 // pods' grace periods.
 func TestDeletionKubectl(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	kubectl(t, s, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fin","finalizers":["example.com/f"]}}`, "create", "-f", "-")
 	if out := kubectl(t, s, "", "delete", "configmap", "fin", "--wait=false"); !strings.Contains(out, `configmap "fin" deleted`) {
@@ -187,6 +189,7 @@ func TestDeletionKubectl(t *testing.T) {
 // TestDeletionClientGoOptions: grace periods, propagation, preconditions
 // and dry run through client-go's DeleteOptions.
 func TestDeletionClientGoOptions(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	cs := kubernetes.NewForConfigOrDie(restConfig(t, s))
 	ctx := t.Context()

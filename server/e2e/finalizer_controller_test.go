@@ -84,6 +84,7 @@ func (r *finalizerReconciler) Reconcile(ctx context.Context, key string) (contro
 // deletionTimestamp) until the reconciler has cleaned up, exactly once,
 // and removed the finalizer; then it is gone (DELETED).
 func TestFinalizerReconciler(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := ourClient(t, s)
 	cs := kubernetes.NewForConfigOrDie(restConfig(t, s))

@@ -14,6 +14,7 @@ import (
 // background and foreground take the dependents, orphan leaves them
 // without the reference.
 func TestKubectlCascade(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "", apiservertest.WithControllers)
 	for _, cascade := range []string{"background", "foreground", "orphan"} {
 		t.Run(cascade, func(t *testing.T) {
@@ -66,6 +67,7 @@ metadata:
 // TestKubectlScaleDeployment: kubectl scale works on the built-in
 // workloads through their scale subresource, as on kube.
 func TestKubectlScaleDeployment(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	kubectl(t, s, "", "create", "deployment", "web", "--image=nginx", "--replicas=2")
 	if out := kubectl(t, s, "", "scale", "deployment", "web", "--replicas=4"); !strings.Contains(out, "deployment.apps/web scaled") {

@@ -88,6 +88,7 @@ func tokenRestConfigFor(url string, caPEM []byte, token string) *rest.Config {
 // TestKubectlAuthWhoamiAndCanI: kubectl auth whoami, can-i and can-i
 // --list answer for the admin and for an ABAC-restricted token user.
 func TestKubectlAuthWhoamiAndCanI(t *testing.T) {
+	t.Parallel()
 	s := identityServer(t)
 	bob := tokenKubeconfig(t, s, bobIdentityToken)
 
@@ -132,6 +133,7 @@ func TestKubectlAuthWhoamiAndCanI(t *testing.T) {
 // client-go; a user without the right is forbidden; bad reviews get
 // kube's 422 and 400.
 func TestAccessAndTokenReviews(t *testing.T) {
+	t.Parallel()
 	s := identityServer(t)
 	admin := kubernetes.NewForConfigOrDie(restConfig(t, s))
 	ctx := t.Context()
@@ -214,6 +216,7 @@ var timestamp = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
 // a user without any grant (kube: RBAC with its bootstrap roles; serve:
 // no policy file).
 func TestIdentityMatchesKube(t *testing.T) {
+	t.Parallel()
 	kube := kubeServer(t)
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens.csv")

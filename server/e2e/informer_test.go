@@ -104,6 +104,7 @@ func runInformer[T object.Object](t testing.TB, inf *informer.Informer[T]) {
 }
 
 func TestInformerTypedPods(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := ourClient(t, s)
 	ctx := t.Context()
@@ -160,6 +161,7 @@ func TestInformerTypedPods(t *testing.T) {
 }
 
 func TestInformerUnstructuredConfigMapsAndCRD(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := ourClient(t, s)
 	ctx := t.Context()

@@ -27,6 +27,7 @@ import (
 // The script's log is compared with a real kube-apiserver's, or without
 // the binary with the answers kube-apiserver v1.37.2 gave (kubeOrderLog).
 func TestKubeMutationSeesTheWriteAsSent(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	got := orderScript(t, newRawClient(t, restConfig(t, s)))
 	if _, err := kubeapiserver.Binary(); err != nil {

@@ -20,6 +20,7 @@ import (
 // cluster-scoped objects have names of this test's namespace and are
 // deleted at its end.
 func TestKubeAdmissionPluginsSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	api := "/api/v1/namespaces/" + ns
 	restricted := ns + "-restricted"

@@ -25,6 +25,7 @@ import (
 // life, side by side with a real kube-apiserver; client-go's typed
 // aggregator client lists them.
 func TestKubeAPIServicesSameAsOurs(t *testing.T) {
+	t.Parallel()
 	ks := kubeServer(t)
 	s := startServer(t, "")
 	home := t.TempDir()

@@ -12,6 +12,7 @@ import (
 // Status (conflicts listing fields and managers), and objects with their
 // managedFields, times, uids and resourceVersions aside.
 func TestKubeApplySameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	const group = "applytest.example.com"
 	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"dials.` + group + `"},

@@ -11,6 +11,7 @@ import (
 // updates and the options of deletes, and bad options of writes: the same code and message (up to the object's uid, which
 // differs between the two).
 func TestKubeBodyErrorsSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	cms := "/api/v1/namespaces/" + ns + "/configmaps"
 	uids := map[*rawClient]string{}

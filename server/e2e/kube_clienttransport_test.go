@@ -112,6 +112,7 @@ func (r *recordedWarnings) take() []string {
 // impersonated user), the server's warnings reach Config.WarningHandler,
 // and the default User-Agent makes the test program the field manager.
 func TestKubeClientTransport(t *testing.T) {
+	t.Parallel()
 	eps, ns := transportEndpoints(t)
 	type outcome struct {
 		whoAmI        map[string]any

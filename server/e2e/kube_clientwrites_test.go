@@ -42,6 +42,7 @@ import (
 // classification) or the same stored object. The steps' transcripts of
 // the two servers must be the same too.
 func TestKubeClientWrites(t *testing.T) {
+	t.Parallel()
 	logs := map[string][]string{}
 	for _, tg := range writesTargets(t) {
 		t.Run(tg.name, func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 // ConfigMap of one namespace in another: creates, updates and deletes in
 // the source must show in the mirror.
 func TestKubeControllerMirrors(t *testing.T) {
+	t.Parallel()
 	s := kubeServer(t)
 	c := kubeClient(t, s.AdminConfig())
 	src, dst := kubeNamespace(t, c), kubeNamespace(t, c)
@@ -141,6 +142,7 @@ func cutKey(key string) (ns, name string, ok bool) {
 // one leads and renews; when it stops (with and without releasing), the
 // other takes over and the lease records the transition.
 func TestKubeLeaderElectionTakeover(t *testing.T) {
+	t.Parallel()
 	s := kubeServer(t)
 	c := kubeClient(t, s.AdminConfig())
 	leases := leasesOf(c)
@@ -176,6 +178,7 @@ func TestKubeLeaderElectionTakeover(t *testing.T) {
 // TestKubeLeaderElectionReleaseAfterUnseenRenewal: the release of a leader
 // cancelled while a renewal's answer is held, against kube-apiserver.
 func TestKubeLeaderElectionReleaseAfterUnseenRenewal(t *testing.T) {
+	t.Parallel()
 	s := kubeServer(t)
 	plain := kubeClient(t, s.AdminConfig())
 	name := fmt.Sprintf("kube-unseen-renewal-%d", time.Now().UnixNano())

@@ -34,6 +34,7 @@ import (
 // refuses every conversion. Compared with a real kube-apiserver, or
 // without the binary with the answers kube-apiserver v1.37.2 gave.
 func TestKubeCRConversionWebhook(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	got := crConversionScript(t, newRawClient(t, restConfig(t, s)), "serve")
 	if _, err := kubeapiserver.Binary(); err != nil {
@@ -159,6 +160,7 @@ func (h *convHook) counts(desired string) (calls, objects int) {
 // converts them as its per-version watch cache receives them, so serve
 // only; the answers are compared with kube in TestKubeCRConversionWebhook.
 func TestCRConversionWatchListBatches(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := newRawClient(t, restConfig(t, s))
 	h := newConvHook(t)

@@ -13,6 +13,7 @@ import (
 // Compared with a real kube-apiserver, or without the binary with the
 // answers kube-apiserver v1.37.2 gave.
 func TestKubeCRDStoredVersions(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	got := crdVersionsScript(t, newRawClient(t, restConfig(t, s)))
 	if _, err := kubeapiserver.Binary(); err != nil {

@@ -24,6 +24,7 @@ import (
 // of each CRD sees the same MODIFIED events, then DELETED; a CRD without
 // custom resources goes the same way.
 func TestKubeCRDDeleteSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	want := crdDeleteScript(t, kube, ns)
 	compareLogs(t, crdDeleteScript(t, ours, ns), want)

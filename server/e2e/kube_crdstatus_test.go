@@ -27,6 +27,7 @@ import (
 // write's. serve writes the controllers' updates before it answers the
 // write, kube a moment after.
 func TestKubeCRDStatusSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	want := crdStatusScript(t, kube, ns)
 	compareLogs(t, crdStatusScript(t, ours, ns), want)

@@ -13,6 +13,7 @@ import (
 // same writes go to kube and to serve: the answers, GETs, a list and the
 // watch events must be the same (server-chosen values masked).
 func TestKubeCustomResourceMetadataSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	const group = "crmeta.example.com"
 	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"knobs.` + group + `"},

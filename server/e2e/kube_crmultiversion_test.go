@@ -72,6 +72,7 @@ func multiVersionCRD(group, plural, singular, kind, conversion string, versions 
 // resourceVersion is answered as kube's dry-run storage copies it:
 // through the storage codec. The same requests go to kube and to serve.
 func TestKubeCRMultiVersionEdgesSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	hook := newConvHook(t)
 	webhook := `{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],` +

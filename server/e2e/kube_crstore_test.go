@@ -17,6 +17,7 @@ import (
 // the objects read back through each version (GET, LIST) and a watch
 // through each version must be the same.
 func TestKubeCRStorageVersionSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	group := ns + ".crstore.example.com"
 	const plural, kind = "swidgets", "SWidget"

@@ -23,6 +23,7 @@ import (
 // fieldValidation: codes, Warning headers, answers and the objects stored
 // must be the same.
 func TestKubeCROtherVersionSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	group := ns + ".crwarn.example.com"
 	const plural, kind = "vwidgets", "VWidget"

@@ -18,6 +18,7 @@ import (
 // kube-apiserver, which answers aggregated discovery, including a custom
 // resource that appears in discovery once its CRD is established.
 func TestKubeResolveResource(t *testing.T) {
+	t.Parallel()
 	s := kubeServer(t)
 	cfg := s.AdminConfig()
 	var requests atomic.Int64
@@ -115,6 +116,7 @@ func TestKubeResolveResource(t *testing.T) {
 // build (commit, tree state, build date, Go version): kubectl, Helm's
 // kubeVersion constraints and client-go's discovery parse these.
 func TestKubeVersionSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, _ := sideBySide(t)
 	version := func(c *rawClient) map[string]any {
 		code, m := c.do("GET", "/version", "", "")

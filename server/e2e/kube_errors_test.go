@@ -23,6 +23,7 @@ func kubeStatus(t *testing.T, err error) *wire.Status {
 // TestKubeTypedErrors checks that kube's answers surface as our typed
 // errors, with kube's code and reason.
 func TestKubeTypedErrors(t *testing.T) {
+	t.Parallel()
 	s := kubeServer(t)
 	c := kubeClient(t, s.AdminConfig())
 	ns := kubeNamespace(t, c)
@@ -107,6 +108,7 @@ func whoAmI(t *testing.T, c *client.Client) (string, []string, error) {
 // kubeconfig each authenticate as the right user; an ordinary user is
 // Forbidden where RBAC says so; a wrong token is Unauthorized.
 func TestKubeAuthentication(t *testing.T) {
+	t.Parallel()
 	s := kubeServer(t)
 	kc, err := client.LoadKubeconfig(s.KubeconfigPath, "")
 	if err != nil {

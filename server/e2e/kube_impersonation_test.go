@@ -188,6 +188,7 @@ func (x *rbacTarget) impersonate(t *testing.T, s impersonationStep) string {
 // "scopes" extra, nothing else), and requires the same answers; without
 // the binary, the answers kube-apiserver v1.37.2 gave.
 func TestKubeImpersonationSideBySide(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var ks *kubeapiserver.Server
 	_, err := kubeapiserver.Binary()
@@ -263,6 +264,7 @@ var kubeImpersonationLog = []string{
 // a SelfSubjectReview with kube's extra: the credential id, "X509SHA256="
 // and the hex SHA-256 of the certificate it presented.
 func TestKubeCertUserSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, _ := sideBySide(t)
 	const ssr = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 	const review = `{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`

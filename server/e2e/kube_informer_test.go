@@ -43,6 +43,7 @@ func kubePod(ns, name, app string) *corev1.Pod {
 // selector and a small page size, then follows creates, updates, a label
 // change out of the selection and a delete through the watch.
 func TestKubeInformerTypedPods(t *testing.T) {
+	t.Parallel()
 	s := kubeServer(t)
 	c := kubeClient(t, s.AdminConfig())
 	ns := kubeNamespace(t, c)
@@ -152,6 +153,7 @@ func countListsAndStreams(cfg *client.Config) (lists, streams *atomic.Int64) {
 // which kube-apiserver v1.37 serves: the informer must sync without any
 // LIST request.
 func TestKubeInformerStreamingListUnstructured(t *testing.T) {
+	t.Parallel()
 	s := kubeServer(t)
 	cfg := s.AdminConfig()
 	lists, streams := countListsAndStreams(cfg)
@@ -200,6 +202,7 @@ func TestKubeInformerStreamingListUnstructured(t *testing.T) {
 // TestKubeStreamingListWithoutWatchCache: kube serves sendInitialEvents
 // from etcd too, for a resource without a watch cache.
 func TestKubeStreamingListWithoutWatchCache(t *testing.T) {
+	t.Parallel()
 	s := kubeServer(t)
 	cfg := s.AdminConfig()
 	lists, streams := countListsAndStreams(cfg)
@@ -229,6 +232,7 @@ func TestKubeStreamingListWithoutWatchCache(t *testing.T) {
 // existing objects as ADDED, then the BOOKMARK that ends the initial
 // events, annotated k8s.io/initial-events-end, at the list's revision.
 func TestKubeWatchBookmarks(t *testing.T) {
+	t.Parallel()
 	s := kubeServer(t)
 	c := kubeClient(t, s.AdminConfig())
 	ns := kubeNamespace(t, c)
@@ -288,6 +292,7 @@ func TestKubeWatchBookmarks(t *testing.T) {
 // etcd past the informer's resourceVersion, so the next watch is told 410
 // Expired and the informer must relist and converge, deletions included.
 func TestKubeRelistAfterCompaction(t *testing.T) {
+	t.Parallel()
 	s := kubeServer(t)
 	c := kubeClient(t, s.AdminConfig())
 	ns := kubeNamespace(t, c)
@@ -401,6 +406,7 @@ func TestKubeRelistAfterCompaction(t *testing.T) {
 // server must cut pages (kube honours limit for a consistent list) and
 // ListAll must follow the continue tokens to all 25.
 func TestKubeListAllPaging(t *testing.T) {
+	t.Parallel()
 	s := kubeServer(t)
 	cfg := s.AdminConfig()
 	var pages atomic.Int64

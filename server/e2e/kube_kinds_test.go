@@ -19,6 +19,7 @@ import (
 // serve: creating the newly served kinds, valid and invalid, and getting
 // them (wide tables, `get all`) prints the same, ages aside.
 func TestKubeKindsKubectlSameAsOurs(t *testing.T) {
+	t.Parallel()
 	ks := kubeServer(t)
 	ns := kubeNamespace(t, kubeClient(t, ks.AdminConfig()))
 	s := startServer(t, "")

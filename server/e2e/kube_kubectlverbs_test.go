@@ -22,6 +22,7 @@ import (
 // approve and deny) against kube-apiserver v1.37.2 and serve, neither running
 // controllers, and requires the same output, ages, times and uids aside.
 func TestKubeKubectlVerbsSameAsOurs(t *testing.T) {
+	t.Parallel()
 	ks := kubeServer(t)
 	ns := kubeNamespace(t, kubeClient(t, ks.AdminConfig()))
 	s := startServer(t, "")

@@ -29,6 +29,7 @@ import (
 // (continue, remainingItemCount) and which resourceVersion it is at; for
 // a watch (which ends after a second) its events in order.
 func TestKubeListWatchParamsSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	path := "/api/v1/namespaces/" + ns + "/configmaps"
 	rvs := map[*rawClient]map[string]string{}
@@ -495,6 +496,7 @@ func listWatchView(code int, b []byte, watch bool, rvs map[string]string) string
 // (which sent one 2 s before the end at the same resourceVersion; the
 // Python client's Watch.stream handed it on as a BOOKMARK event).
 func TestKubeQuietWatchBookmarksSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	path := "/api/v1/namespaces/" + ns + "/configmaps"
 	for _, c := range []struct {
@@ -538,6 +540,7 @@ func TestKubeQuietWatchBookmarksSameAsOurs(t *testing.T) {
 // it learns of, and reads those from etcd); serve answered the list from
 // its history.
 func TestKubeExactListOfCompactedRevisionSameAsOurs(t *testing.T) {
+	t.Parallel()
 	ks := kubeServer(t)
 	kcfg, err := clientcmd.BuildConfigFromFlags("", ks.KubeconfigPath)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 // Tables of the same lists, pages, GETs and watches must have the same
 // rows on kube and on serve.
 func TestKubeListPrintersSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	fss := "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas"
 	scs := "/apis/storage.k8s.io/v1/storageclasses"

@@ -1,8 +1,8 @@
 package e2e
 
 // The kube_*_test.go files run listwatch's client library against a real
-// kube-apiserver (internal/testsupport/kubeapiserver), started once for
-// the package on first use and stopped after the last test. Without the
+// kube-apiserver (internal/testsupport/kubeapiserver), started on first
+// use (kubePool) and stopped after the last test. Without the
 // binary they skip: run server/tools/kube/build.sh, or point
 // $LISTWATCH_KUBE_APISERVER at one.
 
@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,62 +28,112 @@ import (
 // so its watches read etcd directly and see etcd's compaction (410).
 const kubeUncachedResource = "podtemplates"
 
-var kubeFixture struct {
-	once sync.Once
+// The package's kube-apiservers. Every test runs in parallel with others
+// (-parallel, by default GOMAXPROCS, at a time), and a test that asks for
+// a kube-apiserver holds one alone from its first ask to its end, so each
+// instance still meets tests one after another, as the single shared one
+// did: what a test leaves (CRDs, APIServices, namespaces that stay
+// Terminating) is seen only by tests that come after it on its instance.
+// An instance is started when a test asks and none is free, so there are
+// at most as many as tests run at once.
+var kubePool struct {
 	mu   sync.Mutex
-	s    *kubeapiserver.Server
-	err  error
+	all  []*kubeapiserver.Server
+	free []*kubeapiserver.Server
+	held map[string]*kubeapiserver.Server // by top-level test name
+	err  error                            // the first failed start
 }
 
-// kubeServer returns the package's shared kube-apiserver, starting it on
-// first use; it skips the test when the binary is not built.
+// kubeServer returns the kube-apiserver t's top-level test holds, taking
+// a free one (or starting one) on its first ask; it skips the test when
+// the binary is not built.
 func kubeServer(t testing.TB) *kubeapiserver.Server {
 	t.Helper()
 	if _, err := kubeapiserver.Binary(); errors.Is(err, kubeapiserver.ErrNotBuilt) {
 		t.Skip(err)
 	}
-	kubeFixture.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		s, err := kubeapiserver.Start(ctx, kubeapiserver.Options{
-			ExtraArgs: []string{"--watch-cache-sizes=" + kubeUncachedResource + "#0"},
-		})
-		kubeFixture.mu.Lock()
-		kubeFixture.s, kubeFixture.err = s, err
-		kubeFixture.mu.Unlock()
-		if err == nil {
-			fmt.Fprintf(os.Stderr, "kube-apiserver: etcd started in %v, kube-apiserver ready in %v\n",
-				s.EtcdStartupTime.Round(time.Millisecond), s.StartupTime.Round(time.Millisecond))
+	top, _, _ := strings.Cut(t.Name(), "/")
+	kubePool.mu.Lock()
+	if s := kubePool.held[top]; s != nil {
+		kubePool.mu.Unlock()
+		return s
+	}
+	if kubePool.err != nil {
+		err := kubePool.err
+		kubePool.mu.Unlock()
+		t.Fatalf("kube-apiserver: %v", err)
+	}
+	var s *kubeapiserver.Server
+	if n := len(kubePool.free); n > 0 {
+		s, kubePool.free = kubePool.free[n-1], kubePool.free[:n-1]
+	}
+	kubePool.mu.Unlock()
+	if s == nil {
+		var err error
+		if s, err = startKubeServer(); err != nil {
+			kubePool.mu.Lock()
+			if kubePool.err == nil {
+				kubePool.err = err
+			}
+			kubePool.mu.Unlock()
+			t.Fatalf("kube-apiserver: %v", err)
 		}
+	}
+	kubePool.mu.Lock()
+	if kubePool.held == nil {
+		kubePool.held = map[string]*kubeapiserver.Server{}
+	}
+	kubePool.held[top] = s
+	kubePool.mu.Unlock()
+	// Handed back when the asking test ends: the top-level test, or the
+	// subtest that asked first (then a later subtest asks again).
+	t.Cleanup(func() {
+		kubePool.mu.Lock()
+		defer kubePool.mu.Unlock()
+		delete(kubePool.held, top)
+		kubePool.free = append(kubePool.free, s)
 	})
-	kubeFixture.mu.Lock()
-	defer kubeFixture.mu.Unlock()
-	if kubeFixture.err != nil {
-		t.Fatalf("kube-apiserver: %v", kubeFixture.err)
-	}
-	return kubeFixture.s
+	return s
 }
 
-// closeKubeServer stops the shared server, if it was started.
-func closeKubeServer() error {
-	kubeFixture.mu.Lock()
-	defer kubeFixture.mu.Unlock()
-	if kubeFixture.s == nil {
-		return nil
+func startKubeServer() (*kubeapiserver.Server, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := kubeapiserver.Start(ctx, kubeapiserver.Options{
+		ExtraArgs: []string{"--watch-cache-sizes=" + kubeUncachedResource + "#0"},
+	})
+	if err != nil {
+		return nil, err
 	}
-	err := kubeFixture.s.Close()
-	kubeFixture.s = nil
-	return err
+	kubePool.mu.Lock()
+	kubePool.all = append(kubePool.all, s)
+	n := len(kubePool.all)
+	kubePool.mu.Unlock()
+	fmt.Fprintf(os.Stderr, "kube-apiserver %d: etcd started in %v, kube-apiserver ready in %v\n",
+		n, s.EtcdStartupTime.Round(time.Millisecond), s.StartupTime.Round(time.Millisecond))
+	return s, nil
 }
 
-// withKube runs the tests, then stops the shared kube-apiserver before
+// closeKubeServers stops the package's kube-apiservers.
+func closeKubeServers() error {
+	kubePool.mu.Lock()
+	defer kubePool.mu.Unlock()
+	var errs []error
+	for _, s := range kubePool.all {
+		errs = append(errs, s.Close())
+	}
+	kubePool.all, kubePool.free, kubePool.held = nil, nil, nil
+	return errors.Join(errs...)
+}
+
+// withKube runs the tests, then stops the kube-apiservers before
 // goleak looks for leftover goroutines (its embedded etcd runs in this
 // process).
 type withKube struct{ m *testing.M }
 
 func (w withKube) Run() int {
 	code := w.m.Run()
-	if err := closeKubeServer(); err != nil {
+	if err := closeKubeServers(); err != nil {
 		fmt.Fprintln(os.Stderr, "stopping kube-apiserver:", err)
 		if code == 0 {
 			code = 1

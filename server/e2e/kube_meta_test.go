@@ -43,6 +43,7 @@ func metaAccept(mt, as, v string) string { return mt + ";as=" + as + ";v=" + v +
 // content type and body (protobuf as kube's codec decodes it; an empty
 // list's items are null).
 func TestKubePartialMetadataSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	cms, ws := tablesSideBySide(t, ns, kube, ours)
 	var reqs []tableReq
@@ -87,6 +88,7 @@ func TestKubePartialMetadataSameAsOurs(t *testing.T) {
 // values that differ between two servers are masked. An includeObject
 // kube does not know is its 400, a watch's before it starts.
 func TestKubeTablesSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	cms, ws := tablesSideBySide(t, ns, kube, ours)
 	var reqs []tableReq

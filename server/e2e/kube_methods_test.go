@@ -20,6 +20,7 @@ import (
 // a missing group version answer as for GET. serve answers every one of
 // them alike: code, content type and, for a Status, reason and message.
 func TestKubeNonResourceMethodsSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, _ := sideBySide(t)
 	paths := []string{
 		"/version", "/version/", "/api", "/api/", "/api/v1", "/api/v1/",
@@ -42,6 +43,7 @@ func TestKubeNonResourceMethodsSameAsOurs(t *testing.T) {
 // one's 404, comes in the media type kube-apiserver negotiates for it
 // (protobuf, YAML or JSON), and a group's document is the same protobuf.
 func TestKubeDiscoveryMediaSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, _ := sideBySide(t)
 	for _, path := range []string{"/api", "/apis", "/api/v1", "/apis/apps", "/apis/apps/v1", "/apis/apps/v9", "/api/v2", "/apis/nope"} {
 		for _, accept := range []string{
@@ -67,6 +69,7 @@ func TestKubeDiscoveryMediaSameAsOurs(t *testing.T) {
 // so another method there is its router's 405 Status; below it
 // (/api/v1/configmaps/x) there is no route at all, a 404.
 func TestKubeClusterWideListMethodsSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, _ := sideBySide(t)
 	for _, method := range []string{"POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
 		for _, path := range []string{"/api/v1/configmaps", "/apis/apps/v1/deployments", "/api/v1/configmaps/x"} {
@@ -89,6 +92,7 @@ func TestKubeClusterWideListMethodsSameAsOurs(t *testing.T) {
 // (log, exec, attach, portforward, the proxies) take their own methods.
 // Answers to GET and PUT are compared elsewhere.
 func TestKubeRouteMethodsSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	api, apps := "/api/v1/namespaces/"+ns, "/apis/apps/v1/namespaces/"+ns
 	paths := []string{
@@ -160,6 +164,7 @@ func (c *rawClient) routeAnswer(method, path string) string {
 // empty verb. Code, content type and the whole Status are compared, for a
 // namespaced and a cluster-scoped resource.
 func TestKubeCustomResourceMethodsSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	gv := customResourcesSideBySide(t, ns, kube, ours)
 	group := strings.Split(gv, "/")[2]
@@ -210,6 +215,7 @@ func TestKubeCustomResourceMethodsSameAsOurs(t *testing.T) {
 // reads request.name as the path's name, and NamespaceLifecycle's refusal
 // in a terminating namespace names it.
 func TestKubeCustomResourcePostOnObjectAdmission(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	gv := customResourcesSideBySide(t, ns, kube, ours)
 	group := strings.Split(gv, "/")[2]

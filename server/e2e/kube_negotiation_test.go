@@ -19,6 +19,7 @@ import (
 // writing anything (the objects made on each are compared at the end),
 // and watches, and the stream media types asked for anywhere. (What a YAML answer holds: TestKubeYAMLSameAsOurs.)
 func TestKubeNegotiationSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	cms := "/api/v1/namespaces/" + ns + "/configmaps"
 	ws, widget := widgetsSideBySide(t, ns, `{}`, kube, ours)

@@ -20,6 +20,7 @@ import (
 // built-in kinds against a real kube-apiserver and against serve, from
 // /openapi/v3 and from /openapi/v2.
 func TestKubeOpenAPIExplainSameAsOurs(t *testing.T) {
+	t.Parallel()
 	ks := kubeServer(t)
 	s := startServer(t, "")
 	bin := kubectlPath(t)
@@ -48,6 +49,7 @@ func TestKubeOpenAPIExplainSameAsOurs(t *testing.T) {
 // TestKubeOpenAPIDocumentsSameAsOurs: the OpenAPI v3 path items and
 // schemas of the resources serve has are kube-apiserver's.
 func TestKubeOpenAPIDocumentsSameAsOurs(t *testing.T) {
+	t.Parallel()
 	ks := kubeServer(t)
 	s := startServer(t, "")
 	ourCfg, err := client.LoadKubeconfig(s.KubeconfigPath(), "")
@@ -183,6 +185,7 @@ func kubeOnlyOpenAPIPath(p string) bool {
 // included. Left out: kubeOnlyOpenAPIPath, and the paths of the CRDs
 // other tests made on the shared kube-apiserver.
 func TestKubeOpenAPIPathsSameAsOurs(t *testing.T) {
+	t.Parallel()
 	ks := kubeServer(t)
 	s := startServer(t, "")
 	ourCfg, err := client.LoadKubeconfig(s.KubeconfigPath(), "")

@@ -17,6 +17,7 @@ import (
 // a refusal, or the patched object, server-chosen values (uid,
 // resourceVersion, timestamps) aside.
 func TestKubePatchSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	const group = "patchtest.example.com"
 	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"knobs.` + group + `"},
@@ -176,6 +177,7 @@ var quotedServerValues = regexp.MustCompile(`("(?:uid|resourceVersion|creationTi
 // strategic merge patch changing a built-in object's apiVersion or kind
 // changes nothing (kube converts the result to its internal type).
 func TestKubePatchTypeMetaSameAsOurs(t *testing.T) {
+	t.Parallel()
 	x := newPatchTargets(t)
 	cms, deps, ws := x.cms, x.deps, x.ws
 	const smp = "application/strategic-merge-patch+json"
@@ -234,6 +236,7 @@ func TestKubePatchTypeMetaSameAsOurs(t *testing.T) {
 // other faults and in kube's order; a built-in kind's strategy reports it
 // once.
 func TestKubePatchUIDSameAsOurs(t *testing.T) {
+	t.Parallel()
 	x := newPatchTargets(t)
 	const applyCT = "application/apply-patch+yaml"
 	const uid = "6b9d0f7e-0000-4000-8000-000000000000"

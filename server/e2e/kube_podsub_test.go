@@ -71,6 +71,7 @@ var uidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-
 // requires the same answers: code and Status (status, reason, message,
 // causes), or the same body.
 func TestKubePodSubresources(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	node, lost := "node-"+ns, "lost-"+ns
 	for _, c := range []*rawClient{kube, ours} {

@@ -13,6 +13,7 @@ import (
 // curl, Wget, browsers and pretty=true, and ends a compact answer with
 // a newline), and the same 404s for paths nothing serves.
 func TestKubePrettySameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	cms := "/api/v1/namespaces/" + ns + "/configmaps"
 	// A namespaced custom resource, so that its group is served.

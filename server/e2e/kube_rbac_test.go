@@ -272,6 +272,7 @@ func runRBACScript(t *testing.T, x *rbacTarget, ns, sfx string) []rbacResult {
 // requests of alice against kube-apiserver (RBAC mode) and this server,
 // and compares codes and messages, and alice's SelfSubjectRulesReview.
 func TestKubeRBACSideBySide(t *testing.T) {
+	t.Parallel()
 	ks := kubeServer(t)
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens.csv")

@@ -15,6 +15,7 @@ import (
 // and to serve, and the answers, GETs, lists by label and watch events
 // must be the same (server-chosen values masked).
 func TestKubeReadDefaultsSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	jobs := "/apis/batch/v1/namespaces/" + ns + "/jobs"
 	pvcs := "/api/v1/namespaces/" + ns + "/persistentvolumeclaims"

@@ -25,6 +25,7 @@ import (
 // a new object only the metadata is compared (their status is who the
 // requester is and what it may do, compared elsewhere).
 func TestKubeReviewsManagedFieldsSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	const authz = "/apis/authorization.k8s.io/v1/"
 	const authn = "/apis/authentication.k8s.io/v1/"
@@ -85,6 +86,7 @@ func (c *rawClient) reviewAnswer(path, ctype, body string, metadataOnly bool) st
 // answered with a new object (SelfSubjectRulesReview, SelfSubjectReview)
 // all but the status (who the requester is and what it may do).
 func TestKubeReviewsMediaSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	const authz = "/apis/authorization.k8s.io/v1/"
 	const authn = "/apis/authentication.k8s.io/v1/"

@@ -97,6 +97,7 @@ func (c *rawClient) headLength(path, ctype string, code int, length string) stri
 // kube's handler has read what it reads first (a PUT's body, a patch's
 // type).
 func TestKubePathNamesSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	gv := customResourcesSideBySide(t, ns, kube, ours)
 	group := strings.Split(gv, "/")[2]
@@ -241,6 +242,7 @@ func TestKubePathNamesSameAsOurs(t *testing.T) {
 // under kube's own prefixes, Go's text elsewhere), or the 400 of a name
 // "." or "..". serve answers each alike.
 func TestKubeUncleanPathsSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	gv := customResourcesSideBySide(t, ns, kube, ours)
 	api := "/api/v1/namespaces/" + ns
@@ -278,6 +280,7 @@ func TestKubeUncleanPathsSameAsOurs(t *testing.T) {
 // accepts, for an anonymous client too (not the 401); a watch (or a log)
 // does not read it. The 401s are compared too, in every media type.
 func TestKubeTimeoutParameterSameAsOurs(t *testing.T) {
+	t.Parallel()
 	ks := kubeServer(t)
 	kcfg, err := clientcmd.BuildConfigFromFlags("", ks.KubeconfigPath)
 	if err != nil {
@@ -309,6 +312,7 @@ func TestKubeTimeoutParameterSameAsOurs(t *testing.T) {
 // 403 (RBAC refuses an impersonated user with no roles), a path no group
 // serves (404) and a /watch path naming nothing (kube's plain-text 500).
 func TestKubeFilterRefusalsSameAsOurs(t *testing.T) {
+	t.Parallel()
 	ks := kubeServer(t)
 	kcfg, err := clientcmd.BuildConfigFromFlags("", ks.KubeconfigPath)
 	if err != nil {

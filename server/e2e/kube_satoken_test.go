@@ -20,6 +20,7 @@ import (
 // private claims for a pod-bound one; the service account they
 // authenticate has the same groups and extra keys.
 func TestKubeServiceAccountTokensSideBySide(t *testing.T) {
+	t.Parallel()
 	kube := kubeServer(t)
 	s := startServer(t, "")
 	ours := kubernetes.NewForConfigOrDie(restConfig(t, s))

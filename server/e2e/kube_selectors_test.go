@@ -12,6 +12,7 @@ import (
 // code and message for those refused, the same objects for the others
 // (among those the test made: serve's controllers make others).
 func TestKubeSelectorsSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	node := ns + "-node"
 	nodes := "/api/v1/nodes"

@@ -17,6 +17,7 @@ import (
 // fields in the order of the JSON the body is (a YAML body's converts with
 // sorted keys).
 func TestKubeStrictDecodingSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	const plural = "strictwidgets"
 	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",

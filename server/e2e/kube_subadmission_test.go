@@ -13,6 +13,7 @@ import (
 // create handlers send them, so a ValidatingAdmissionPolicy denies the
 // same requests on both servers with the same Status.
 func TestKubeSubresourceAdmission(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	const vap = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
 	const vapb = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"

@@ -74,6 +74,7 @@ var subMetaAccepts = []string{
 // differ between two servers masked (and a Table's ages). Errors (404,
 // 409, 422, 400) come in the negotiated media type too.
 func TestKubeSubresourceMediaSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	accepts := slices.Concat(subMediaAccepts, subMetaAccepts)
 	gv := customResourcesSideBySide(t, ns, kube, ours)

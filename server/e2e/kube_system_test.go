@@ -19,6 +19,7 @@ import (
 // Table has kube's columns; and a short watch that allows bookmarks gets
 // one before it ends from both.
 func TestKubeSystemObjectsSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, _ := sideBySide(t)
 	// shape is what must match: data keys, label and annotation keys,
 	// the lease's duration, the managers.
@@ -109,6 +110,7 @@ func TestKubeSystemObjectsSameAsOurs(t *testing.T) {
 // name is drawn) and carry the NamespaceTerminating cause client-go's
 // apierrors.HasStatusCause looks for. serve answers alike.
 func TestKubeTerminatingNamespaceSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	term := "term-" + ns
 	for _, c := range []*rawClient{kube, ours} {

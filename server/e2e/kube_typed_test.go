@@ -17,6 +17,7 @@ import (
 // code, reason, message and causes; an admitted object's fields that the
 // kind's strategy, defaults and conversion decide.
 func TestKubeTypedWritesSameAsOurs(t *testing.T) {
+	t.Parallel()
 	ks := kubeServer(t)
 	kc := kubeClient(t, ks.AdminConfig())
 	ns := kubeNamespace(t, kc)

@@ -17,6 +17,7 @@ import (
 // the unsafe verb a 403. What storage cannot read is compared in
 // kube_crconversion_test.go (an object the conversion webhook refuses).
 func TestKubeUnsafeDeleteSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	ws, widget := widgetsSideBySide(t, ns, `{"spec":{"a":1}}`, kube, ours)
 	api := "/api/v1/namespaces/" + ns

@@ -16,6 +16,7 @@ import (
 // each server chooses for itself (uids, resourceVersions, times, generated
 // names) masked.
 func TestKubeWritesSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	const group = "writetest.example.com"
 	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"dials.` + group + `"},

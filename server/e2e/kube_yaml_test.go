@@ -21,6 +21,7 @@ import (
 // resource's do. Watches, which YAML cannot be, are refused once their
 // options are read.
 func TestKubeYAMLSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kube, ours, ns := sideBySide(t)
 	cms := "/api/v1/namespaces/" + ns + "/configmaps"
 	// Numbers, booleans, nulls and a YAML-ish string.

@@ -13,6 +13,7 @@ import (
 // kube-apiserver v1.37.2 (the fixture in server/testdata/kube-v1.37.2),
 // line for line.
 func TestKubectlAPIResourcesMatchKube(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	for _, tc := range []struct{ file, cmd string }{
 		{"api-resources.txt", "api-resources -o wide"},

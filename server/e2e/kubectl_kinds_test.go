@@ -10,6 +10,7 @@ import (
 // them, kube's strategies default and validate them, kube's printers make
 // the tables, and `kubectl get all` lists them as against kube.
 func TestKubectlKinds(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 
 	kubectl(t, s, "", "create", "deployment", "web", "--image=nginx")

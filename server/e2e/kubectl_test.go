@@ -13,6 +13,7 @@ import (
 )
 
 func TestKubectl(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 
 	t.Run("api-resources", func(t *testing.T) {

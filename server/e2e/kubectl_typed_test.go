@@ -8,6 +8,7 @@ import (
 // TestKubectlTyped: built-in kinds are typed and go through kube's
 // strategies, as a kubectl user sees it against the real server.
 func TestKubectlTyped(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 
 	// YAML reads yes as a boolean: a ConfigMap's data holds strings only.

@@ -165,6 +165,7 @@ func waitRenewals(t *testing.T, leases *client.Resource[*leaderelection.Lease], 
 }
 
 func TestLeaderElectionTakeover(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := ourClient(t, s)
 	waitReadyz(t, c)
@@ -268,6 +269,7 @@ func (c *conflictingLeases) Update(ctx context.Context, l *leaderelection.Lease)
 }
 
 func TestLeaderElectionConflict(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := ourClient(t, s)
 	waitReadyz(t, c)
@@ -383,6 +385,7 @@ func (h *heldRenewal) RoundTrip(req *http.Request) (*http.Response, error) {
 // it rather than writing over a stale copy), so the follower takes over at
 // its next attempt instead of waiting out LeaseDuration.
 func TestLeaderElectionReleaseAfterUnseenRenewal(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	plain := ourClient(t, s)
 	waitReadyz(t, plain)

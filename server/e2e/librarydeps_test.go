@@ -30,6 +30,7 @@ var forbiddenInLibrary = []string{"k8s.io/", "sigs.k8s.io/", "go.etcd.io/", "goo
 // graph (not their tests') holds nothing from Kubernetes, etcd, gRPC or
 // plotting, nor any server package.
 func TestLibraryImportsNoServerDependencies(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", append([]string{"list", "-deps"}, libraryPackages...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
@@ -62,6 +63,7 @@ var forbiddenModules = []string{"k8s.io/", "sigs.k8s.io/", "go.etcd.io/", "googl
 // from the module cache when it is warm; it uses the configured proxy
 // otherwise.
 func TestLibraryModuleAddsNoServerDependencies(t *testing.T) {
+	t.Parallel()
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)

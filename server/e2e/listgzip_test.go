@@ -22,6 +22,7 @@ import (
 // writes; a repeated list compresses no run again, and after one write
 // only the runs around the written object are.
 func TestListGzipRuns(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	cs := kubernetes.NewForConfigOrDie(restConfig(t, s))
 	ctx := context.Background()

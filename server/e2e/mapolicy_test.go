@@ -175,6 +175,7 @@ func mapScript(t *testing.T, c *rawClient, ns, name string) []string {
 // TestKubeMutatingAdmissionPolicy compares the script's log with a real
 // kube-apiserver's; without the binary, with the answers kube gives.
 func TestKubeMutatingAdmissionPolicy(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, t.TempDir())
 	got := mapScript(t, newRawClient(t, restConfig(t, s)), "map-test", "map-test")
 	if _, err := kubeapiserver.Binary(); err != nil {
@@ -341,6 +342,7 @@ func paramAuthzScript(t *testing.T, admin, alice *rawClient, sfx string) []strin
 // paramKind, or a binding with a paramRef, needs get (or list) on the
 // param's resource, with kube's answers.
 func TestKubeMutatingAdmissionPolicyParamAuthz(t *testing.T) {
+	t.Parallel()
 	ks := kubeServer(t)
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens.csv")
@@ -458,6 +460,7 @@ func mapWebhookOrder(t *testing.T, cs kubernetes.Interface, h *hookServer, ns, n
 // the mutating webhooks, and a policy with reinvocationPolicy IfNeeded
 // runs again after a webhook changed the object, as in kube-apiserver.
 func TestKubeMutatingAdmissionPolicyWebhookOrder(t *testing.T) {
+	t.Parallel()
 	h := newHookServer(t)
 	s := startServer(t, t.TempDir())
 	got := mapWebhookOrder(t, kubernetes.NewForConfigOrDie(restConfig(t, s)), h, "map-order", "map-order")

@@ -47,6 +47,7 @@ func flipKey(r *rand.Rand, key string) string {
 // under the name the server created it with and at the resourceVersion
 // the server assigned, through the list, the watch, creates and patches.
 func TestInformerSeesServerAssignedMetadata(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := ourClient(t, s)
 	cfg := restConfig(t, s)
@@ -151,6 +152,7 @@ func TestInformerSeesServerAssignedMetadata(t *testing.T) {
 // the whole object on the latter; our typed informer, like client-go,
 // reads only the exact keys, in the list and in watch events.
 func TestInformerIgnoresCaseVariantsFromServer(t *testing.T) {
+	t.Parallel()
 	obj := func(name, rv string) string {
 		return fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":"default","resourceVersion":%q,`+
 			`"resourceversion":"1","Name":"evil","NAMESPACE":"evil","uid":"u-%s","Uid":"evil","NAME":[]},"Metadata":{"name":"evil2"},"KIND":7,"data":{"k":"v"}}`, name, rv, name)

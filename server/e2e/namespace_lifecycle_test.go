@@ -76,6 +76,7 @@ spec:
 // once the namespace controller running in serve has emptied it and it is
 // gone (kubectl waits on a watch); every object went with it.
 func TestKubectlDeleteNamespace(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "", apiservertest.WithControllers)
 	c := ourClient(t, s)
 	kubectl(t, s, gadgetCRD, "apply", "-f", "-")
@@ -168,6 +169,7 @@ func TestKubectlDeleteNamespace(t *testing.T) {
 // TestNewNamespaceDefaults: a new namespace gets the default
 // ServiceAccount and kube-root-ca.crt with the server's CA.
 func TestNewNamespaceDefaults(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "", apiservertest.WithControllers)
 	c := ourClient(t, s)
 	kubectl(t, s, "", "create", "namespace", "fresh")
@@ -197,6 +199,7 @@ func TestNewNamespaceDefaults(t *testing.T) {
 // content, creates in it are refused with kube's 403, and no default
 // ServiceAccount is made.
 func TestNoControllers(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "", func(o *apiserver.Options) { o.Controllers = []string{} })
 	kubectl(t, s, "", "create", "namespace", "stays")
 	kubectl(t, s, "", "create", "configmap", "kept", "-n", "stays")
@@ -218,6 +221,7 @@ func TestNoControllers(t *testing.T) {
 // kube-system/kube-controller-manager names; when it stops, it releases
 // the lease and the other takes over at once.
 func TestControllersOnOneReplica(t *testing.T) {
+	t.Parallel()
 	emb, err := etcd.StartEmbedded(t.Context(), etcd.EmbeddedConfig{Dir: t.TempDir(), Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)

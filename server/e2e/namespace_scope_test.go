@@ -27,6 +27,7 @@ func clusterCRD(plural, kind string) string {
 // before authorization), the cluster-scoped paths proper are 403, and
 // nothing in storage changes.
 func TestNamespaceScopedUserCannotReachClusterResources(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens.csv")
 	policy := filepath.Join(dir, "policy.jsonl")

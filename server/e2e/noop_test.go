@@ -15,6 +15,7 @@ import (
 // not written; kubectl says "(no change)" for the patch and the
 // resourceVersion stays.
 func TestNoopWritesKubectl(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	kubectl(t, s, "", "create", "configmap", "n", "--from-literal=k=v")
 	kubectl(t, s, "", "label", "configmap", "n", "app=x")
@@ -39,6 +40,7 @@ func TestNoopWritesKubectl(t *testing.T) {
 // the stored object with its resourceVersion and makes no watch event;
 // the first event the watch delivers afterwards is the next real change.
 func TestNoopWritesClientGo(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	cs := kubernetes.NewForConfigOrDie(restConfig(t, s))
 	ctx := t.Context()

@@ -71,6 +71,7 @@ spec:
 // and a CRD's fields and descriptions from /openapi/v3 (the default since
 // kubectl 1.27) and from /openapi/v2 (--output plaintext-openapiv2).
 func TestOpenAPIKubectlExplain(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	kubectl(t, s, openAPIGadgetCRD, "create", "-f", "-")
 	kubectl(t, s, "", "wait", "--for=condition=Established", "crd/gadgets.example.com")
@@ -112,6 +113,7 @@ func TestOpenAPIKubectlExplain(t *testing.T) {
 // default validation (which reads /openapi/v3 or /openapi/v2 to decide
 // how to validate) accept valid objects and refuse an unknown field.
 func TestOpenAPIKubectlValidation(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	kubectl(t, s, openAPIGadgetCRD, "create", "-f", "-")
 	kubectl(t, s, "", "wait", "--for=condition=Established", "crd/gadgets.example.com")
@@ -156,6 +158,7 @@ func TestOpenAPIKubectlValidation(t *testing.T) {
 // index and on a group-version's document, and an ABAC policy on the path
 // prefix ("/openapi/*") lets a user read them.
 func TestOpenAPIAuthorization(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "extra-tokens.csv")
 	policy := filepath.Join(dir, "policy.jsonl")

@@ -76,6 +76,7 @@ func podsFixture(t *testing.T, cs *kubernetes.Clientset, ns, node string) {
 // kube-apiserver without kubelets, and client-go's GetLogs and EvictV1
 // get the same answers.
 func TestKubectlPodSubresourcesAsKube(t *testing.T) {
+	t.Parallel()
 	ks := kubeServer(t)
 	kcfg, err := clientcmd.BuildConfigFromFlags("", ks.KubeconfigPath)
 	if err != nil {
@@ -137,6 +138,7 @@ func TestKubectlPodSubresourcesAsKube(t *testing.T) {
 // the budget allows no disruption (kubectl retries and times out, as
 // against kube), done once it allows one.
 func TestKubectlDrain(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	cs := kubernetes.NewForConfigOrDie(restConfig(t, s))
 	ctx := t.Context()
@@ -188,6 +190,7 @@ func TestKubectlDrain(t *testing.T) {
 // TestUnknownStreamLogDropped: the race's log line, as kubectl 1.32 printed
 // it in CI, is dropped and the error after it kept; other klog lines stay.
 func TestUnknownStreamLogDropped(t *testing.T) {
+	t.Parallel()
 	const errLine = "error: Internal error occurred: error sending request\n"
 	in := "E1206 10:11:28.747150   20802 websocket.go:296] Unknown stream id 1, discarding message\n" + errLine
 	if got := string(unknownStreamLog.ReplaceAll([]byte(in), nil)); got != errLine {

@@ -114,6 +114,7 @@ func (s *protoPodServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // that speaks only protobuf, by LIST+WATCH and by streaming list, and
 // follows a MODIFIED event and a bookmark after the sync.
 func TestInformerOverProtobuf(t *testing.T) {
+	t.Parallel()
 	for _, streaming := range []bool{false, true} {
 		t.Run(fmt.Sprintf("streaming=%v", streaming), func(t *testing.T) {
 			s := &protoPodServer{t: t, events: make(chan []byte, 10)}
@@ -192,6 +193,7 @@ func TestInformerOverProtobuf(t *testing.T) {
 // every answer, errors and the streaming initial list too; the first write,
 // sent before any protobuf answer, goes as JSON.
 func TestProtobufAgainstListwatchServe(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := ourClient(t, s)
 	ctx := t.Context()

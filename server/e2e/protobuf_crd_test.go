@@ -15,6 +15,7 @@ import (
 // CustomResourceDefinitions, as kube's apiextensions server serves them;
 // creates, gets, lists and watches answer in protobuf and decode whole.
 func TestProtobufCRDs(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	cfg := restConfig(t, s)
 	ct := &contentTypes{seen: map[string]int{}}

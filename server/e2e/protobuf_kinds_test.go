@@ -16,6 +16,7 @@ import (
 // create, read, list and watch the apps, batch and RBAC kinds, and get
 // kube's 422 for an invalid one.
 func TestProtobufKinds(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	cs, ct := protoClient(t, s)
 	ctx := t.Context()

@@ -75,6 +75,7 @@ func protoClient(t *testing.T, s *testServer) (*kubernetes.Clientset, *contentTy
 // checks that the answers were protobuf and decoded to the right objects
 // and errors.
 func TestProtobufClientGo(t *testing.T) {
+	t.Parallel()
 	for _, noCache := range []bool{false, true} {
 		t.Run(fmt.Sprintf("noCache=%v", noCache), func(t *testing.T) {
 			s := startServer(t, "", func(o *apiserver.Options) { o.DisableWatchCache = noCache })
@@ -241,6 +242,7 @@ func ptr[T any](v T) *T { return &v }
 // the JSON answer at the same resourceVersion, from the watch cache (twice:
 // the second from the cached item bytes) and from etcd.
 func TestProtobufListBytes(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	cs := kubernetes.NewForConfigOrDie(restConfig(t, s))
 	ctx := t.Context()
@@ -319,6 +321,7 @@ func TestProtobufListBytes(t *testing.T) {
 // PartialObjectMetadata(List) in protobuf first; get, list and watch
 // answer it so.
 func TestProtobufMetadataClient(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	cfg := restConfig(t, s)
 	ct := &contentTypes{seen: map[string]int{}}

@@ -38,6 +38,7 @@ const pythonClientRecord = "testdata/python_client_kube.txt"
 // line names (another version is compared only with a live
 // kube-apiserver).
 func TestPythonClientSameAsKube(t *testing.T) {
+	t.Parallel()
 	py := pythonWithKubernetes(t)
 	s := startServer(t, "")
 	got := runPythonClient(t, py, s.KubeconfigPath(), func(ctx context.Context) error {

@@ -54,6 +54,7 @@ func waitCanI(t *testing.T, s *testServer, carol, want string, args ...string) {
 // own may discover and review themselves (system:discovery,
 // system:basic-user) and nothing else; can-i says "no" as under kube.
 func TestRBACBootstrapPolicy(t *testing.T) {
+	t.Parallel()
 	s, carol := rbacServer(t, false)
 	for _, cr := range []string{"cluster-admin", "admin", "edit", "view", "system:basic-user", "system:discovery",
 		"system:public-info-viewer", "system:aggregate-to-view", "system:controller:namespace-controller"} {
@@ -106,6 +107,7 @@ func TestRBACBootstrapPolicy(t *testing.T) {
 // ClusterRole aggregated into another, and a ClusterRoleBinding; carol
 // gets exactly what is granted, and cannot grant herself more.
 func TestRBACKubectl(t *testing.T) {
+	t.Parallel()
 	s, carol := rbacServer(t, true)
 	kubectl(t, s, "", "create", "namespace", "team")
 	kubectl(t, s, "", "-n", "team", "create", "role", "pods", "--verb=get,list,watch", "--resource=pods,pods/log")

@@ -38,6 +38,7 @@ func freePort(t testing.TB) int {
 // watch cache's history, gets 410 Expired, relists and must converge on the
 // server's state, deletions made while it was away included.
 func TestClientGoReflectorRelistsAfter410(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	port := freePort(t)
 	withPort := func(o *apiserver.Options) { o.Port = port }

@@ -50,6 +50,7 @@ func whoami(t *testing.T, s *testServer, token string) (*authenticationv1.SelfSu
 // extra; it stops working when its bound pod or its service account is
 // deleted; a token for another audience is refused; TokenReview agrees.
 func TestServiceAccountTokenClientGo(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	admin := kubernetes.NewForConfigOrDie(restConfig(t, s))
 	ctx := t.Context()
@@ -228,6 +229,7 @@ func tokenRequestErrorCases(podUID types.UID) []struct {
 // TestServiceAccountTokenRequestErrors: kube's codes for refused
 // TokenRequests.
 func TestServiceAccountTokenRequestErrors(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	admin := kubernetes.NewForConfigOrDie(restConfig(t, s))
 	pod := setupTokenFixture(t, admin)
@@ -262,6 +264,7 @@ func setupTokenFixture(t *testing.T, c kubernetes.Interface) *corev1.Pod {
 // TestServiceAccountTokenKubectl: kubectl create token (with --audience,
 // --duration and a bound pod) and kubectl auth whoami with the token.
 func TestServiceAccountTokenKubectl(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	kubectl(t, s, "", "create", "serviceaccount", "robot")
 	kubectl(t, s, "", "run", "p", "--image=busybox", "--overrides", `{"spec":{"serviceAccountName":"robot"}}`)
@@ -331,6 +334,7 @@ func toStrings(v any) []string {
 // JWKS are served to service accounts (kube's bootstrap binding), not to
 // other users without a grant; the JWKS verifies a token's signature.
 func TestServiceAccountIssuerDiscovery(t *testing.T) {
+	t.Parallel()
 	s := identityServer(t)
 	admin := kubernetes.NewForConfigOrDie(restConfig(t, s))
 	ctx := t.Context()
@@ -404,6 +408,7 @@ func TestServiceAccountIssuerDiscovery(t *testing.T) {
 // TestServiceAccountSigningKeyPersists: the generated key is 0600 in the
 // data dir and reused by a restarted server, so its tokens stay valid.
 func TestServiceAccountSigningKeyPersists(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	admin := kubernetes.NewForConfigOrDie(restConfig(t, s))
@@ -434,6 +439,7 @@ func pointerTo[T any](v T) *T { return &v }
 // the generated key; another issuer and audience; the maximum expiration
 // shortens longer requests with kube's warning.
 func TestServiceAccountTokenFlags(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {

@@ -164,6 +164,7 @@ func scaleAdmission(t *testing.T, cs kubernetes.Interface, h *hookServer, ns, na
 // through the mutating policies and the validating webhooks with kind
 // autoscaling/v1 Scale and subresource scale, as in kube-apiserver.
 func TestKubeScaleAdmission(t *testing.T) {
+	t.Parallel()
 	h := newHookServer(t)
 	s := startServer(t, t.TempDir())
 	got := scaleAdmission(t, kubernetes.NewForConfigOrDie(restConfig(t, s)), h, "scale-admission", "scale-ours")
@@ -237,6 +238,7 @@ func crScaleAdmission(t *testing.T, cfg *rest.Config, h *hookServer, ns, name st
 // TestKubeScaleAdmissionCustomResource: a custom resource's /scale write
 // goes through the validating webhooks as a Scale, as in kube-apiserver.
 func TestKubeScaleAdmissionCustomResource(t *testing.T) {
+	t.Parallel()
 	h := newHookServer(t)
 	s := startServer(t, t.TempDir())
 	got := crScaleAdmission(t, restConfig(t, s), h, "cr-scale-admission", "cr-scale-ours")

@@ -51,6 +51,7 @@ func doStatus(t testing.TB, c *http.Client, method, url, token string, body []by
 }
 
 func TestAuthentication(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "extra-tokens.csv")
 	policy := filepath.Join(dir, "policy.jsonl")
@@ -103,6 +104,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := httpsClient(t, s)
 	admin := s.Credentials().AdminToken
@@ -114,6 +116,7 @@ func TestLimits(t *testing.T) {
 }
 
 func TestRestartKeepsObjectsAndRVs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	for i := range 5 {

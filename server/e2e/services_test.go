@@ -38,6 +38,7 @@ func service(name string, typ corev1.ServiceType, clusterIP string, nodePort int
 // release them at once; dry runs allocate nothing; and a restarted server
 // still knows what is taken.
 func TestServiceAllocation(t *testing.T) {
+	t.Parallel()
 	ranges := func(o *apiserver.Options) {
 		o.ServiceClusterIPRange = "10.96.0.0/28"
 		o.ServiceNodePortRange = "30100-30104"
@@ -217,6 +218,7 @@ func asStatus(err error, st **apierrors.StatusError) bool {
 // shared kube-apiserver (TestKubeKindsKubectlSameAsOurs creates one)
 // before it starts.
 func TestKubeServiceAllocationSameAsOurs(t *testing.T) {
+	t.Parallel()
 	kc := kubeClientset(t)
 	onlyDefaultServiceCIDR(t, kc)
 	oc := kubernetes.NewForConfigOrDie(restConfig(t, startServer(t, "")))

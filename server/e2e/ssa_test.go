@@ -25,6 +25,7 @@ import (
 // the managers, and a client-side apply followed by a server-side one
 // migrates ownership so that a field dropped from the file is removed.
 func TestKubectlServerSideApply(t *testing.T) {
+	t.Parallel()
 	bins := []string{"/usr/lib/google-cloud-sdk/bin/kubectl.1.27", kubectlPath(t)}
 	s := startServer(t, "")
 	for i, bin := range bins {
@@ -88,6 +89,7 @@ func TestKubectlServerSideApply(t *testing.T) {
 // TestClientGoApply: client-go's typed Apply with an apply configuration
 // and the dynamic client's Apply create, update and own fields.
 func TestClientGoApply(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	cfg := restConfig(t, s)
 	ctx := t.Context()

@@ -19,6 +19,7 @@ import (
 // for every way of asking for initial events, through the watch cache and
 // straight from etcd.
 func TestWatchInitialEventsArriveWhole(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "")
 	c := ourClient(t, s)
 	cms := client.NewResource[*object.Unstructured](c, client.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")

@@ -31,6 +31,7 @@ import (
 // from storage conflict too, which is retried only when the written
 // object names no resourceVersion.
 func TestWebhookRemovesResourceVersionRetry(t *testing.T) {
+	t.Parallel()
 	writesBetween := map[string]int32{"drop": 2, "keep": 1}
 	s := startServer(t, t.TempDir())
 	cs := kubernetes.NewForConfigOrDie(restConfig(t, s))

@@ -186,6 +186,7 @@ func cmRule(ops ...admregv1.OperationType) []admregv1.RuleWithOperations {
 }
 
 func TestWebhooks(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, t.TempDir())
 	cfg := restConfig(t, s)
 	warn := &warnings{}
@@ -555,6 +556,7 @@ func webhookAnswers(t *testing.T, cs kubernetes.Interface, h *hookServer, down *
 // TestKubeWebhookAnswers compares the answers of a denying, a down and a
 // hanging webhook with a real kube-apiserver's.
 func TestKubeWebhookAnswers(t *testing.T) {
+	t.Parallel()
 	kcs := kubeClientset(t)
 	h := newHookServer(t)
 	down := closedURL(t)
@@ -579,6 +581,7 @@ func equalDetails(a, b *metav1.StatusDetails) bool {
 // TestWebhooksCustomResources: custom resources' writes and deletes go
 // through the webhooks too.
 func TestWebhooksCustomResources(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, t.TempDir())
 	cfg := restConfig(t, s)
 	cs := kubernetes.NewForConfigOrDie(cfg)
@@ -729,6 +732,7 @@ func policyAnswers(t *testing.T, cs kubernetes.Interface, ns, name string) metav
 // TestKubeValidatingAdmissionPolicy: a ValidatingAdmissionPolicy refuses
 // what it should, with kube-apiserver's answer.
 func TestKubeValidatingAdmissionPolicy(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, t.TempDir())
 	got := policyAnswers(t, kubernetes.NewForConfigOrDie(restConfig(t, s)), "vap", "vap-test")
 	// kube-apiserver v1.37.2's answer, when it is not here to ask.
