@@ -15,6 +15,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/etcdserver"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -58,8 +59,18 @@ const PKIDir = "pki"
 
 // embeddedCatchUpEntries is how many applied raft entries the embedded
 // member keeps in memory after each of its in-memory snapshots (etcd takes
-// one every 100 entries); see embedConfig.
-const embeddedCatchUpEntries = 100
+// one every 100 entries): etcd's default. Fewer made a restart panic, now
+// and then, in raft ("error scanning unapplied entries [1, 202):
+// requested index is unavailable due to compaction"). At a start the
+// member replays its log as a follower; etcd applies a batch of replayed
+// entries, takes an in-memory snapshot and compacts its raft log to
+// catch-up entries before what it applied, while raft itself still counts
+// none of that batch applied until the raft goroutine advances; an
+// election tick in between scans the batch from raft's own applied index,
+// finds it compacted, and panics. With etcd's 5000 the compaction stops
+// short of any batch of fewer entries (a batch is at most 1 MiB), as in
+// etcd's own tested configuration.
+const embeddedCatchUpEntries = etcdserver.DefaultSnapshotCatchUpEntries
 
 // TLSFiles names PEM files for a TLS endpoint.
 type TLSFiles struct {
@@ -313,10 +324,8 @@ func embedConfig(cfg EmbeddedConfig, clientTLS TLSFiles, keys *pki.EtcdPKI) (*em
 	// 20–100 ms.
 	ec.TickMs, ec.ElectionMs = 20, 100
 	// etcd keeps the newest SnapshotCatchUpEntries raft entries in memory
-	// (5000 by default), values included, so that a follower that fell
-	// behind can catch up from them rather than from a snapshot. This
-	// member never has a follower, so it keeps a few: with ~1.5 KiB
-	// objects the default held about 8 MB of the heap.
+	// (for a follower that fell behind; this member never has one): no
+	// fewer than etcd's default, see embeddedCatchUpEntries.
 	ec.SnapshotCatchUpEntries = embeddedCatchUpEntries
 	ec.WatchProgressNotifyInterval = cfg.ProgressNotifyInterval
 	if ec.WatchProgressNotifyInterval <= 0 {
