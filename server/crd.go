@@ -331,60 +331,6 @@ func storageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
 	return ""
 }
 
-// deleteCRDContents prepares the deletion of the stored CRD kv by a
-// deletecollection (a DELETE is crdfinalizer.go's): it marks the CRD
-// Terminating (so every server refuses creates of its resources), and
-// deletes its custom resources. It does nothing for a CRD
-// that was never established, which has no objects and may name the
-// storage of another resource.
-//
-// check, when set, is run on the CRD as stored at the moment it is marked
-// terminating, so preconditions that fail leave everything as it was.
-func (s *Server) deleteCRDContents(ctx context.Context, crdRes *resource, kv storage.KV, check func(*doc, int64) error) error {
-	d, err := decodeDoc(kv.Value)
-	if err != nil {
-		return err
-	}
-	var st crdStatus
-	_ = d.field("status", &st)
-	prefix, ok := crdPrefix(d)
-	if !ok || !st.isTrue("Established") || s.reg.isBuiltinPrefix(prefix) {
-		return nil
-	}
-	name := d.metaString("name")
-	c := &call{s: s, res: crdRes, name: name}
-	stored, err := s.guaranteedUpdateNoRequest(ctx, c, func(cur *doc, rev int64) (*doc, error) {
-		if cur.metaString("uid") != d.metaString("uid") {
-			return nil, storageError(storage.ErrNotFound, crdRes, name)
-		}
-		if check != nil {
-			if err := check(cur, rev); err != nil {
-				return nil, err
-			}
-		}
-		if cur.metaString("deletionTimestamp") == "" {
-			cur.setMeta("deletionTimestamp", s.now().UTC().Format(time.RFC3339))
-		}
-		var cst crdStatus
-		_ = cur.field("status", &cst)
-		cst.setCondition(crdCondition{Type: "Terminating", Status: "True", Reason: "InstanceDeletionInProgress",
-			Message: "CustomResource deletion is in progress", LastTransitionTime: s.now().UTC().Format(time.RFC3339)})
-		cur.setField("status", cst)
-		return cur, nil
-	})
-	if err != nil {
-		return err
-	}
-	if err := s.applyCRD(stored); err != nil { // terminating: no more creates
-		return err
-	}
-	if err := s.deletePrefix(ctx, prefix); err != nil {
-		return fmt.Errorf("server: deleting the custom resources of %s: %w", name, err)
-	}
-	s.log.Info("crd emptied", slog.String("crd", name))
-	return nil
-}
-
 // followCRDs lists the CRDs in storage, serves them, calls synced, and
 // then follows their changes by watch until ctx ends. A compacted watch
 // relists.

@@ -226,10 +226,12 @@ func TestCRDAPIApproval(t *testing.T) {
 	e.must(201, "POST", crdPath, crdDoc("k8s.io.example.com", "foos", "foo", "Foo", ""))
 }
 
-// TestCRDDeleteRemovesObjects: deleting a CRD, by name or by collection,
-// and whether or not it still serves a version, deletes its custom
-// resources first, so a CRD created again under the same name starts
-// empty.
+// TestCRDDeleteRemovesObjects: deleting a CRD by name, whether or not it
+// still serves a version, deletes its custom resources first, so a CRD
+// created again under the same name starts empty. A deletecollection of
+// CRDs is kube's generic store's: each CRD without finalizers is deleted
+// at once, without the cleanup finalizer, its custom resources left in
+// storage, where the CRD created again finds them.
 func TestCRDDeleteRemovesObjects(t *testing.T) {
 	e := newEnv(t)
 	base := "/apis/example.com/v1/namespaces/default/widgets"
@@ -259,10 +261,19 @@ func TestCRDDeleteRemovesObjects(t *testing.T) {
 
 	setup()
 	l := e.must(200, "DELETE", crdPath+"?fieldSelector=metadata.name%3Dwidgets.example.com", nil)
-	if len(l["items"].([]any)) != 1 {
+	items := l["items"].([]any)
+	if len(items) != 1 || path(items[0].(map[string]any), "metadata", "deletionTimestamp") != nil {
 		t.Fatalf("deletecollection: %v", l)
 	}
-	recreated("deletecollection")
+	e.expectStatus(404, "NotFound", "", "GET", crdPath+"/widgets.example.com", nil)
+	e.expectNoRoute("GET", base)
+	if n := left(); n != 2 {
+		t.Fatalf("deletecollection: %d custom resources left in storage, want the 2 kube leaves", n)
+	}
+	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
+	e.must(200, "GET", base+"/w1", nil)
+	e.deleteCRD("widgets.example.com", nil)
+	recreated("delete after a deletecollection")
 
 	// A CRD that no longer serves any version still owns its objects.
 	setup()

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -277,67 +276,31 @@ func (c *call) deleteCollection() error {
 }
 
 // deleteListed deletes the listed objects kvs of a collection, counting
-// those it deleted; one already gone is skipped.
+// those it deleted; one already gone is skipped. Each goes through the
+// generic store's Delete (deleteflow.go), as kube's DeleteCollection calls
+// its Store's Delete for each: CRDs too, whose REST.Delete (the cleanup
+// finalizer, crdfinalizer.go) it does not call, so a CRD without
+// finalizers is deleted at once and its custom resources are left in
+// storage, where a CRD created again under its name finds them.
 func (c *call) deleteListed(kvs []storage.KV, opts deleteRequest) (int, error) {
 	deleted := 0
+	dry := len(opts.DryRun) > 0
 	for _, kv := range kvs {
-		if len(opts.DryRun) > 0 && (c.res.isCRDs() || c.res.plural == "namespaces") {
+		if dry && c.res.plural == "namespaces" {
 			continue
 		}
-		if !c.res.isCRDs() {
-			// Each object's own lifecycle (deleteflow.go), as kube's
-			// DeleteCollection calls Delete for each.
-			_, err := c.deleteObject(c.r.Context(), strings.TrimPrefix(kv.Key, c.res.prefix(c.ns)), opts, len(opts.DryRun) > 0)
-			if st := (*wire.Status)(nil); errors.As(err, &st) && st.Code == http.StatusNotFound {
-				continue
-			}
-			if err != nil {
-				return deleted, err
-			}
-			deleted++
-			continue
-		}
-		err := c.s.deleteCRDContents(c.r.Context(), c.res, kv, nil)
+		name := strings.TrimPrefix(kv.Key, c.res.prefix(c.ns))
+		res, err := c.deleteObject(c.r.Context(), name, opts, dry)
 		if st := (*wire.Status)(nil); errors.As(err, &st) && st.Code == http.StatusNotFound {
-			continue // deleted meanwhile, or deleted and created again
+			continue
 		}
 		if err != nil {
 			return deleted, err
 		}
-		last, err := c.s.store.Delete(c.r.Context(), kv.Key, 0)
-		if errors.Is(err, storage.ErrNotFound) {
-			continue
+		if c.res.isCRDs() && res.deleted && !dry {
+			c.s.unserveCRD(name, res.rev)
 		}
-		if err != nil {
-			return deleted, storageError(err, c.res, "")
-		}
-		c.s.afterDelete(kv.Key, last.Value)
-		c.s.unserveCRD(strings.TrimPrefix(kv.Key, c.res.prefix("")), last.Revision)
 		deleted++
 	}
 	return deleted, nil
-}
-
-// deletePrefix deletes every key under prefix, page by page, as the
-// namespace and CRD cleanups do.
-func (s *Server) deletePrefix(ctx context.Context, prefix string) error {
-	for {
-		res, err := s.store.List(ctx, prefix, storage.ListOptions{Limit: 500})
-		if err != nil {
-			return err
-		}
-		for _, kv := range res.Items {
-			last, err := s.store.Delete(ctx, kv.Key, 0)
-			if errors.Is(err, storage.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			s.afterDelete(kv.Key, last.Value)
-		}
-		if !res.More {
-			return nil
-		}
-	}
 }

@@ -142,6 +142,7 @@ type deleteResult struct {
 	cur     *doc   // the object as read
 	deleted bool   // gone (or would be)
 	pending bool   // a graceful deletion was under way: nothing done
+	rev     int64  // the revision of the deletion, once deleted (not dry)
 }
 
 // deleteObject runs a DELETE of the object at key, as kube's Store.Delete
@@ -188,7 +189,7 @@ func (c *call) deleteObject(ctx context.Context, name string, o deleteRequest, d
 			}
 			c.tr.Step("Object deleted from database")
 			c.s.afterDelete(key, last.Value)
-			return deleteResult{value: last.Value, cur: cur, deleted: true}, nil
+			return deleteResult{value: last.Value, cur: cur, deleted: true, rev: last.Revision}, nil
 		}
 		value := p.next.encode()
 		stored, rev := kv.Value, kv.Revision
@@ -238,7 +239,7 @@ func (c *call) deleteObject(ctx context.Context, name string, o deleteRequest, d
 		}
 		c.tr.Step("Object deleted from database")
 		c.s.afterDelete(key, last.Value)
-		return deleteResult{value: last.Value, cur: cur, deleted: true}, nil
+		return deleteResult{value: last.Value, cur: cur, deleted: true, rev: last.Revision}, nil
 	}
 }
 

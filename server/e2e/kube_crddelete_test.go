@@ -213,3 +213,84 @@ func crDeleteView(m map[string]any) string {
 		"finalizers": md["finalizers"], "generation": md["generation"],
 	})
 }
+
+// TestKubeCRDDeleteCollectionSameAsOurs: a deletecollection of CRDs is
+// kube's generic store's DeleteCollection on both servers, which deletes
+// each CRD through the generic store's Delete and not the CRD REST's, so
+// without the cleanup finalizer: a dry run answers the list and changes
+// nothing; the delete answers the list of the CRDs as they were, and
+// each is gone at once (a watcher sees DELETED and no MODIFIED); a CRD
+// with a finalizer of its own is only marked. The custom resources stay
+// in storage: the same CRD created again serves the one made before.
+func TestKubeCRDDeleteCollectionSameAsOurs(t *testing.T) {
+	t.Parallel()
+	kube, ours, ns := sideBySide(t)
+	want := crdDeleteCollectionScript(t, kube, ns)
+	compareLogs(t, crdDeleteCollectionScript(t, ours, ns), want)
+}
+
+func crdDeleteCollectionScript(t *testing.T, c *rawClient, ns string) []string {
+	const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	group := ns + ".example.com"
+	sel := "labelSelector=deletecollection%3D" + ns
+	var log []string
+	crdOf := func(plural, kind, finalizers string) string {
+		return `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"` + plural + "." + group + `",
+		"labels":{"deletecollection":"` + ns + `"}` + finalizers + `},
+		"spec":{"group":"` + group + `","scope":"Namespaced","names":{"plural":"` + plural + `","kind":"` + kind + `"},
+		"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+	}
+	listView := func(code int, m map[string]any) string {
+		if m["kind"] == "Status" {
+			return http.StatusText(code) + " " + crdDeleteView(m)
+		}
+		var items []string
+		its, _ := m["items"].([]any)
+		for _, it := range its {
+			it := it.(map[string]any)
+			items = append(items, jsonAt(it, "metadata.name")+" "+crdDeleteView(it))
+		}
+		return http.StatusText(code) + " " + jsonAt(m, "kind") + " [" + strings.Join(items, ", ") + "]"
+	}
+	established := func(m map[string]any) bool {
+		return strings.Contains(jsonOf(m["status"]), `"reason":"InitialNamesAccepted","status":"True","type":"Established"`)
+	}
+	kinds := map[string]string{"probes": "Probe", "empties": "Empty", "helds": "Held"}
+	for _, plural := range []string{"empties", "helds", "probes"} {
+		fin := ""
+		if plural == "helds" {
+			fin = `,"finalizers":["example.com/hold"]`
+		}
+		createCRD(t, c, crdOf(plural, kinds[plural], fin), plural+"."+group, "/apis/"+group+"/v1/namespaces/"+ns+"/"+plural)
+		if code, m := c.poll(crds+"/"+plural+"."+group, established); !established(m) {
+			t.Fatalf("%s not established: %d %v", plural, code, m)
+		}
+	}
+	t.Cleanup(func() { c.do("PATCH", crds+"/helds."+group, mergePatch, `{"metadata":{"finalizers":null}}`) })
+	probes := "/apis/" + group + "/v1/namespaces/" + ns + "/probes"
+	if code, m := c.do("POST", probes, jsonCT, `{"apiVersion":"`+group+`/v1","kind":"Probe","metadata":{"name":"kept"},"spec":{"a":1}}`); code != http.StatusCreated {
+		t.Fatalf("probe: %d %v", code, m)
+	}
+	rv := c.listRV(crds)
+
+	code, m := c.do("DELETE", crds+"?dryRun=All&"+sel, "", "")
+	log = append(log, "dry-run deletecollection: "+listView(code, m))
+	code, m = c.do("GET", crds+"?"+sel, "", "")
+	log = append(log, "after dry run: "+listView(code, m))
+	code, m = c.do("DELETE", crds+"?"+sel, "", "")
+	log = append(log, "deletecollection: "+listView(code, m))
+	code, m = c.do("GET", crds+"?"+sel, "", "")
+	log = append(log, "after: "+listView(code, m))
+	for _, e := range c.watchEvents(crds+"?watch=1&timeoutSeconds=1&"+sel+"&resourceVersion="+rv, func(m map[string]any) string {
+		return jsonAt(m, "metadata.name") + " " + crdDeleteView(m)
+	}) {
+		log = append(log, "event "+e)
+	}
+
+	// The custom resources are still stored: the same CRD again serves
+	// the one made before.
+	createCRD(t, c, crdOf("probes", "Probe", ""), "probes."+group, probes)
+	code, m = c.do("GET", probes+"/kept", "", "")
+	log = append(log, "probe after the CRD is created again: "+http.StatusText(code)+" "+jsonAt(m, "metadata.name")+" "+jsonAt(m, "spec"))
+	return log
+}
