@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -229,5 +231,57 @@ func TestListWatchResourceVersionAsKube(t *testing.T) {
 			!strings.HasPrefix(fmt.Sprint(ev.Object["message"]), "Timeout: Too large resource version: "+rv+", current: ") {
 			t.Errorf("watch with initial events at %s: %d %q", rv, r.code, r.body)
 		}
+	}
+}
+
+// TestListWatchZeroResourceVersionAsKube: "0" with leading zeros ("00")
+// is 0 to kube's versioner but not "0" to its handler and cacher: a list
+// answers every object (a limit honoured, Exact allowed), a watch sends
+// the objects as ADDED events without kube's watch-list default (no
+// bookmark ending them), and a continued list refuses it as any
+// resourceVersion but "0". serve answered each a 400.
+func TestListWatchZeroResourceVersionAsKube(t *testing.T) {
+	e := newEnv(t)
+	for _, n := range []string{"a", "b", "c"} {
+		e.must(201, "POST", cmPath, cm(n, nil, nil))
+	}
+	names := func(l map[string]any) []string {
+		var out []string
+		for _, it := range l["items"].([]any) {
+			out = append(out, path(it.(map[string]any), "metadata", "name").(string))
+		}
+		return out
+	}
+	for _, q := range []string{"resourceVersion=00", "resourceVersion=000&resourceVersionMatch=NotOlderThan", "resourceVersion=00&resourceVersionMatch=Exact"} {
+		if got := names(e.must(200, "GET", cmPath+"?"+q, nil)); !slices.Equal(got, []string{"a", "b", "c"}) {
+			t.Errorf("%s: %v", q, got)
+		}
+	}
+	for _, q := range []string{"resourceVersion=00&limit=2", "resourceVersion=00&resourceVersionMatch=NotOlderThan&limit=2", "resourceVersion=00&resourceVersionMatch=Exact&limit=2"} {
+		l := e.must(200, "GET", cmPath+"?"+q, nil)
+		if got := names(l); !slices.Equal(got, []string{"a", "b"}) || path(l, "metadata", "continue") == nil || path(l, "metadata", "remainingItemCount") != float64(1) {
+			t.Errorf("%s: %v", q, l)
+		}
+		tok := path(l, "metadata", "continue").(string)
+		e.expectStatus(400, "BadRequest", "specifying resource version is not allowed when using continue", "GET", cmPath+"?limit=2&resourceVersion=00&continue="+url.QueryEscape(tok), nil)
+	}
+	r := e.do("GET", cmPath+"?watch=1&timeoutSeconds=1&allowWatchBookmarks=true&resourceVersion=00", nil)
+	dec := json.NewDecoder(bytes.NewReader(r.body))
+	var events []string
+	for {
+		var ev struct {
+			Type   string
+			Object map[string]any
+		}
+		if err := dec.Decode(&ev); err != nil {
+			break
+		}
+		if ev.Type == "BOOKMARK" && path(ev.Object, "metadata", "annotations") == nil {
+			continue // a periodic bookmark, not the end of initial events
+		}
+		events = append(events, ev.Type+" "+fmt.Sprint(path(ev.Object, "metadata", "name")))
+	}
+	if r.code != 200 || !slices.Equal(events, []string{"ADDED a", "ADDED b", "ADDED c"}) {
+		t.Errorf("watch at 00: %d %v %q", r.code, events, r.body)
 	}
 }

@@ -51,7 +51,9 @@ func TestKubeListWatchParamsSameAsOurs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("resourceVersion %q: %v", now, err)
 		}
-		rvs[c] = map[string]string{"old": old, "now": now, "future": strconv.FormatUint(n+1_000_000, 10), "max": "18446744073709551615"}
+		rvs[c] = map[string]string{"old": old, "now": now, "future": strconv.FormatUint(n+1_000_000, 10), "max": "18446744073709551615",
+			// The newest in forms other than the canonical one.
+			"0now": "0" + now, "+now": "+" + now, " now": " " + now, "now ": now + " "}
 	}
 
 	query := func(c *rawClient, q []string) string {
@@ -66,7 +68,10 @@ func TestKubeListWatchParamsSameAsOurs(t *testing.T) {
 		return path + "?" + v.Encode()
 	}
 	var cases [][]string
-	for _, rv := range []string{"", "resourceVersion=0", "resourceVersion=old", "resourceVersion=now", "resourceVersion=future", "resourceVersion=x1", "resourceVersion=max"} {
+	for _, rv := range []string{"", "resourceVersion=0", "resourceVersion=old", "resourceVersion=now", "resourceVersion=future", "resourceVersion=x1", "resourceVersion=max",
+		// Non-canonical forms: "0" and the newest written otherwise, and
+		// an empty one sent.
+		"resourceVersion=00", "resourceVersion=0now", "resourceVersion=+now", "resourceVersion= now", "resourceVersion=now ", "resourceVersion="} {
 		for _, match := range []string{"", "resourceVersionMatch=Exact", "resourceVersionMatch=NotOlderThan"} {
 			for _, limit := range []string{"", "limit=2"} {
 				cases = append(cases, nonEmpty(rv, match, limit))
@@ -81,7 +86,7 @@ func TestKubeListWatchParamsSameAsOurs(t *testing.T) {
 	// A continued list: its resourceVersion is refused unparsed. ("0" is
 	// allowed; kube then sends the rest in one page, where serve honours
 	// limit, as above.)
-	for _, rv := range []string{"x1", "old", "00"} {
+	for _, rv := range []string{"x1", "old", "00", "0now", "+now", " now", "now ", ""} {
 		var views [2]string
 		for j, c := range []*rawClient{kube, ours} {
 			code, m := c.do("GET", path+"?limit=2", "", "")
@@ -94,7 +99,7 @@ func TestKubeListWatchParamsSameAsOurs(t *testing.T) {
 			if r, ok := rvs[c][rv]; ok {
 				v = r
 			}
-			code, _, b := c.send("GET", path+"?limit=2&continue="+url.QueryEscape(tok)+"&resourceVersion="+v, "", "application/json", "")
+			code, _, b := c.send("GET", path+"?limit=2&continue="+url.QueryEscape(tok)+"&resourceVersion="+url.QueryEscape(v), "", "application/json", "")
 			views[j] = listWatchView(code, b, false, rvs[c])
 		}
 		if views[0] != views[1] {
@@ -149,15 +154,15 @@ func TestKubeListWatchParamsSameAsOurs(t *testing.T) {
 	// (no watch=1, so kube's defaults leave them alone), and it is served
 	// as a watch (from a resourceVersion ahead, it waits for the changes).
 	watchPath := "/api/v1/watch/namespaces/" + ns + "/configmaps"
-	for _, rv := range []string{"", "0", "old", "now", "future", "max"} {
+	for _, rv := range []string{"", "0", "00", "00&limit=2", "old", "now", "future", "max"} {
 		for _, bm := range []string{"", "&allowWatchBookmarks=true"} {
 			var views [2]string
 			for j, c := range []*rawClient{kube, ours} {
 				q := "?timeoutSeconds=1" + bm
 				switch rv {
 				case "":
-				case "0":
-					q += "&resourceVersion=0"
+				case "0", "00", "00&limit=2":
+					q += "&resourceVersion=" + rv
 				default:
 					q += "&resourceVersion=" + rvs[c][rv]
 				}
@@ -229,7 +234,9 @@ func TestKubeListWatchParamsSameAsOurs(t *testing.T) {
 	// and with the export parameter kube refuses.
 	for _, obj := range []string{"/a", "/zz"} {
 		for _, q := range []string{"", "resourceVersion=0", "resourceVersion=old", "resourceVersion=now", "resourceVersion=future",
-			"resourceVersion=abc", "resourceVersion=-1", "resourceVersion=00", "resourceVersion=18446744073709551615", "export=true", "export=false", "export=x", "resourceVersion=now&export=1", "timeout=abc", "timeout=30s"} {
+			"resourceVersion=abc", "resourceVersion=-1", "resourceVersion=00", "resourceVersion=18446744073709551615",
+			"resourceVersion=0now", "resourceVersion=%2Bnow", "resourceVersion=%20now", "resourceVersion=now%20", "resourceVersion=",
+			"resourceVersion=00&resourceVersionMatch=NotOlderThan", "resourceVersion=&resourceVersionMatch=NotOlderThan", "export=true", "export=false", "export=x", "resourceVersion=now&export=1", "timeout=abc", "timeout=30s"} {
 			var views [2]string
 			for j, c := range []*rawClient{kube, ours} {
 				v := url.Values{}

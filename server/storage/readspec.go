@@ -222,6 +222,9 @@ func ParseWatchSpec(q url.Values) (ReadSpec, error) {
 	if s.Revision != 0 {
 		s.Mode = revisionMode(wire.ListOptions{Watch: true, SendInitialEvents: s.SendInitialEvents})
 	}
+	if s.Mode == ReadMostRecent && o.ResourceVersion != "" {
+		s.Mode = ReadAny // "00": a watch from any state, as "0"
+	}
 	return s, nil
 }
 
@@ -254,14 +257,27 @@ func validSpec(o wire.ListOptions) (ReadSpec, error) {
 	case "0":
 		s.Mode = ReadAny
 	default:
-		// As kube's versioner: an unsigned decimal, not zero.
+		// As kube's versioner: an unsigned decimal.
 		n, err := strconv.ParseUint(o.ResourceVersion, 10, 64)
 		if err != nil {
 			// The spec so far, for the selectors a WATCH reads first.
 			return s, &InvalidResourceVersionError{Value: o.ResourceVersion, Err: err}
 		}
 		if n == 0 {
-			return ReadSpec{}, wire.NewBadRequest("invalid resource version: " + strconv.Quote(o.ResourceVersion))
+			// "0" written otherwise ("00"): kube's versioner parses it
+			// as 0, but its handler's defaults, its validation and its
+			// cacher compare the string with "0", so it is not a
+			// watch-list by default, nor refused with Exact, and a
+			// limit is honoured. Its watch cache serves a state at
+			// least as new as 0, any state, but for the reads it
+			// passes to etcd, where revision 0 is the newest: an
+			// Exact list, and a paged one without a match (kube's
+			// legacy exact read).
+			s.Mode = ReadAny
+			if !o.Watch && (o.ResourceVersionMatch == wire.MatchExact || o.ResourceVersionMatch == "" && o.Limit > 0) {
+				s.Mode = ReadMostRecent
+			}
+			return s, nil
 		}
 		if n > math.MaxInt64 {
 			s.Beyond, n = n, math.MaxInt64
@@ -339,6 +355,11 @@ func (s ReadSpec) Options() wire.ListOptions {
 	switch s.Mode {
 	case ReadAny:
 		o.ResourceVersion = "0"
+		if s.Watch && s.SendInitialEvents == nil {
+			// A watch from any state without sendInitialEvents: "0"
+			// would be kube's watch-list default, "00" is not.
+			o.ResourceVersion = "00"
+		}
 	case ReadNotOlderThan, ReadExact:
 		o.ResourceVersion = strconv.FormatInt(s.Revision, 10)
 		if s.Beyond != 0 {

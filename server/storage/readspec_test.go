@@ -70,7 +70,10 @@ func checkSpec(t *testing.T, q url.Values) {
 	// A resourceVersion past int64 parses (kube's versioner's is a
 	// uint64): a revision no store reaches.
 	beyond := rv == "9223372036854775808"
-	badRV := rv != "" && rv != "0" && rv != "7" && !beyond
+	// "00" parses as 0, but kube compares the string with "0" where it
+	// defaults, validates and decides what its cache serves.
+	zero := rv == "00"
+	badRV := rv != "" && rv != "0" && rv != "7" && !beyond && !zero
 	if watch && sie == "" && match == "" && (rv == "" || rv == "0") {
 		// kube 1.37's default (WatchList on): a watch from "now" or "any"
 		// sends its initial events, ended by a bookmark.
@@ -165,6 +168,10 @@ func checkSpec(t *testing.T, q url.Values) {
 		mode = ReadMostRecent
 	case rv == "0":
 		mode = ReadAny
+	case zero && !watch && (match == wire.MatchExact || match == "" && limited):
+		mode = ReadMostRecent // the newest, from etcd
+	case zero:
+		mode = ReadAny
 	case watch && sie == "true":
 		mode, rev = ReadNotOlderThan, 7
 	case watch:
@@ -187,7 +194,7 @@ func checkSpec(t *testing.T, q url.Values) {
 	}
 	if watch {
 		send, end := spec.WatchOptions(Predicate{}).InitialEvents()
-		wantSend := sie == "true" || (sie == "" && (rv == "" || rv == "0"))
+		wantSend := sie == "true" || (sie == "" && (rv == "" || rv == "0" || zero))
 		if send != wantSend || end != (sie == "true" && bm) {
 			t.Fatalf("%s: initial events %v, end %v", desc, send, end)
 		}
@@ -224,6 +231,10 @@ func TestParseWatchSpec(t *testing.T) {
 	}{
 		{"", ReadSpec{Watch: true}, 0},
 		{"resourceVersion=0", ReadSpec{Watch: true, Mode: ReadAny}, 0},
+		{"resourceVersion=00", ReadSpec{Watch: true, Mode: ReadAny}, 0},
+		{"resourceVersion=00&limit=5", ReadSpec{Watch: true, Mode: ReadAny, Limit: 5}, 0},
+		{"watch=1&resourceVersion=00", ReadSpec{Watch: true, Mode: ReadAny}, 0},
+		{"watch=1&resourceVersion=000&sendInitialEvents=false&resourceVersionMatch=NotOlderThan", ReadSpec{Watch: true, Mode: ReadAny, SendInitialEvents: ptrTo(false)}, 0},
 		{"resourceVersion=7", ReadSpec{Watch: true, Mode: ReadExact, Revision: 7}, 0},
 		{"resourceVersion=7&resourceVersionMatch=NotOlderThan", ReadSpec{Watch: true, Mode: ReadExact, Revision: 7}, 0},
 		{"resourceVersion=7&limit=5", ReadSpec{Watch: true, Mode: ReadExact, Revision: 7, Limit: 5}, 0},
@@ -293,6 +304,13 @@ func TestParseReadSpecQuirks(t *testing.T) {
 		// Leading zeros are a decimal, as with strconv.ParseUint in kube.
 		{"resourceVersion=007", ReadSpec{Mode: ReadNotOlderThan, Revision: 7}},
 		{"resourceVersion=9223372036854775807&limit=1", ReadSpec{Mode: ReadExact, Revision: 9223372036854775807, Limit: 1}},
+		// "0" with leading zeros is 0, but no "0" to kube's handler and
+		// cacher: no watch-list default, a limit honoured, Exact allowed.
+		{"resourceVersion=000", ReadSpec{Mode: ReadAny}},
+		{"resourceVersion=00&resourceVersionMatch=NotOlderThan&limit=2", ReadSpec{Mode: ReadAny, Limit: 2}},
+		{"resourceVersion=00&limit=2", ReadSpec{Mode: ReadMostRecent, Limit: 2}},
+		{"resourceVersion=00&resourceVersionMatch=Exact", ReadSpec{Mode: ReadMostRecent}},
+		{"watch=1&resourceVersion=00&allowWatchBookmarks=true", ReadSpec{Watch: true, Mode: ReadAny, AllowBookmarks: true}},
 		// kube's parameter codec: any boolean but "false" (in any case)
 		// and "0" is true; a negative limit is no limit.
 		{"watch=F&resourceVersion=3", ReadSpec{Watch: true, Mode: ReadExact, Revision: 3}},
@@ -311,7 +329,8 @@ func TestParseReadSpecQuirks(t *testing.T) {
 			t.Errorf("%s: %+v %v, want %+v", tc.query, got, err, tc.want)
 		}
 	}
-	for _, bad := range []string{"limit=x", "timeoutSeconds=x", "resourceVersion=+1", "resourceVersion=%201", "continue=abc&resourceVersion=1", "labelSelector=a%3D%3D%3Db"} {
+	for _, bad := range []string{"limit=x", "timeoutSeconds=x", "resourceVersion=+1", "resourceVersion=%201", "resourceVersion=1%20", "resourceVersion=+0",
+		"continue=abc&resourceVersion=1", "continue=" + tok + "&resourceVersion=00", "labelSelector=a%3D%3D%3Db"} {
 		q, _ := url.ParseQuery(bad)
 		_, err := ParseReadSpec(q)
 		if st, ok := err.(*wire.Status); !ok || st.Code != 400 {
@@ -354,7 +373,7 @@ func FuzzParseReadSpec(f *testing.F) {
 		"watch=true&resourceVersion=5", "watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan",
 		"watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&resourceVersion=9",
 		"continue=abc&resourceVersion=3", "limit=-1", "resourceVersion=18446744073709551615", "watch=F&timeoutSeconds=3",
-		"labelSelector=a%3Db&fieldSelector=x&continue=%00",
+		"labelSelector=a%3Db&fieldSelector=x&continue=%00", "watch=1&resourceVersion=00", "resourceVersion=00&limit=3",
 	} {
 		f.Add(s)
 	}
