@@ -7,8 +7,9 @@ Every step prints one line: what the call returned, reduced to what a
 program reads (names, data, codes, reasons, messages, causes, headers),
 or the ApiException it raised with the Status and headers the server
 sent, or the error the client raised itself. UIDs are replaced by UID,
-numbers of four digits or more (resourceVersions) by N, and dicts are
-printed with their keys sorted. Nothing printed depends on time.
+numbers of four digits or more (resourceVersions) by N; dicts are printed
+in the order the client decoded their keys. Nothing printed depends on
+time.
 """
 
 import concurrent.futures
@@ -39,16 +40,6 @@ def norm(s):
     return re.sub(r"\d{4,}", "N", s)
 
 
-def canon(o):
-    """o with every dict's keys sorted: kube encodes a custom resource's
-    fields in key order, serve in the order they were written."""
-    if isinstance(o, dict):
-        return {k: canon(o[k]) for k in sorted(o)}
-    if isinstance(o, (list, tuple)):
-        return type(o)(canon(i) for i in o)
-    return o
-
-
 def hdrs(h):
     """What a program reads of a response's headers: its Content-Type,
     whether it has an Audit-Id, its Warning."""
@@ -64,7 +55,7 @@ def last():
 def outcome(fn, headers=True):
     """What fn returned, or the exception it raised, as step prints it."""
     try:
-        out = canon(fn())
+        out = fn()
     except ApiException as e:
         try:
             st = json.loads(e.body) if e.body else {}
