@@ -79,18 +79,23 @@ func (f itemForm) write(w io.Writer, i int, b []byte) error {
 
 var openBrace = []byte{'{'}
 
-// typeMetaEnd is where an object's JSON as serve stores it (apiVersion
-// and kind first, encode) goes on after them: "{" and b[n:] are the
-// object without apiVersion and kind. 0 if b does not start so.
+// typeMetaEnd is where an object's JSON as serve stores it (kind and
+// apiVersion first, in kube's typed order, or apiVersion and kind, as an
+// earlier serve stored it: encode) goes on after them: "{" and b[n:] are
+// the object without apiVersion and kind. 0 if b does not start so.
 func typeMetaEnd(b []byte) int {
 	if len(b) == 0 || b[0] != '{' {
 		return 0
 	}
-	n, ok := skipStringField(b, 1, `"apiVersion":"`)
+	first, second := `"kind":"`, `"apiVersion":"`
+	if len(b) > 1 && b[1] == '"' && len(b) > 2 && b[2] == 'a' {
+		first, second = second, first
+	}
+	n, ok := skipStringField(b, 1, first)
 	if !ok || n >= len(b) || b[n] != ',' {
 		return 0
 	}
-	if n, ok = skipStringField(b, n+1, `"kind":"`); !ok || n >= len(b) {
+	if n, ok = skipStringField(b, n+1, second); !ok || n >= len(b) {
 		return 0
 	}
 	switch b[n] {

@@ -14,8 +14,11 @@ import (
 
 // doc is an object being written: its type, its metadata fields kept raw,
 // and the rest of its fields kept raw. It is stored canonically by
-// encode: apiVersion, kind, metadata first, then the other fields by name,
-// so storage.WithResourceVersion finds metadata after two short fields.
+// encode: a built-in object in kube's typed order (kind, apiVersion,
+// metadata in ObjectMeta's order, then its type's fields: kubeOrder),
+// anything else apiVersion, kind, metadata first, then the other fields
+// by name, so storage.WithResourceVersion finds metadata after two short
+// fields.
 type doc struct {
 	apiVersion, kind string
 	meta             map[string]json.RawMessage
@@ -133,6 +136,21 @@ func (d *doc) encode() []byte { return d.encodeFields("resourceVersion") }
 func (d *doc) encodeFields(skip ...string) []byte {
 	var b bytes.Buffer
 	b.Grow(48 + len(d.apiVersion) + len(d.kind) + fieldsLen(d.meta) + fieldsLen(d.rest))
+	if o := kubeOrder(d.apiVersion, d.kind); o != nil {
+		b.WriteString(`{"kind":`)
+		writeJSONString(&b, d.kind)
+		b.WriteString(`,"apiVersion":`)
+		writeJSONString(&b, d.apiVersion)
+		b.WriteString(`,"metadata":{`)
+		writeOrdered(&b, d.meta, metaOrder, skip...)
+		b.WriteByte('}')
+		if len(d.rest) > 0 {
+			b.WriteByte(',')
+			writeOrdered(&b, d.rest, o.top)
+		}
+		b.WriteByte('}')
+		return b.Bytes()
+	}
 	b.WriteString(`{"apiVersion":`)
 	writeJSONString(&b, d.apiVersion)
 	b.WriteString(`,"kind":`)
@@ -195,16 +213,7 @@ func writeFields(b *bytes.Buffer, m map[string]json.RawMessage, skip ...string) 
 	}
 	slices.Sort(keys)
 	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		writeJSONString(b, k)
-		b.WriteByte(':')
-		if v := m[k]; isCompact(v) {
-			b.Write(v)
-		} else if err := json.Compact(b, v); err != nil {
-			b.WriteString("null")
-		}
+		writeMember(b, i > 0, k, m[k])
 	}
 }
 
