@@ -61,20 +61,7 @@ var typedPrefix = [...]string{"name", "generateName", "namespace", "selfLink", "
 // serve with metadata's members by name) has it before the first member
 // whose name sorts after "resourceVersion".
 func rvOffset(b []byte) (at, sep int, ok bool) {
-	typed, first := false, true
-	meta := -1
-	members(b, func(key []byte, escaped bool, val int) bool {
-		if first {
-			typed, first = !escaped && string(key) == "kind", false
-		}
-		if escaped || string(key) != "metadata" {
-			return true
-		}
-		if val < len(b) && b[val] == '{' {
-			meta = val
-		}
-		return false
-	})
+	meta, typed := metadataStart(b)
 	if meta < 0 {
 		return 0, 0, false
 	}
@@ -103,6 +90,28 @@ func rvOffset(b []byte) (at, sep int, ok bool) {
 		}
 	}
 	return at, sep, ok
+}
+
+// metadataStart is the index of the '{' that opens b's first member
+// named "metadata" (written so, without escapes), -1 if there is none or
+// it is not an object; and whether b's first member is "kind", as kube's
+// typed encoder and serve's store write a built-in object.
+func metadataStart(b []byte) (meta int, kindFirst bool) {
+	meta = -1
+	first := true
+	members(b, func(key []byte, escaped bool, val int) bool {
+		if first {
+			kindFirst, first = !escaped && string(key) == "kind", false
+		}
+		if escaped || string(key) != "metadata" {
+			return true
+		}
+		if val < len(b) && b[val] == '{' {
+			meta = val
+		}
+		return false
+	})
+	return meta, kindFirst
 }
 
 // members walks the members of the JSON object b in order: fn gets each
@@ -235,16 +244,7 @@ func SetResourceVersion(value []byte, rev int64) ([]byte, error) {
 // escapes and whose version, if any, is a string without escapes: what
 // this package writes.
 func rvValue(b []byte) (start, end int, found, ok bool) {
-	meta := -1
-	members(b, func(key []byte, escaped bool, val int) bool {
-		if escaped || string(key) != "metadata" {
-			return true
-		}
-		if val < len(b) && b[val] == '{' {
-			meta = val
-		}
-		return false
-	})
+	meta, _ := metadataStart(b)
 	if meta < 0 {
 		return 0, 0, false, false
 	}
