@@ -373,5 +373,7 @@ func maskVolatile(v any) any {
 	return v
 }
 
-// ageRE is a Table cell of an age.
-var ageRE = regexp.MustCompile(`^[0-9]+s$`)
+// ageRE is a Table cell of an age, in each form kube's HumanDuration
+// writes ("7s", "2m12s", "5m", "3h10m", "2d", "1y40d"): the test can take
+// over two minutes when the machine is busy.
+var ageRE = regexp.MustCompile(`^(?:[0-9]+[smhdy])+$`)

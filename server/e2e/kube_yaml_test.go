@@ -73,7 +73,7 @@ func TestKubeYAMLSameAsOurs(t *testing.T) {
 
 // volatile are the values that differ between two servers for the same
 // requests: uids, resourceVersions, times and ages.
-var volatile = regexp.MustCompile(`("(?:uid|resourceVersion|creationTimestamp|time)":)"[^"]*"|"\d+s"`)
+var volatile = regexp.MustCompile(`("(?:uid|resourceVersion|creationTimestamp|time)":)"[^"]*"|"(?:\d+[smhdy])+"`)
 
 // yamlAnswer describes an answer given in YAML: code, content type, and
 // its content (as JSON, volatile values masked).
