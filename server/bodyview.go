@@ -62,7 +62,7 @@ func (d *doc) takeBody(t *typedKind) runtime.Object {
 	// resourceVersion.
 	var b bytes.Buffer
 	b.WriteByte('{')
-	writeFields(&b, d.meta, "resourceVersion")
+	writeOrdered(&b, d.meta, nil, "resourceVersion")
 	b.WriteByte('}')
 	*m = metav1.ObjectMeta{}
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(b.Bytes(), m); err != nil {

@@ -109,8 +109,9 @@ func jsonNames(typ reflect.Type) []string {
 }
 
 // writeOrdered writes m's fields, compacted, those named in order first
-// in that order, then any others by name, leaving out those named in
-// skip.
+// in that order, then any others by name (all by name for a nil order),
+// leaving out those named in skip. (An empty name is a legal JSON key, so
+// "no skip" is an empty list, never "".)
 func writeOrdered(b *bytes.Buffer, m map[string]json.RawMessage, order []string, skip ...string) {
 	n, seen := 0, 0
 	for _, k := range order {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/listwatch/listwatch/server/storage"
@@ -156,17 +155,17 @@ func (d *doc) encodeFields(skip ...string) []byte {
 	b.WriteString(`,"kind":`)
 	writeJSONString(&b, d.kind)
 	b.WriteString(`,"metadata":{`)
-	writeFields(&b, d.meta, skip...)
+	writeOrdered(&b, d.meta, nil, skip...)
 	b.WriteByte('}')
 	if len(d.rest) > 0 {
 		b.WriteByte(',')
-		writeFields(&b, d.rest)
+		writeOrdered(&b, d.rest, nil)
 	}
 	b.WriteByte('}')
 	return b.Bytes()
 }
 
-// fieldsLen is about what writeFields writes for m (exactly, for
+// fieldsLen is about what writeOrdered writes for m (exactly, for
 // compact values and keys without escapes).
 func fieldsLen(m map[string]json.RawMessage) int {
 	n := 0
@@ -199,22 +198,6 @@ func plainJSONString(s string) bool {
 		}
 	}
 	return true
-}
-
-// writeFields writes m's fields sorted by name, compacted, leaving out
-// those named in skip. (An empty name is a legal JSON key, so "no skip" is
-// an empty list, never "".)
-func writeFields(b *bytes.Buffer, m map[string]json.RawMessage, skip ...string) {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		if !slices.Contains(skip, k) {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	for i, k := range keys {
-		writeMember(b, i > 0, k, m[k])
-	}
 }
 
 // isCompact reports whether raw, a JSON value a doc holds (decoded or
