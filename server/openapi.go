@@ -132,14 +132,25 @@ func newOpenAPIDocs(reg *registry, subs map[string]map[string]rest.Storage) *ope
 	o.v2Handler = mux.h
 	// The built-in group-versions are fixed: publish each one lazily.
 	for _, gvPath := range gvPaths {
-		d := newV3Doc(func() (*spec3.OpenAPI, error) {
-			defer o.routes.release(true)
-			return o.routes.buildV3(gvPath)
-		})
+		d := newV3Doc(func() (*spec3.OpenAPI, error) { return o.routes.buildV3(gvPath) })
+		d.shared = builtinV3Key(gvPath, subs[gvPath])
+		d.loaded = func() { o.routes.release(true) }
 		o.builtinV3[gvPath] = d
 		o.v3Docs[gvPath] = d
 	}
 	return o
+}
+
+// builtinV3Key is the key in builtV3 of the built-in document of gvPath
+// served with subs: its path and the subresources kube's REST objects
+// describe (serviceaccounts/token is served only with a token issuer),
+// which are all that differs between servers.
+func builtinV3Key(gvPath string, subs map[string]rest.Storage) string {
+	key := gvPath
+	for _, name := range sortedKeys(subs) {
+		key += fmt.Sprintf(" %s=%T", name, subs[name])
+	}
+	return key
 }
 
 // builtinRoutes builds the built-ins' routes on first use and drops them
@@ -147,9 +158,11 @@ func newOpenAPIDocs(reg *registry, subs map[string]map[string]rest.Storage) *ope
 // has been built from them, as serve builds them all at start: kube's
 // MutatingAdmissionPolicy plugin reads the /openapi/v3 index, whose ETags
 // hash every document. The v2 document, often never asked for, builds
-// them again if it comes later, and drops them too. Each document is built
-// once. The v3 definitions (builtinV3Definitions) are held with the routes
-// while v3 documents are built from them.
+// them again if it comes later, and drops them too. Each v3 document is
+// built once per process (builtV3): a later server's are taken as built,
+// and it builds no routes for them. The v3 definitions
+// (builtinV3Definitions) are held with the routes while v3 documents are
+// built from them.
 type builtinRoutes struct {
 	build func() (map[string]*restful.WebService, error)
 

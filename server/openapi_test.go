@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -417,8 +418,10 @@ func TestOpenAPILazy(t *testing.T) {
 	if e.srv.openapi.routes.held() {
 		t.Fatal("the built-ins' routes are kept after every document was built")
 	}
-	// Started again, the v3 index first: the routes go with the last v3
-	// document, and v2 builds them again and drops them.
+	// Started again, the v3 index first, with no document built yet in
+	// the process: the routes go with the last v3 document, and v2 builds
+	// them again and drops them.
+	builtV3.Clear()
 	builtinV3Definitions.mu.Lock()
 	makes := builtinV3Definitions.makes
 	builtinV3Definitions.mu.Unlock()
@@ -442,6 +445,29 @@ func TestOpenAPILazy(t *testing.T) {
 	}
 	if doc, _ := getV3(t, e, "/openapi/v3/api/v1"); doc.Paths == nil || len(doc.Paths.Paths) == 0 {
 		t.Fatal("api/v1 has no paths after the routes were dropped")
+	}
+	// A third server in the process takes e2's documents as built: it
+	// builds no routes and makes no definitions, and serves the same
+	// index (the ETags hash the documents).
+	e3 := newEnv(t)
+	builtinV3Definitions.mu.Lock()
+	makes = builtinV3Definitions.makes
+	builtinV3Definitions.mu.Unlock()
+	index2, index3 := getV3Index(t, e2), getV3Index(t, e3)
+	builtinV3Definitions.mu.Lock()
+	made = builtinV3Definitions.makes - makes
+	builtinV3Definitions.mu.Unlock()
+	if e3.srv.openapi.builtinBuilt() || made != 0 {
+		t.Fatalf("a server built its documents again: routes built %v, definitions made %d times", e3.srv.openapi.builtinBuilt(), made)
+	}
+	if !reflect.DeepEqual(index2, index3) {
+		t.Fatalf("two servers' v3 indexes differ:\n%v\n%v", index2, index3)
+	}
+	if doc, _ := getV3(t, e3, "/openapi/v3/api/v1"); doc.Paths == nil || len(doc.Paths.Paths) == 0 {
+		t.Fatal("api/v1 of a server that took the built documents has no paths")
+	}
+	if _, ok := getV2(t, e3).Definitions["io.k8s.api.core.v1.ConfigMap"]; !ok || e3.srv.openapi.routes.held() {
+		t.Fatal("v2 of a server that took the built v3 documents: no ConfigMap, or routes kept")
 	}
 	t.Logf("first /openapi/v2 (JSON) %v, heap +%d MiB; first protobuf %v; first /openapi/v3 (all group-versions) %v, heap +%d MiB more; cached protobuf /openapi/v2 %v",
 		v2.Round(time.Millisecond), (int64(h1)-int64(h0))>>20, pb.Round(time.Millisecond), v3.Round(time.Millisecond), (int64(h2)-int64(h1))>>20, again.Round(time.Millisecond))

@@ -36,6 +36,12 @@ import (
 // compressed.
 type v3Doc struct {
 	build func() (*spec3.OpenAPI, error)
+	// shared, if set, is the key of a built-in document in builtV3: the
+	// document is built once per process, not once per server.
+	shared string
+	// loaded, if set, is called once the document is loaded, whether
+	// built here or taken from builtV3.
+	loaded func()
 
 	once     sync.Once
 	json     packed
@@ -52,13 +58,38 @@ var errBuildUnfinished = errors.New("the document's build did not finish")
 
 func newV3Doc(build func() (*spec3.OpenAPI, error)) *v3Doc { return &v3Doc{build: build} }
 
+// builtV3 holds, by v3Doc.shared, the built-in documents built in this
+// process (*v3Built). Every server serves the same built-ins (the same
+// Go types, definitions and feature gates), so a process that starts
+// several, as tests and embedders do, builds each document once: building
+// them all is most of a server start's CPU (the index hashes every one).
+// They are about half a megabyte, compressed.
+var builtV3 sync.Map
+
+// v3Built is a document as built: immutable once stored.
+type v3Built struct {
+	json     packed
+	etag     string
+	modified time.Time
+}
+
 // load builds the document once; its error, if any, stays.
 func (d *v3Doc) load() error {
 	d.once.Do(func() {
+		build, loaded := d.build, d.loaded
+		d.build, d.loaded = nil, nil
+		if loaded != nil {
+			defer loaded()
+		}
+		if d.shared != "" {
+			if v, ok := builtV3.Load(d.shared); ok {
+				b := v.(*v3Built)
+				d.etag, d.modified, d.json = b.etag, b.modified, b.json
+				return
+			}
+		}
 		// Stays if build panics: the document is then never served.
 		d.err = errBuildUnfinished
-		build := d.build
-		d.build = nil
 		s, err := build()
 		if err != nil {
 			d.err = err
@@ -70,6 +101,9 @@ func (d *v3Doc) load() error {
 			return
 		}
 		d.etag, d.modified, d.json, d.err = openAPIETag(b), time.Now(), pack(b), nil
+		if d.shared != "" {
+			builtV3.LoadOrStore(d.shared, &v3Built{json: d.json, etag: d.etag, modified: d.modified})
+		}
 	})
 	return d.err
 }
