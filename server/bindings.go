@@ -55,7 +55,7 @@ var bindingKind = &typedKind{
 // bindCollection answers a request on /api/v1/namespaces/{ns}/bindings:
 // POST binds the pod the Binding names; nothing else is routed.
 func (c *call) bindCollection(info *request.Info) error {
-	if info.Name != "" || info.Subresource != "" || info.Namespace == "" {
+	if info.Name != "" || info.Subresource != "" || info.Namespace == "" && !info.UnderNamespace {
 		return notFoundPath()
 	}
 	if info.Verb != "create" {
@@ -101,7 +101,7 @@ func (c *call) bind(urlName string) error {
 		// kube returns the aggregate as is: a 500 with no reason.
 		return kubeStatus(&apierrors.StatusError{ErrStatus: *responsewriters.ErrorToAPIStatus(errs.ToAggregate())})
 	}
-	if err := pathNameError(binding.Name); err != nil {
+	if err := keyError(true, c.ns, binding.Name); err != nil {
 		return err
 	}
 	pods, _ := c.s.reg.lookup("", "v1", "pods")

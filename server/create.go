@@ -213,6 +213,12 @@ func (c *call) namespaceLifecycle() error {
 	}
 	name := c.lifecycleName
 	c.lifecycleName = ""
+	if c.ns == "" {
+		// kube's NamespaceLifecycle admits a request without a namespace
+		// (a create on a path with an empty namespace segment, which
+		// validation then refuses).
+		return nil
+	}
 	return c.s.checkNamespaceOpen(c.r.Context(), c.res, c.ns, name)
 }
 

@@ -39,7 +39,7 @@ func (c *call) delete() error {
 	if opts.unsafe {
 		return c.unsafeDelete(opts) // unsafedelete.go
 	}
-	if err := pathNameError(c.name); err != nil {
+	if err := c.keyError(c.name); err != nil {
 		return err
 	}
 	isNamespace := c.res.group == "" && c.res.plural == "namespaces"
@@ -290,6 +290,12 @@ func (c *call) deleteListed(kvs []storage.KV, opts deleteRequest) (int, error) {
 			continue
 		}
 		name := strings.TrimPrefix(kv.Key, c.res.prefix(c.ns))
+		if c.res.namespaced && c.ns == "" {
+			// A collection of an empty namespace, listed across
+			// namespaces: kube's Delete of its first object refuses
+			// it by key (keyError), so only an empty one is deleted.
+			return deleted, c.keyError(name)
+		}
 		res, err := c.deleteObject(c.r.Context(), name, opts, dry)
 		if st := (*wire.Status)(nil); errors.As(err, &st) && st.Code == http.StatusNotFound {
 			continue

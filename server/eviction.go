@@ -336,7 +336,7 @@ func createTooManyRequestsError(name string) error {
 
 // readPod reads the pod as kube's internal type, with its resourceVersion.
 func (c *call) readPod(ctx context.Context, name string) (*api.Pod, error) {
-	if err := pathNameError(name); err != nil {
+	if err := c.keyError(name); err != nil {
 		return nil, asKubeError(err)
 	}
 	kv, err := c.s.store.Get(ctx, c.res.key(c.ns, name))

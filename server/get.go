@@ -25,7 +25,7 @@ func (c *call) get() error {
 	if err != nil {
 		return err
 	}
-	if err := pathNameError(c.name); err != nil {
+	if err := c.keyError(c.name); err != nil {
 		return err
 	}
 	if c.scale {

@@ -114,7 +114,7 @@ func (c *call) patch() error {
 	if err != nil {
 		return err
 	}
-	if err := pathNameError(c.name); err != nil {
+	if err := c.keyError(c.name); err != nil {
 		return err
 	}
 	if ct == contentApplyPatch {

@@ -430,7 +430,7 @@ func (r serviceRedirector) ResourceLocation(ctx context.Context, id string) (*ur
 	}
 	namespace := genericapirequest.NamespaceValue(ctx)
 	if portNum, err := strconv.ParseInt(port, 10, 64); err == nil {
-		if err := pathNameError(name); err != nil { // kube's services store reads it by key
+		if err := keyError(true, namespace, name); err != nil { // kube's services store reads it by key
 			return nil, nil, asKubeError(err)
 		}
 		kv, err := r.s.store.Get(ctx, "/registry/services/specs/"+namespace+"/"+name)

@@ -116,18 +116,40 @@ func isNoRoute(err error) bool {
 // the resource, namespace and name, a 404 for a path no route serves, or
 // a 405 for a verb the path does not take.
 func (s *Server) route(info *request.Info) (res *resource, ns string, status bool, err error) {
+	if sub, ok := unnamedNamespaceSub(info); ok {
+		// kube's routes of a namespace's status and finalize take an
+		// empty name, which its handlers refuse.
+		if sub == "status" && (info.Verb == "list" || info.Verb == "update" || info.Verb == "patch") ||
+			sub == "finalize" && info.Verb == "update" {
+			return nil, "", false, wire.NewBadRequest("name must be provided")
+		}
+		return nil, "", false, methodNotAllowed()
+	}
 	res, ok := s.reg.lookup(info.APIGroup, info.APIVersion, info.Resource)
-	if !ok || !info.Routable(res.scope()) {
+	if !ok || !info.Routable(res.scope()) || info.EmptySegment {
 		return nil, "", false, errNoRoute
 	}
 	if res.crd != "" {
 		return customRoute(res, info)
 	}
+	if !res.namespaced && info.UnderNamespace {
+		// kube's installer routes no cluster-scoped kind under
+		// /namespaces/{namespace}/, an empty namespace's either
+		// (Routable lets that through, as kube's CRD handler serves a
+		// cluster-scoped custom resource there).
+		return nil, "", false, errNoRoute
+	}
+	// all: a namespaced kind across namespaces (/api/v1/configmaps). A
+	// path with an empty namespace (/api/v1/namespaces//configmaps) is
+	// routed as any namespace's, kube's handlers then acting on
+	// namespace "": a list or watch across namespaces, and the store's
+	// 400 where it needs the namespace for a key (keyError).
+	all := res.namespaced && info.Namespace == "" && !info.UnderNamespace
 	if res.handler != nil {
 		if res.namespaced {
 			ns = info.Namespace
 		}
-		if res.namespaced && ns == "" || info.WatchPath {
+		if all || info.WatchPath {
 			return nil, "", false, notFoundPath()
 		}
 		if err := handlerMethod(res, info); err != nil {
@@ -143,7 +165,7 @@ func (s *Server) route(info *request.Info) (res *resource, ns string, status boo
 		if res.namespaced {
 			ns = info.Namespace
 		}
-		if res.namespaced && ns == "" || info.WatchPath {
+		if all || info.WatchPath {
 			return nil, "", false, notFoundPath()
 		}
 		if info.Verb != "create" {
@@ -160,7 +182,7 @@ func (s *Server) route(info *request.Info) (res *resource, ns string, status boo
 		if res.namespaced {
 			ns = info.Namespace
 		}
-		if (res.namespaced && ns == "") || (!sub.subpath && len(subresourceParts(info.Path, info)) > 0) {
+		if all || (!sub.subpath && len(subresourceParts(info.Path, info)) > 0) {
 			return nil, "", false, notFoundPath()
 		}
 		return res, ns, false, nil
@@ -187,12 +209,12 @@ func (s *Server) route(info *request.Info) (res *resource, ns string, status boo
 	if res.namespaced {
 		ns = info.Namespace
 	}
-	if res.namespaced && ns == "" && info.WatchPath && info.Name != "" {
+	if all && info.WatchPath && info.Name != "" {
 		// kube watches a namespaced kind across namespaces as a
 		// collection only: no name follows /watch/{resource}.
 		return nil, "", false, notFoundPath()
 	}
-	if res.namespaced && ns == "" && info.Verb != "list" && info.Verb != "watch" {
+	if all && info.Verb != "list" && info.Verb != "watch" {
 		if info.Name == "" && info.Subresource == "" {
 			// kube's installer routes a namespaced kind's list across
 			// namespaces for GET only: another method there is its
@@ -216,6 +238,20 @@ func (s *Server) route(info *request.Info) (res *resource, ns string, status boo
 		return nil, "", false, methodNotAllowed()
 	}
 	return res, ns, status, nil
+}
+
+// unnamedNamespaceSub tells whether info's path is
+// /api/v1/namespaces//status or /api/v1/namespaces//finalize (a
+// namespace's subresource with an empty name), and which.
+func unnamedNamespaceSub(info *request.Info) (string, bool) {
+	if !info.EmptySegment || info.APIPrefix != "api" || info.WatchPath || info.Resource != "namespaces" || info.Name != "" {
+		return "", false
+	}
+	switch info.Subresource {
+	case "status", "finalize":
+		return info.Subresource, strings.Trim(info.Path, "/") == "api/v1/namespaces//"+info.Subresource
+	}
+	return "", false
 }
 
 // customRoute is route for a custom resource, which kube serves by its

@@ -230,13 +230,13 @@ func (r resourceGetter) Get(ctx context.Context, name string, _ *metav1.GetOptio
 		// without a name.
 		return nil, apierrors.NewBadRequest("Name parameter required.")
 	}
-	if err := pathNameError(name); err != nil {
+	ns, _ := genericapirequest.NamespaceFrom(ctx)
+	if err := keyError(r.resource != "nodes", ns, name); err != nil {
 		return nil, asKubeError(err)
 	}
 	kind := storedKinds[r.resource]
 	key := kind.prefix + name
 	if r.resource != "nodes" {
-		ns, _ := genericapirequest.NamespaceFrom(ctx)
 		key = kind.prefix + ns + "/" + name
 	}
 	out := kind.internal()

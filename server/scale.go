@@ -182,7 +182,7 @@ func (c *call) updateScale() error {
 	if err != nil {
 		return err
 	}
-	if err := pathNameError(c.name); err != nil {
+	if err := c.keyError(c.name); err != nil {
 		return err
 	}
 	// A Scale's uid is the storage precondition of an update's (kube's
@@ -212,7 +212,7 @@ func (c *call) patchScale() error {
 	if err != nil {
 		return err
 	}
-	if err := pathNameError(c.name); err != nil {
+	if err := c.keyError(c.name); err != nil {
 		return err
 	}
 	if ct == contentApplyPatch {

@@ -48,7 +48,7 @@ func (c *call) unsafeDelete(opts deleteRequest) error {
 		return err
 	}
 	// kube's deleter builds the object's key now.
-	if err := pathNameError(c.name); err != nil {
+	if err := c.keyError(c.name); err != nil {
 		return err
 	}
 	ctx := c.r.Context()

@@ -31,7 +31,7 @@ func (c *call) update() error {
 	if err := c.checkName(d); err != nil {
 		return err
 	}
-	if err := pathNameError(c.name); err != nil {
+	if err := c.keyError(c.name); err != nil {
 		return err
 	}
 	// As kube's store, in this order once the object is read: the uid

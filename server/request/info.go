@@ -35,6 +35,12 @@ type Info struct {
 	// Verb is watch whatever the method, as kube's RequestInfo has it
 	// (its router serves such a path for GET only).
 	WatchPath bool
+	// EmptySegment: the path has an empty segment other than an empty
+	// namespace before a resource (/api//v1/namespaces,
+	// /api/v1/namespaces///configmaps). Its other fields are what kube's
+	// RequestInfo reads, the parts after it shifted, for authorization;
+	// no route serves it.
+	EmptySegment bool
 }
 
 // User is an authenticated identity.

@@ -36,11 +36,16 @@ func Parse(r *http.Request) (*Info, error) {
 	if len(parts) < 3 || (parts[0] != "api" && parts[0] != "apis") {
 		return info, nil
 	}
-	// An empty segment ("/api//v1") would shift every part; such a path
-	// names no resource, and the router answers it 404.
-	for _, p := range parts {
-		if p == "" {
-			return info, nil
+	// An empty segment ("/api//v1") shifts every part after it, as in
+	// kube's RequestInfo, which authorization judges; no route serves
+	// such a path (EmptySegment). The one exception is an empty namespace
+	// before a resource (/api/v1/namespaces//configmaps), which kube's
+	// router takes as namespace "": a list across namespaces, authorized
+	// cluster-wide.
+	emptyNS := emptyNamespaceIndex(parts)
+	for i, p := range parts {
+		if p == "" && i != emptyNS {
+			info.EmptySegment = true
 		}
 	}
 	prefix := parts[0]
@@ -103,6 +108,23 @@ func Parse(r *http.Request) (*Info, error) {
 		info.Verb = "deletecollection"
 	}
 	return info, nil
+}
+
+// emptyNamespaceIndex is the index in parts of a namespace segment that
+// is empty and followed by a resource (not a namespace's status or
+// finalize), or -1.
+func emptyNamespaceIndex(parts []string) int {
+	i := 2 // api/{version}/
+	if parts[0] == "apis" {
+		i = 3 // apis/{group}/{version}/
+	}
+	if i < len(parts) && parts[i] == "watch" {
+		i++
+	}
+	if i+2 < len(parts) && parts[i] == "namespaces" && parts[i+1] == "" && !namespaceSubresources[parts[i+2]] {
+		return i + 1
+	}
+	return -1
 }
 
 func methodVerb(method string) string {

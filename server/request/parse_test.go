@@ -5,6 +5,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 )
 
 func TestParse(t *testing.T) {
@@ -80,7 +83,8 @@ func TestWithRequestInfo(t *testing.T) {
 }
 
 // FuzzParse: any path parses without panicking; a resource request always
-// names a version and a resource and a known verb, and a name never
+// names a version and a resource (but one with an empty segment, read as
+// kube reads it, which no route serves) and a known verb, and a name never
 // contains a slash.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"/api/v1/namespaces/a/pods/b/status", "/apis/g/v/watch/x", "/api/v1/watch/namespaces/x", "//api//v1", "/api/v1/pods?watch=1&fieldSelector=metadata.name=x"} {
@@ -99,7 +103,7 @@ func FuzzParse(f *testing.F) {
 		if !info.IsResourceRequest {
 			return
 		}
-		if info.APIVersion == "" || info.Resource == "" {
+		if !info.EmptySegment && (info.APIVersion == "" || info.Resource == "") {
 			t.Fatalf("%s %q: %+v", method, target, info)
 		}
 		switch info.Verb {
@@ -110,8 +114,54 @@ func FuzzParse(f *testing.F) {
 		if info.Verb == "deletecollection" && info.Name != "" {
 			t.Fatalf("deletecollection with a name: %+v", info)
 		}
-		if info.APIPrefix == "apis" && info.APIGroup == "" {
+		if info.APIPrefix == "apis" && info.APIGroup == "" && !info.EmptySegment {
 			t.Fatalf("apis without group: %+v", info)
 		}
 	})
+}
+
+// TestParseAsKubeRequestInfo: what Parse tells of a path with an empty
+// segment is what kube's RequestInfoFactory tells, which its authorizer
+// judges: an empty namespace before a resource
+// (/api/v1/namespaces//configmaps) is namespace "", so cluster-wide; any
+// other empty segment shifts the parts after it (EmptySegment, which no
+// route serves).
+func TestParseAsKubeRequestInfo(t *testing.T) {
+	kube := &genericrequest.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
+	paths := []string{
+		"/api/v1/namespaces//configmaps", "/api/v1/namespaces//configmaps/x", "/api/v1/namespaces//configmaps/x/status",
+		"/api/v1/namespaces//configmaps?fieldSelector=metadata.name%3Dx", "/api/v1/namespaces//configmaps?watch=1",
+		"/api/v1/watch/namespaces//configmaps", "/api/v1/watch/namespaces//configmaps/x", "/apis/apps/v1/namespaces//deployments/x/scale",
+		"/apis/g.example.com/v1/watch/namespaces//gizmos", "/api/v1/namespaces//nodes/n", "/api/v1/namespaces//namespaces",
+		"/api/v1/namespaces//", "/api/v1/namespaces//status", "/api/v1/namespaces//finalize", "/api/v1/namespaces///configmaps",
+		"/api/v1/namespaces//configmaps//x", "/api/v1/namespaces//configmaps/", "/api//v1/namespaces", "/api/v1//namespaces/ns",
+		"/api/v1/namespaces/ns//configmaps", "/apis/apps//v1/deployments", "/api/v1/configmaps//x", "/api/v1/namespaces/ns/pods//status",
+	}
+	for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+		for _, p := range paths {
+			r := httptest.NewRequest(method, p, nil)
+			got, err := Parse(r)
+			if err != nil {
+				t.Fatalf("%s %s: %v", method, p, err)
+			}
+			want, err := kube.NewRequestInfo(r)
+			if err != nil {
+				t.Fatalf("kube: %s %s: %v", method, p, err)
+			}
+			g := Info{IsResourceRequest: got.IsResourceRequest, Verb: got.Verb, APIPrefix: got.APIPrefix, APIGroup: got.APIGroup,
+				APIVersion: got.APIVersion, Namespace: got.Namespace, Resource: got.Resource, Subresource: got.Subresource, Name: got.Name}
+			w := Info{IsResourceRequest: want.IsResourceRequest, Verb: want.Verb, APIPrefix: want.APIPrefix, APIGroup: want.APIGroup,
+				APIVersion: want.APIVersion, Namespace: want.Namespace, Resource: want.Resource, Subresource: want.Subresource, Name: want.Name}
+			if g != w {
+				t.Errorf("%s %s:\n got  %+v\n kube %+v", method, p, g, w)
+			}
+			trimmed := strings.Trim(r.URL.Path, "/")
+			inner := strings.Contains(trimmed, "//")
+			emptyNS := strings.Count(trimmed, "//") == 1 && !strings.Contains(trimmed, "///") && strings.Contains(trimmed, "/namespaces//") &&
+				!strings.HasSuffix(trimmed, "//status") && !strings.HasSuffix(trimmed, "//finalize")
+			if got.EmptySegment != (inner && !emptyNS) || emptyNS && !got.UnderNamespace {
+				t.Errorf("%s %s: EmptySegment %v, UnderNamespace %v", method, p, got.EmptySegment, got.UnderNamespace)
+			}
+		}
+	}
 }

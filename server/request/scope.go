@@ -41,12 +41,15 @@ type NoRouteWriter interface {
 // /api/v1/namespaces/{name}[/status|/finalize], is the one cluster-scoped
 // path whose Namespace is set (to the name). As kube's CRD handler, any
 // other cluster-scoped resource is routable only when Namespace is empty.
+// An empty namespace (/api/v1/namespaces//nodes) is judged cluster-wide,
+// so it is left to the authorizer and then the router, which serves
+// there a cluster-scoped custom resource only, as kube's.
 func (i *Info) Routable(s Scope) bool {
 	if !i.IsResourceRequest || s != ScopeCluster {
 		return true
 	}
 	if i.APIGroup == "" && i.Resource == "namespaces" {
-		return !i.UnderNamespace
+		return !i.UnderNamespace || i.Namespace == ""
 	}
 	return i.Namespace == ""
 }
