@@ -295,7 +295,10 @@ func (c *call) checkType(d *doc) error {
 	switch {
 	case !r.namespaced:
 		delete(d.meta, "namespace")
-	case ns == "":
+	case ns == "", c.ns == "":
+		// kube's EnsureObjectNamespaceMatchesRequestNamespace: a
+		// request without a namespace (a path with an empty namespace
+		// segment) clears the object's, which validation then requires.
 		d.setMeta("namespace", c.ns)
 	case ns != c.ns:
 		return wire.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")

@@ -77,6 +77,9 @@ func TestEmptyNamespacePaths(t *testing.T) {
 	const npr, notAllowed = "Namespace parameter required.", "the server does not allow this method on the requested resource"
 	merge := []string{"Content-Type", "application/merge-patch+json"}
 	cmX := cm("x", nil, map[string]string{"a": "changed"})
+	// An object naming a namespace: kube clears it for a request without one.
+	cmIn := cm("x", nil, map[string]string{"a": "changed"})
+	cmIn["metadata"].(map[string]any)["namespace"] = "team-a"
 	for _, c := range []struct {
 		code            int
 		reason, message string
@@ -85,6 +88,8 @@ func TestEmptyNamespacePaths(t *testing.T) {
 		hdr             []string
 	}{
 		{422, "Invalid", `ConfigMap "x" is invalid: metadata.namespace: Required value`, "POST", "/api/v1/namespaces//configmaps", cmX, nil},
+		{422, "Invalid", `ConfigMap "x" is invalid: metadata.namespace: Required value`, "POST", "/api/v1/namespaces//configmaps", cmIn, nil},
+		{400, "BadRequest", npr, "PUT", "/api/v1/namespaces//configmaps/x", cmIn, nil},
 		{405, "MethodNotAllowed", notAllowed, "PUT", "/api/v1/namespaces//configmaps", cmX, nil},
 		{405, "MethodNotAllowed", notAllowed, "PATCH", "/api/v1/namespaces//configmaps", "{}", merge},
 		{400, "BadRequest", npr, "DELETE", "/api/v1/namespaces//configmaps?labelSelector=l", nil, nil},

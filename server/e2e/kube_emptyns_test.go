@@ -46,6 +46,10 @@ func TestKubeEmptyNamespaceSameAsOurs(t *testing.T) {
 	cm := func(name string) string {
 		return `{"apiVersion":"v1","kind":"ConfigMap",` + meta(name) + `,"data":{"a":"b"}}`
 	}
+	// An object naming a namespace: kube clears it for a request without one.
+	cmIn := func(name string) string {
+		return `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `","namespace":"` + ns + `"},"data":{"a":"b"}}`
+	}
 	pod := func(name string) string {
 		return `{"apiVersion":"v1","kind":"Pod",` + meta(name) + `,"spec":{"containers":[{"name":"c","image":"i"}]}}`
 	}
@@ -71,6 +75,8 @@ func TestKubeEmptyNamespaceSameAsOurs(t *testing.T) {
 	targets := []target{
 		{"/api/v1/namespaces//configmaps", cm("y")},
 		{"/api/v1/namespaces//configmaps/x", cm("x")},
+		{"/api/v1/namespaces//configmaps", cmIn("y")},
+		{"/api/v1/namespaces//configmaps/x", cmIn("x")},
 		{"/api/v1/namespaces//configmaps/x/status", cm("x")},
 		{"/api/v1/namespaces//configmaps?fieldSelector=metadata.name%3Dx", cm("y")},
 		{"/api/v1/namespaces//configmaps?watch=1", ""},
