@@ -125,6 +125,12 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	value := d.encode()
 	obj := d.takeView() // the typed object value encodes, if any
 	c.tr.Step("About to store object in database")
+	if c.res.namespaced && c.ns == "" {
+		// kube's key function, should validation have let an object
+		// without a namespace through (keyError): never a key outside
+		// every namespace.
+		return nil, c.keyError(name)
+	}
 	if isDryRun(c.r) {
 		// kube's dry-run storage refuses a name that exists, as a real
 		// create would.
