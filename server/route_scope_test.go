@@ -306,7 +306,7 @@ func FuzzRouteTarget(f *testing.F) {
 		}
 	}
 	for _, r := range s.reg.all() {
-		for _, p := range []string{"namespaces/a/%s/b", "%s/a", "namespaces/a/%s", "watch/namespaces/a/%s/b", "namespaces/a/%s/a/status"} {
+		for _, p := range []string{"namespaces/a/%s/b", "%s/a", "namespaces/a/%s", "watch/namespaces/a/%s/b", "namespaces/a/%s/a/status", "namespaces//%s/b"} {
 			root := "/api/" + r.version + "/"
 			if r.group != "" {
 				root = "/apis/" + r.group + "/" + r.version + "/"
@@ -332,7 +332,11 @@ func FuzzRouteTarget(f *testing.F) {
 		switch {
 		case res.namespaced && ns != info.Namespace:
 			t.Fatalf("%s %s: acts in namespace %q, authorized in %q", method, target, ns, info.Namespace)
-		case res.namespaced && ns == "" && !slices.Contains([]string{"list", "watch"}, info.Verb):
+		// An empty namespace segment (namespaces//) is routed as kube's,
+		// its handlers refusing the missing namespace where they build a
+		// key (keyError; TestRouteNamespaceProperty checks that nothing
+		// is written).
+		case res.namespaced && ns == "" && !slices.Contains([]string{"list", "watch"}, info.Verb) && !info.UnderNamespace:
 			t.Fatalf("%s %s: %s across namespaces", method, target, info.Verb)
 		case !res.namespaced && ns != "":
 			t.Fatalf("%s %s: cluster-scoped %s in namespace %q", method, target, res.plural, ns)
