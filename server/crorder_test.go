@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestKeyOrdered: keyOrdered writes a custom resource as kube's
@@ -99,4 +101,68 @@ func TestCustomResourceKeysInOrder(t *testing.T) {
 	if n != 3 {
 		t.Errorf("watch: %d events: %s", n, watch.body)
 	}
+}
+
+// TestCustomResourcePartialMetadataInKubeOrder: a custom resource asked
+// for as PartialObjectMetadata (a GET, a list's items, a watch's events,
+// a Table's rows) is kube's typed PartialObjectMetadata: ObjectMeta's
+// members, and its managedFields' and ownerReferences', in their Go
+// order, not the key order the resource is stored in.
+func TestCustomResourcePartialMetadataInKubeOrder(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1", "v1beta1"))
+	col := "/apis/example.com/v1/namespaces/default/widgets"
+	created := e.do("POST", col, `{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"w","generateName":"g-","labels":{"z":"1","a":"2"},"annotations":{"n":"v"},"finalizers":["example.com/x"],`+
+		`"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"o","uid":"7f1b2c3d-0000-4000-8000-000000000001","controller":true,"blockOwnerDeletion":false}]},"spec":{"b":1}}`)
+	if created.code != 201 {
+		t.Fatalf("create: %d %s", created.code, created.body)
+	}
+	rv := path(created.json(t), "metadata", "resourceVersion").(string)
+	// typed is what kube's typed encoder writes of what b decodes to.
+	typed := func(what string, b []byte, obj any) {
+		t.Helper()
+		b = bytes.TrimSpace(b)
+		if err := json.Unmarshal(b, obj); err != nil {
+			t.Fatalf("%s: %v: %s", what, err, b)
+		}
+		want, _ := json.Marshal(obj)
+		if !bytes.Equal(b, want) {
+			t.Errorf("%s: not kube's order:\n got:  %s\n want: %s", what, b, want)
+		}
+	}
+	const partial = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+	typed("get", e.must200(t, col+"/w", partial), &metav1.PartialObjectMetadata{})
+	typed("list", e.must200(t, col, "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"), &metav1.PartialObjectMetadataList{})
+	typed("v1beta1 list", e.must200(t, col, "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1"), &metav1.PartialObjectMetadataList{})
+	var tbl struct {
+		Rows []struct{ Object json.RawMessage }
+	}
+	if err := json.Unmarshal(e.must200(t, col+"?includeObject=Metadata", "application/json;as=Table;g=meta.k8s.io;v=v1"), &tbl); err != nil || len(tbl.Rows) != 1 {
+		t.Fatalf("table: %v %v", err, tbl)
+	}
+	typed("table row", tbl.Rows[0].Object, &metav1.PartialObjectMetadata{})
+	e.must(200, "PATCH", col+"/w", `{"metadata":{"labels":{"m":"1"}}}`, "Content-Type", "application/merge-patch+json")
+	watch := e.must200(t, col+"?watch=1&timeoutSeconds=1&resourceVersion="+rv, partial)
+	n := 0
+	for line := range bytes.Lines(watch) {
+		var ev struct{ Object json.RawMessage }
+		if err := json.Unmarshal(line, &ev); err != nil {
+			t.Fatalf("watch: %s", watch)
+		}
+		typed("watch event", ev.Object, &metav1.PartialObjectMetadata{})
+		n++
+	}
+	if n != 1 {
+		t.Errorf("watch: %d events: %s", n, watch)
+	}
+}
+
+// must200 GETs p with Accept accept and returns the body of its 200.
+func (e *env) must200(t *testing.T, p, accept string) []byte {
+	t.Helper()
+	r := e.do("GET", p, nil, "Accept", accept)
+	if r.code != 200 {
+		t.Fatalf("GET %s: %d %s", p, r.code, r.body)
+	}
+	return r.body
 }

@@ -1,13 +1,16 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	tablevalidation "k8s.io/apimachinery/pkg/apis/meta/v1beta1/validation"
 
 	"github.com/listwatch/listwatch/wire"
@@ -177,8 +180,23 @@ func ownCells(r *resource, value []byte, obj map[string]any, now time.Time) ([]a
 }
 
 // partialObject turns a stored value into a PartialObjectMetadata of
-// apiVersion (meta.k8s.io/v1 or v1beta1): its metadata only.
+// apiVersion (meta.k8s.io/v1 or v1beta1): its metadata only, as kube's
+// typed encoder writes it. A built-in object's stored metadata is in
+// ObjectMeta's order already (it starts with "kind": doc.encode); a
+// custom resource's (or a built-in object an earlier serve stored) is
+// not, and is made kube's typed PartialObjectMetadata as kube's handlers
+// make one of an unstructured object (meta.AsPartialObjectMetadata):
+// ObjectMeta's fields, its managedFields' and ownerReferences' members
+// in their Go order.
 func partialObject(value []byte, apiVersion string) ([]byte, error) {
+	if !bytes.HasPrefix(value, []byte(`{"kind":`)) {
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(value); err == nil {
+			p := meta.AsPartialObjectMetadata(u)
+			p.Kind, p.APIVersion = "PartialObjectMetadata", apiVersion
+			return json.Marshal(p)
+		}
+	}
 	var m struct {
 		Metadata json.RawMessage `json:"metadata"`
 	}
