@@ -114,7 +114,7 @@ func TestReviewMedia(t *testing.T) {
 			"k8s\x00\n2\n\x17authorization.k8s.io/v1\x12\x17SelfSubjectAccessReview"},
 		{"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", http.StatusCreated, "application/vnd.kubernetes.protobuf",
 			"k8s\x00\n'\n\x0emeta.k8s.io/v1\x12\x15PartialObjectMetadata"},
-		{"application/json;as=Table;g=meta.k8s.io;v=v1", http.StatusNotAcceptable, "application/json", `{"kind":"Status"`},
+		{"application/json;as=Table;g=meta.k8s.io;v=v1", http.StatusNotAcceptable, "application/json", "{\n  \"kind\": \"Status\""}, // kube's WriteRawJSON
 		{"application/json;as=Table;g=meta.k8s.io;v=v1, application/yaml", http.StatusCreated, "application/yaml", "apiVersion: authorization.k8s.io/v1\nkind: SelfSubjectAccessReview\n"},
 		{"application/json", http.StatusCreated, "application/json", `{"kind":"SelfSubjectAccessReview"`},
 	} {

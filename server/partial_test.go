@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -144,5 +145,39 @@ func TestWatchPartialListEnds(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestErrorUnacceptableIndented: an error answering a request whose
+// Accept offers no media type a Status can be written in as it is
+// (partial metadata, a Table, text/html) is kube's WriteRawJSON: the
+// Status in JSON indented by two spaces, with no final newline, for a
+// built-in object and a custom resource alike; one accepting plain JSON
+// is compact.
+func TestErrorUnacceptableIndented(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", crdPath, widgetCRD("Namespaced", "v1"))
+	notFound := func(gr, name string) []byte {
+		st := metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure, Reason: metav1.StatusReasonNotFound, Code: 404,
+			Message: gr + ` "` + name + `" not found`, Details: &metav1.StatusDetails{Name: name, Kind: strings.Split(gr, ".")[0]}}
+		if g, ok := strings.CutPrefix(gr, st.Details.Kind+"."); ok {
+			st.Details.Group = g
+		}
+		b, _ := json.MarshalIndent(st, "", "  ")
+		return b
+	}
+	for _, c := range []struct{ path, gr, accept string }{
+		{cmPath + "/nope", "configmaps", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"},
+		{cmPath + "/nope", "configmaps", "application/json;as=Table;g=meta.k8s.io;v=v1"},
+		{"/apis/apps/v1/namespaces/default/deployments/nope", "deployments.apps", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"},
+		{"/apis/example.com/v1/namespaces/default/widgets/nope", "widgets.example.com", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"},
+	} {
+		r := e.do("GET", c.path, nil, "Accept", c.accept)
+		if want := notFound(c.gr, "nope"); r.code != 404 || !bytes.Equal(r.body, want) {
+			t.Errorf("GET %s (%s): %d\n got:  %q\n want: %q", c.path, c.accept, r.code, r.body, want)
+		}
+	}
+	if r := e.do("GET", cmPath+"/nope", nil, "Accept", "application/json"); r.code != 404 || bytes.Contains(r.body, []byte("\n ")) || !bytes.HasSuffix(r.body, []byte("}\n")) {
+		t.Errorf("GET (JSON): %d %q", r.code, r.body)
 	}
 }

@@ -54,8 +54,10 @@ func writeError(w http.ResponseWriter, err error) {
 }
 
 // writeResourceError is writeError for a request on a resource: the
-// Status is in the media type kube negotiates for it (errorMedia):
-// protobuf or YAML when the client asks for them. What a YAML answer's
+// Status is in the media type kube negotiates for it (offeredMedia):
+// protobuf or YAML when the client asks for them, indented JSON when it
+// accepts none of JSON, YAML and protobuf as they are
+// (writeIndentedStatus). What a YAML answer's
 // handler buffered (yamlWriter) is dropped.
 func writeResourceError(w http.ResponseWriter, r *http.Request, err error) {
 	if y, ok := w.(*yamlWriter); ok {
@@ -63,7 +65,11 @@ func writeResourceError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	var body []byte
 	st := asStatus(err)
-	mt := errorMedia(r.Header.Get("Accept"))
+	mt, ok := offeredMedia(r.Header.Get("Accept"))
+	if !ok {
+		writeIndentedStatus(w, st)
+		return
+	}
 	switch mt {
 	case mediaProto:
 		body, err = protoStatus(st)
@@ -78,6 +84,22 @@ func writeResourceError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
 	}
 	writeBody(w, int(st.Code), mt, body)
+}
+
+// writeIndentedStatus writes st as kube's WriteObjectNegotiated writes an
+// error when the client accepts no media type the Status can be written
+// in (one asking for a Table or partial metadata, say): its
+// WriteRawJSON, JSON indented by two spaces, with no final newline.
+func writeIndentedStatus(w http.ResponseWriter, st *wire.Status) {
+	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
+	}
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		writeError(w, st)
+		return
+	}
+	writeBody(w, int(st.Code), "application/json", b)
 }
 
 // writeBody writes body with its content type and code.
