@@ -8,6 +8,9 @@ import (
 	"slices"
 	"time"
 
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+
 	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -36,13 +39,29 @@ const (
 )
 
 // gcPolicyOf returns the DefaultGarbageCollectionPolicy of r's strategy in
-// kube: events opt out of garbage collection; core/v1
-// replicationcontrollers orphan by default for backward compatibility;
-// every other resource (custom ones included) deletes dependents.
+// kube: a built-in kind's is its own strategy's answer for a request of
+// r's group and version (batch/v1 jobs and core/v1 replicationcontrollers
+// orphan for backward compatibility, events opt out); every other
+// resource (custom ones included) deletes dependents.
 func gcPolicyOf(r *resource) gcPolicy {
-	switch {
-	case r.crd != "":
+	if r.crd != "" {
 		return gcDefault
+	}
+	if t := r.typed(); t != nil {
+		if s, ok := t.strategy.(rest.GarbageCollectionDeleteStrategy); ok {
+			ctx := genericapirequest.WithRequestInfo(context.Background(), &genericapirequest.RequestInfo{
+				IsResourceRequest: true, APIGroup: r.group, APIVersion: r.version, Resource: r.plural,
+			})
+			switch s.DefaultGarbageCollectionPolicy(ctx) {
+			case rest.OrphanDependents:
+				return gcOrphan
+			case rest.Unsupported:
+				return gcUnsupported
+			}
+			return gcDefault
+		}
+	}
+	switch {
 	case r.plural == "events" && (r.group == "" || r.group == "events.k8s.io"):
 		return gcUnsupported
 	case r.plural == "replicationcontrollers" && r.group == "" && r.version == "v1":

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -345,4 +346,47 @@ func TestNamespaceOwnFinalizers(t *testing.T) {
 	e.expectStatus(422, "Invalid", "", "PATCH", "/api/v1/namespaces/held", `{"metadata":{"finalizers":["example.com/x","example.com/y"]}}`, "Content-Type", mergePatch)
 	e.must(200, "PATCH", "/api/v1/namespaces/held", `{"metadata":{"finalizers":null}}`, "Content-Type", mergePatch)
 	e.expectStatus(404, "NotFound", "", "GET", "/api/v1/namespaces/held", nil)
+}
+
+// TestDefaultPropagationOfKinds: a DELETE without a propagation policy
+// takes the kind's own default, its kube strategy's
+// DefaultGarbageCollectionPolicy: a batch/v1 Job (as a core/v1
+// ReplicationController) orphans its dependents, so the DELETE adds the
+// orphan finalizer and answers the object, which stays for the garbage
+// collector; a CronJob or a Deployment deletes them in the background
+// and is gone at once.
+func TestDefaultPropagationOfKinds(t *testing.T) {
+	e := newEnv(t)
+	tmpl := map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "x"}},
+		"spec": map[string]any{"restartPolicy": "Never", "containers": []any{map[string]any{"name": "c", "image": "busybox"}}}}
+	always := map[string]any{"metadata": tmpl["metadata"], "spec": map[string]any{"containers": tmpl["spec"].(map[string]any)["containers"]}}
+	kinds := []struct {
+		path, kind string
+		spec       map[string]any
+		orphan     bool
+	}{
+		{"/apis/batch/v1/namespaces/default/jobs", "Job", map[string]any{"suspend": true, "template": tmpl}, true},
+		{"/api/v1/namespaces/default/replicationcontrollers", "ReplicationController", map[string]any{"replicas": 0, "selector": map[string]any{"app": "x"}, "template": always}, true},
+		{"/apis/batch/v1/namespaces/default/cronjobs", "CronJob", map[string]any{"schedule": "* * * * *", "jobTemplate": map[string]any{"spec": map[string]any{"template": tmpl}}}, false},
+		{"/apis/apps/v1/namespaces/default/deployments", "Deployment", map[string]any{"replicas": 0, "selector": map[string]any{"matchLabels": map[string]any{"app": "x"}}, "template": always}, false},
+	}
+	for _, k := range kinds {
+		apiVersion := strings.TrimPrefix(strings.Split(k.path, "/namespaces/")[0], "/apis/")
+		apiVersion = strings.TrimPrefix(apiVersion, "/api/")
+		e.must(201, "POST", k.path, map[string]any{"apiVersion": apiVersion, "kind": k.kind, "metadata": map[string]any{"name": "d"}, "spec": k.spec})
+		dry := e.must(200, "DELETE", k.path+"/d?dryRun=All", nil)
+		got := e.must(200, "DELETE", k.path+"/d", nil)
+		if !k.orphan {
+			if got["kind"] != "Status" || dry["kind"] != "Status" {
+				t.Errorf("%s: not deleted: %v", k.kind, got)
+			}
+			e.expectStatus(404, "NotFound", "", "GET", k.path+"/d", nil)
+			continue
+		}
+		for what, m := range map[string]map[string]any{"dry run": dry, "delete": got, "get": e.must(200, "GET", k.path+"/d", nil)} {
+			if m["kind"] != k.kind || fmt.Sprint(path(m, "metadata", "finalizers")) != "[orphan]" || path(m, "metadata", "deletionTimestamp") == nil {
+				t.Errorf("%s %s: %v", k.kind, what, m["metadata"])
+			}
+		}
+	}
 }
