@@ -8,10 +8,9 @@ import (
 	"strconv"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	tablevalidation "k8s.io/apimachinery/pkg/apis/meta/v1beta1/validation"
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/listwatch/listwatch/wire"
 )
@@ -190,11 +189,17 @@ func ownCells(r *resource, value []byte, obj map[string]any, now time.Time) ([]a
 // in their Go order.
 func partialObject(value []byte, apiVersion string) ([]byte, error) {
 	if !bytes.HasPrefix(value, []byte(`{"kind":`)) {
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(value); err == nil {
-			p := meta.AsPartialObjectMetadata(u)
-			p.Kind, p.APIVersion = "PartialObjectMetadata", apiVersion
-			return json.Marshal(p)
+		// Only metadata is decoded (a custom resource's spec may be
+		// large): what meta.AsPartialObjectMetadata reads of it through
+		// its accessors, a stored object's metadata being valid.
+		var m struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		}
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(value, &m); err == nil {
+			return json.Marshal(&metav1.PartialObjectMetadata{
+				TypeMeta:   metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: apiVersion},
+				ObjectMeta: m.Metadata,
+			})
 		}
 	}
 	var m struct {
