@@ -218,11 +218,17 @@ func simpleJSONPath(p string) ([]string, bool) {
 // replacing what it served before, unless a newer change of it was
 // applied already. A CRD that would shadow a served resource is not
 // served.
-func (s *Server) applyCRD(value []byte) error {
+func (s *Server) applyCRD(value []byte) error { return s.applyCRDAsOf(value, 0) }
+
+// applyCRDAsOf is applyCRD as of revision min if the CRD's own is older:
+// what its revision's change would be taken for was applied already, and
+// value is its state after that (read afresh).
+func (s *Server) applyCRDAsOf(value []byte, min int64) error {
 	name, rev, rs, err := crdResources(value)
 	if err != nil {
 		return err
 	}
+	rev = max(rev, min)
 	if len(rs) == 0 {
 		s.unserveCRD(name, rev)
 		return nil

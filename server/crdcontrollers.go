@@ -130,12 +130,16 @@ func (s *Server) updateCRDStatus(ctx context.Context, name string, change func(*
 		// The last finalizer removed from a CRD being deleted: kube's
 		// store deletes it instead (ShouldDeleteDuringUpdate). It is
 		// served no more before it goes, so that whoever sees it gone
-		// finds its resources gone too; served again if it stays.
-		s.unserveCRD(name, finalRev)
+		// finds its resources gone too; served again if it stays. It is
+		// unserved as of the revision after finalRev: the CRD's watch
+		// still has finalRev's event to apply (a CRD served), which must
+		// not serve it again, opening a reader only to close it at the
+		// delete (TestRegistryOwnsReaders, under load).
+		s.unserveCRD(name, finalRev+1)
 		value, err = s.deleteFinalized(ctx, c, finalRev, finalized)
 		if err != nil {
 			if cur, rerr := s.readCRD(ctx, name); rerr == nil {
-				_ = s.applyCRD(cur)
+				_ = s.applyCRDAsOf(cur, finalRev+1)
 			}
 		}
 		if errors.Is(err, storage.ErrConflict) {
