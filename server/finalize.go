@@ -41,8 +41,9 @@ const (
 // gcPolicyOf returns the DefaultGarbageCollectionPolicy of r's strategy in
 // kube: a built-in kind's is its own strategy's answer for a request of
 // r's group and version (batch/v1 jobs and core/v1 replicationcontrollers
-// orphan for backward compatibility, events opt out); every other
-// resource (custom ones included) deletes dependents.
+// orphan for backward compatibility, events of both groups opt out); every
+// other resource (custom ones included, and built-ins whose strategy has no
+// policy) deletes dependents.
 func gcPolicyOf(r *resource) gcPolicy {
 	if r.crd != "" {
 		return gcDefault
@@ -60,12 +61,6 @@ func gcPolicyOf(r *resource) gcPolicy {
 			}
 			return gcDefault
 		}
-	}
-	switch {
-	case r.plural == "events" && (r.group == "" || r.group == "events.k8s.io"):
-		return gcUnsupported
-	case r.plural == "replicationcontrollers" && r.group == "" && r.version == "v1":
-		return gcOrphan
 	}
 	return gcDefault
 }

@@ -45,12 +45,17 @@ func mustStatusJSON(s *wire.Status) []byte {
 // become 500s; handlers translate storage errors first (storageError).
 func writeError(w http.ResponseWriter, err error) {
 	st := asStatus(err)
+	setRetryAfter(w, st)
+	writeRaw(w, int(st.Code), mustStatusJSON(st))
+}
+
+// setRetryAfter sets the Retry-After header of st's retry delay, if it
+// has one: as kube-apiserver, the header, not only the body, tells
+// clients when to retry (a too-large resourceVersion, say).
+func setRetryAfter(w http.ResponseWriter, st *wire.Status) {
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
-		// As kube-apiserver: the header, not only the body, tells
-		// clients when to retry (a too-large resourceVersion, say).
 		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
 	}
-	writeRaw(w, int(st.Code), mustStatusJSON(st))
 }
 
 // writeResourceError is writeError for a request on a resource: the
@@ -80,9 +85,7 @@ func writeResourceError(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, st)
 		return
 	}
-	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
-	}
+	setRetryAfter(w, st)
 	writeBody(w, int(st.Code), mt, body)
 }
 
@@ -91,9 +94,7 @@ func writeResourceError(w http.ResponseWriter, r *http.Request, err error) {
 // in (one asking for a Table or partial metadata, say): its
 // WriteRawJSON, JSON indented by two spaces, with no final newline.
 func writeIndentedStatus(w http.ResponseWriter, st *wire.Status) {
-	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
-	}
+	setRetryAfter(w, st)
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		writeError(w, st)
