@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // TestKubeEmptyNamespaceSameAsOurs: kube-apiserver's router takes a path
@@ -25,18 +24,7 @@ import (
 // an admin and to a user allowed only in one namespace.
 func TestKubeEmptyNamespaceSameAsOurs(t *testing.T) {
 	t.Parallel()
-	ks := kubeServer(t)
-	kcfg, err := clientcmd.BuildConfigFromFlags("", ks.KubeconfigPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := startServer(t, "")
-	ocfg := restConfig(t, s)
-	kube, ours := newRawClient(t, kcfg), newRawClient(t, ocfg)
-	ns := kubeNamespace(t, kubeClient(t, ks.AdminConfig()))
-	if code, m := ours.do("POST", "/api/v1/namespaces", jsonCT, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"`+ns+`"}}`); code != http.StatusCreated {
-		t.Fatalf("namespace: %d %v", code, m)
-	}
+	kcfg, ocfg, kube, ours, ns := sideBySideConfigs(t)
 	gv := customResourcesSideBySide(t, ns, kube, ours)
 	group := ns + ".example.com"
 	label := "lw-emptyns=" + ns
@@ -145,10 +133,7 @@ func TestKubeEmptyNamespaceSameAsOurs(t *testing.T) {
 	}
 	for _, tg := range targets {
 		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
-			ctype := jsonCT
-			if method == "PATCH" {
-				ctype = "application/merge-patch+json"
-			}
+			ctype := writeType(method)
 			path := tg.path
 			if method == "DELETE" && !strings.Contains(path, "/x") {
 				// A deletecollection across namespaces: only this test's
@@ -246,10 +231,7 @@ func TestKubeEmptyNamespaceSameAsOurs(t *testing.T) {
 	}
 	for _, tg := range targets {
 		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
-			ctype := jsonCT
-			if method == "PATCH" {
-				ctype = "application/merge-patch+json"
-			}
+			ctype := writeType(method)
 			path := tg.path
 			if method != "GET" {
 				path += sep(path) + "dryRun=All"

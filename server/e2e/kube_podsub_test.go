@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -16,18 +17,35 @@ import (
 // raw clients of both and a namespace that exists on both.
 func sideBySide(t *testing.T) (kube, ours *rawClient, ns string) {
 	t.Helper()
+	_, _, kube, ours, ns = sideBySideConfigs(t)
+	return kube, ours, ns
+}
+
+// sideBySideConfigs is sideBySide with the admin configs the clients
+// were made from (kube's, then serve's), for clients of other users.
+func sideBySideConfigs(t *testing.T) (kcfg, ocfg *rest.Config, kube, ours *rawClient, ns string) {
+	t.Helper()
 	ks := kubeServer(t)
 	kcfg, err := clientcmd.BuildConfigFromFlags("", ks.KubeconfigPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, "")
-	kube, ours = newRawClient(t, kcfg), newRawClient(t, restConfig(t, s))
+	ocfg = restConfig(t, startServer(t, ""))
+	kube, ours = newRawClient(t, kcfg), newRawClient(t, ocfg)
 	ns = kubeNamespace(t, kubeClient(t, ks.AdminConfig()))
 	if code, m := ours.do("POST", "/api/v1/namespaces", jsonCT, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"`+ns+`"}}`); code != http.StatusCreated {
 		t.Fatalf("namespace: %d %v", code, m)
 	}
-	return kube, ours, ns
+	return kcfg, ocfg, kube, ours, ns
+}
+
+// writeType is the Content-Type a test sends a body with for method: a
+// merge patch for PATCH, else JSON.
+func writeType(method string) string {
+	if method == "PATCH" {
+		return "application/merge-patch+json"
+	}
+	return jsonCT
 }
 
 // rawAnswer is one response: code, body, and the body as JSON if it is.

@@ -261,10 +261,7 @@ func TestKubeUncleanPathsSameAsOurs(t *testing.T) {
 	}
 	for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
 		for _, p := range paths {
-			ctype := jsonCT
-			if method == "PATCH" {
-				ctype = "application/merge-patch+json"
-			}
+			ctype := writeType(method)
 			k, o := kube.exactAnswer(method, p, ctype, "{}"), ours.exactAnswer(method, p, ctype, "{}")
 			if k != o {
 				t.Errorf("%s %s:\n kube:  %s\n serve: %s", method, p, k, o)
