@@ -3,6 +3,7 @@ module github.com/listwatch/listwatch
 go 1.26.0
 
 require (
+	github.com/klauspost/compress v1.20.1
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	go.uber.org/goleak v1.3.0

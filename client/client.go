@@ -76,9 +76,9 @@ func newClient(cfg *Config, clk clock) (*Client, error) {
 	if execP != nil {
 		execP.onNewCert = under.CloseIdleConnections
 	}
-	var rt http.RoundTripper = under
+	var rt http.RoundTripper = gzipTransport{under}
 	if cfg.WrapTransport != nil {
-		if rt = cfg.WrapTransport(under); rt == nil {
+		if rt = cfg.WrapTransport(rt); rt == nil {
 			return nil, fmt.Errorf("%w: WrapTransport returned nil", ErrConfig)
 		}
 	}

@@ -115,8 +115,10 @@ type Config struct {
 	// returns, after authentication (bearer token, token file or exec
 	// plugin) and impersonation have set their headers. Use it for tracing,
 	// metrics or fault injection. It is called once, by New, with the base
-	// transport: an *http.Transport, or, with a CAFile, a RoundTripper that
-	// moves to a new one when the CA file rotates. The RoundTripper it
+	// transport, which asks for gzip and hands back bodies decoded (as an
+	// *http.Transport does on its own) over an *http.Transport, or, with a
+	// CAFile, over a RoundTripper that moves to a new one when the CA file
+	// rotates. The RoundTripper it
 	// returns must be safe for concurrent use and must not modify the
 	// requests it is given.
 	WrapTransport func(http.RoundTripper) http.RoundTripper
