@@ -179,9 +179,14 @@ func (c *Client) attempt(ctx context.Context, r request, last bool) (resp *http.
 	start := c.clock.Now()
 	resp, err = c.http.Do(req)
 	if err != nil {
+		// Whether the caller's context or Config.Timeout ended the
+		// attempt: asked before cancel, which ends ctx too, or every
+		// failed attempt under a Timeout would look ended and a GET
+		// whose connection dropped would not be retried.
+		ended := ctx.Err() != nil
 		cancel()
 		c.log.DebugContext(ctx, "request failed", "method", r.method, "url", req.URL.String(), "error", err)
-		if ctx.Err() != nil {
+		if ended {
 			return nil, -1, err
 		}
 		return nil, retryAfterError(r, err), err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -80,9 +81,15 @@ func hijackClose(w http.ResponseWriter, reset bool) {
 // Client for it on clk, with rate limiting off.
 func startFaults(t *testing.T, f *faultServer, clk clock) *Client {
 	t.Helper()
+	return startFaultsTimeout(t, f, clk, 0)
+}
+
+// startFaultsTimeout is startFaults with Config.Timeout set to timeout.
+func startFaultsTimeout(t *testing.T, f *faultServer, clk clock, timeout time.Duration) *Client {
+	t.Helper()
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	c, err := newClient(&Config{Host: srv.URL, QPS: -1}, clk)
+	c, err := newClient(&Config{Host: srv.URL, QPS: -1, Timeout: timeout}, clk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +111,10 @@ func drained(clk *fakeClock) []time.Duration {
 }
 
 // TestRetryRule: which answers are retried, for which requests, after how
-// long, as client-go's IsNextRetry/checkWait decide.
+// long, as client-go's IsNextRetry/checkWait decide; the same with a
+// Config.Timeout, whose per-attempt context must not make a dropped
+// connection look like the caller's end (a GET whose connection the
+// server closed under load was not retried then).
 func TestRetryRule(t *testing.T) {
 	s := time.Second
 	for _, tc := range []struct {
@@ -135,34 +145,52 @@ func TestRetryRule(t *testing.T) {
 		{"PUT EOF", http.MethodPut, false, closeConn, 1, nil},
 		{"DELETE connection reset", http.MethodDelete, false, resetConn, 1, nil},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := &faultServer{faults: 1, fault: tc.fault}
-			clk := newFakeClock(true)
-			c := startFaults(t, f, clk)
-			var body []byte
-			if tc.method != http.MethodGet {
-				body = []byte(`{"n":1}`)
-			}
-			resp, err := c.send(ctxT(t), request{method: tc.method, path: "/x", body: body, watch: tc.watch})
-			if resp != nil {
-				_ = resp.Body.Close()
-			}
-			seen := f.attempts()
-			if len(seen) != tc.attempts {
-				t.Fatalf("%d attempts, want %d (err %v)", len(seen), tc.attempts, err)
-			}
-			if (err == nil) != (tc.attempts == 2) {
-				t.Fatalf("err %v after %d attempts", err, len(seen))
-			}
-			for _, r := range seen {
-				if r.method != tc.method || !bytes.Equal(r.body, body) {
-					t.Fatalf("attempt %s with body %q, want %s %q", r.method, r.body, tc.method, body)
+		for _, timeout := range []time.Duration{0, time.Minute} {
+			t.Run(fmt.Sprintf("%s/timeout=%v", tc.name, timeout), func(t *testing.T) {
+				f := &faultServer{faults: 1, fault: tc.fault}
+				clk := newFakeClock(true)
+				c := startFaultsTimeout(t, f, clk, timeout)
+				var body []byte
+				if tc.method != http.MethodGet {
+					body = []byte(`{"n":1}`)
 				}
-			}
-			if got := drained(clk); !equalDurations(got, tc.slept) {
-				t.Fatalf("slept %v, want %v", got, tc.slept)
-			}
-		})
+				resp, err := c.send(ctxT(t), request{method: tc.method, path: "/x", body: body, watch: tc.watch})
+				if resp != nil {
+					_ = resp.Body.Close()
+				}
+				seen := f.attempts()
+				if len(seen) != tc.attempts {
+					t.Fatalf("%d attempts, want %d (err %v)", len(seen), tc.attempts, err)
+				}
+				if (err == nil) != (tc.attempts == 2) {
+					t.Fatalf("err %v after %d attempts", err, len(seen))
+				}
+				for _, r := range seen {
+					if r.method != tc.method || !bytes.Equal(r.body, body) {
+						t.Fatalf("attempt %s with body %q, want %s %q", r.method, r.body, tc.method, body)
+					}
+				}
+				if got := drained(clk); !equalDurations(got, tc.slept) {
+					t.Fatalf("slept %v, want %v", got, tc.slept)
+				}
+			})
+		}
+	}
+}
+
+// TestRetryNotAfterTimeout: an attempt that Config.Timeout ends is not
+// retried, a GET neither: the timeout is the caller's bound, as client-go's.
+func TestRetryNotAfterTimeout(t *testing.T) {
+	hang := func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
+	f := &faultServer{faults: 1000, fault: hang}
+	clk := newFakeClock(true)
+	c := startFaultsTimeout(t, f, clk, 50*time.Millisecond)
+	_, err := c.send(ctxT(t), request{method: http.MethodGet, path: "/x"})
+	if !errors.Is(err, context.DeadlineExceeded) || len(f.attempts()) != 1 {
+		t.Fatalf("err %v after %d attempts", err, len(f.attempts()))
+	}
+	if got := drained(clk); len(got) != 0 {
+		t.Fatalf("slept %v", got)
 	}
 }
 
