@@ -252,11 +252,33 @@ func steadyWrites(ctx context.Context, r *client.Resource[*object.Unstructured],
 		} else {
 			obj, err = r.Patch(wctx, name, client.MergePatch, fmt.Appendf(nil, `{"data":{"i":"%d"}}`, i))
 		}
+		if err != nil && wire.CodeOf(err) == 0 {
+			// No answer: the connection failed (a loaded server drops
+			// new ones), and a write is not retried. The server may
+			// have committed it; only this writer writes the key, so
+			// the object tells.
+			cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			obj, err = committed(cctx, r, name, i)
+			ccancel()
+		}
 		cancel()
 		if err == nil {
 			ack(mustRV(obj))
 		}
 	}
+}
+
+// committed returns the object name if its data holds write i, else an
+// error.
+func committed(ctx context.Context, r *client.Resource[*object.Unstructured], name string, i int) (*object.Unstructured, error) {
+	obj, err := r.Get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if data, _ := obj.Object["data"].(map[string]any); data["i"] != strconv.Itoa(i) {
+		return nil, fmt.Errorf("write %d of %s not committed", i, name)
+	}
+	return obj, nil
 }
 
 // listStorms fires bursts of concurrent LISTs, half paged (walking every
