@@ -266,11 +266,12 @@ func steadyWrites(ctx context.Context, r *client.Resource[*object.Unstructured],
 		} else {
 			obj, err = r.Patch(wctx, name, client.MergePatch, fmt.Appendf(nil, `{"data":{"i":"%d"}}`, i))
 		}
-		if err != nil && wire.CodeOf(err) == 0 {
-			// No answer: the connection failed (a loaded server drops
-			// new ones), and a write is not retried. The server may
-			// have committed it; only this writer writes the key, so
-			// the object tells.
+		if code := wire.CodeOf(err); err != nil && (code == 0 || code >= 500) {
+			// No answer (the connection failed: a loaded server drops
+			// new ones, and a write is not retried), or one that leaves
+			// the outcome open (etcd's "request timed out" is a 500 of
+			// a write it may have committed). Only this writer writes
+			// the key, so the object tells.
 			cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			obj, err = committed(cctx, r, name, i)
 			ccancel()
