@@ -136,6 +136,7 @@ func TestParseAsKubeRequestInfo(t *testing.T) {
 		"/api/v1/namespaces//", "/api/v1/namespaces//status", "/api/v1/namespaces//finalize", "/api/v1/namespaces///configmaps",
 		"/api/v1/namespaces//configmaps//x", "/api/v1/namespaces//configmaps/", "/api//v1/namespaces", "/api/v1//namespaces/ns",
 		"/api/v1/namespaces/ns//configmaps", "/apis/apps//v1/deployments", "/api/v1/configmaps//x", "/api/v1/namespaces/ns/pods//status",
+		"/api//namespaces//configmaps", "/apis/apps//namespaces//deployments/x",
 	}
 	for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
 		for _, p := range paths {

@@ -130,7 +130,11 @@ func FuzzRoutable(f *testing.F) {
 		if err != nil || !info.IsResourceRequest {
 			return
 		}
-		if info.UnderNamespace && info.Namespace == "" && (info.EmptySegment || !strings.Contains(r.URL.Path, "namespaces//")) {
+		// Under an empty namespace only where the path has one
+		// (namespaces//), as kube's RequestInfo reads it, even when
+		// another empty segment makes the path one no route serves
+		// (/api//namespaces//x: version "", namespace "").
+		if info.UnderNamespace && info.Namespace == "" && !strings.Contains(r.URL.Path, "namespaces//") {
 			t.Fatalf("under no namespace: %+v", info)
 		}
 		if !info.Routable(ScopeNamespaced) || !info.Routable(ScopeUnknown) {
