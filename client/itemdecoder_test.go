@@ -263,7 +263,7 @@ func TestItemDecoderStopsWorkersWhenProtobufEachPanics(t *testing.T) {
 				panic("each")
 			}
 			return nil
-		})
+		}, nil)
 	}()
 	goleak.VerifyNone(t)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/listwatch/listwatch/internal/protomemo"
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -59,7 +60,7 @@ func (r *Resource[T]) ListChunks(ctx context.Context, opts wire.ListOptions, chu
 	c := &chunker[T]{size: chunk, each: each}
 	var meta wire.ListMeta
 	if r.proto != nil && isProtobufResponse(resp.Header) {
-		_, meta, err = r.readProtobufItems(resp.Body, c.add)
+		_, meta, err = r.readProtobufItems(resp.Body, c.add, protomemo.FromContext(ctx))
 	} else {
 		meta, err = readJSONList(resp.Body, c.add)
 	}

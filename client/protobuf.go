@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/listwatch/listwatch/internal/protomemo"
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -231,7 +232,7 @@ func (r *Resource[T]) decodeProtobufList(body io.Reader) (*wire.List[T], error) 
 	list.TypeMeta, list.Metadata, err = r.readProtobufItems(body, func(item T) error {
 		list.Items = append(list.Items, item)
 		return nil
-	})
+	}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("client: decoding list of %s: %w", r.gvr, err)
 	}
@@ -242,11 +243,25 @@ func (r *Resource[T]) decodeProtobufList(body io.Reader) (*wire.List[T], error) 
 // each item, decoded into a new T (on other goroutines when the page is
 // large: itemDecoder), to item, in order; it notes that the server speaks
 // protobuf for r. An error from item stops the read and is returned as is.
-func (r *Resource[T]) readProtobufItems(body io.Reader, item func(T) error) (wire.TypeMeta, wire.ListMeta, error) {
+//
+// With a memo (an informer's; see package protomemo) the items' parts
+// that repeat are decoded once and shared between the items.
+func (r *Resource[T]) readProtobufItems(body io.Reader, item func(T) error, memo *protomemo.Memo) (wire.TypeMeta, wire.ListMeta, error) {
 	if r.proto != nil {
 		r.proto.serverSpeaks.Store(true)
 	}
-	d := newItemDecoder(unmarshalRaw[T], item)
+	decode := unmarshalRaw[T]
+	if memo != nil && protomemo.Supports(reflect.TypeFor[T]()) {
+		decode = func(raw []byte) (T, error) {
+			var zero T
+			obj := newObject[T]()
+			if err := memo.Decode(any(obj).(protomemo.Unmarshaler), raw); err != nil {
+				return zero, fmt.Errorf("%w: %w", wire.ErrProtobuf, err)
+			}
+			return obj, nil
+		}
+	}
+	d := newItemDecoder(decode, item)
 	defer d.stop() // also when item panics
 	tm, lm, err := wire.ReadProtobufList(body, d.add)
 	if err = d.finish(err); err != nil {

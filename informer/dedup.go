@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/listwatch/listwatch/internal/protomemo"
 	"github.com/listwatch/listwatch/object"
 )
 
@@ -62,6 +63,12 @@ type deduper struct {
 	values     map[uint64]sharedValue
 	scratch    map[*typeCode][]*mapScratch // see takeScratch; never reset
 	budget     int                         // values walk may still visit in this object
+	// memo decoded the parts of the objects' metadata, spec and status
+	// that repeat once each (nil: the informer has a Transform, or
+	// dedup is off): walk goes through each such part once, the first
+	// time an object brings it, and shares it as it is after that (see
+	// memoOwned).
+	memo *protomemo.Memo
 }
 
 func newDeduper(maxEntries int) *deduper {

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"sync"
 	"unsafe"
+
+	"github.com/listwatch/listwatch/internal/protomemo"
 )
 
 // The sharing of typed objects walks them through a plan compiled once
@@ -173,6 +175,11 @@ func shareable(t reflect.Type, depth int) bool {
 	return false
 }
 
+// memoDepth is walk's depth (after its increment) at the fields of an
+// object's metadata, spec and status, where a protomemo.Memo hands out
+// the parts it decodes once: walk at depth 0 is the object's struct.
+const memoDepth = 3
+
 // maxDedupDepth bounds how deep walk descends: Kubernetes types nest far
 // less; a type with a pointer cycle stops here.
 const maxDedupDepth = 64
@@ -241,12 +248,33 @@ func (d *deduper) walk(c *typeCode, p unsafe.Pointer, depth int) uint64 {
 		if q == nil {
 			return 0x11
 		}
+		var o *protomemo.Owned
+		if depth == memoDepth && d.memo != nil {
+			if o = d.memo.Owner(q); o != nil {
+				if canon, ok := o.Walked(); ok {
+					*(*unsafe.Pointer)(p) = canon
+					return d.shallowHash(c, p)
+				}
+			}
+		}
 		d.share(c, p, mix(d.walk(c.elem, q, depth)^0x1234567))
+		if o != nil {
+			o.MarkWalked(*(*unsafe.Pointer)(p))
+		}
 		return d.shallowHash(c, p)
 	case reflect.Slice:
 		sh := (*sliceHeader)(p)
 		if sh.data == nil {
 			return 0x12
+		}
+		if depth == memoDepth && d.memo != nil {
+			if o := d.memo.Owner(sh.data); o != nil && o.Len == sh.len {
+				if canon, ok := o.Walked(); ok {
+					*sh = sliceHeader{data: canon, len: sh.len, cap: sh.len}
+					return d.shallowHash(c, p)
+				}
+				defer func() { o.MarkWalked(sh.data) }()
+			}
 		}
 		// Without its spare capacity, whether or not it is shared: a
 		// struct, pointer or slice holding it may be shared (they compare
@@ -269,6 +297,15 @@ func (d *deduper) walk(c *typeCode, p unsafe.Pointer, depth int) uint64 {
 	case reflect.Map:
 		if *(*unsafe.Pointer)(p) == nil {
 			return 0x13
+		}
+		if depth == memoDepth && d.memo != nil {
+			if o := d.memo.Owner(*(*unsafe.Pointer)(p)); o != nil {
+				if canon, ok := o.Walked(); ok {
+					*(*unsafe.Pointer)(p) = canon
+					return d.shallowHash(c, p)
+				}
+				defer func() { o.MarkWalked(*(*unsafe.Pointer)(p)) }()
+			}
 		}
 		var h uint64
 		if c.stringMap {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/protomemo"
 	"github.com/listwatch/listwatch/internal/run"
 	"github.com/listwatch/listwatch/object"
 )
@@ -62,9 +63,16 @@ func New[T object.Object](lw ListerWatcher[T], opts Options[T]) (*Informer[T], e
 	}
 	i := &Informer[T]{store: store, listeners: map[*listener[T]]struct{}{}}
 	transform := opts.Transform
+	var memo *protomemo.Memo
 	if !opts.DisableDedup {
 		d := newDeduper(DefaultDedupEntries)
 		d.objects = store.Len
+		if opts.Transform == nil {
+			// Parts decoded once are shared from the start, before any
+			// transform could change one object's copy.
+			memo = protomemo.New()
+			d.memo = memo
+		}
 		transform = withDedup(transform, d)
 	}
 	i.queue = NewDeltaQueue(DeltaQueueOptions[T]{KnownObjects: store, Transform: transform})
@@ -72,6 +80,7 @@ func New[T object.Object](lw ListerWatcher[T], opts Options[T]) (*Informer[T], e
 	ro.ResyncPeriod = i.resyncPeriod
 	ro.ShouldResync = i.shouldResync
 	i.reflector = NewReflector(lw, Sink[T](i.queue), ro)
+	i.reflector.memo = memo
 	i.logger = i.reflector.logger
 	i.reflector.opts.Metrics.NewInformerMetrics(ro.Name, i.metricsSnapshot)
 	return i, nil

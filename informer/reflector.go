@@ -13,6 +13,7 @@ import (
 
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/internal/backoff"
+	"github.com/listwatch/listwatch/internal/protomemo"
 	"github.com/listwatch/listwatch/object"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -114,6 +115,10 @@ type Reflector[T object.Object] struct {
 	metrics ReflectorMetrics
 	// backoff spaces list and watch retries; only Run's goroutine uses it.
 	backoff backoff.Exponential
+	// memo, set by an informer that shares its objects' parts, goes with
+	// every list's context: the client decodes the parts that repeat
+	// once (see package protomemo and the deduper).
+	memo *protomemo.Memo
 
 	// mu guards the fields below; it is never held across a call to lw or
 	// sink.
@@ -267,6 +272,12 @@ func (r *Reflector[T]) relistRV(streaming bool) (rv, match string) {
 // of a sink that can (EarlyLister) is queued chunk by chunk, so that the
 // informer stores and hands out objects while the rest are decoded.
 func (r *Reflector[T]) list(ctx context.Context) (err error) {
+	if r.memo != nil {
+		// Run after stop (below): every object this list decoded is in
+		// the sink by then, or dropped, so no sharing walk needs the
+		// memo's parts again, and its bytes are not kept between lists.
+		defer r.memo.Reset()
+	}
 	rv, match := r.relistRV(false)
 	chunks, stop := r.fetchPages(ctx, wire.ListOptions{ResourceVersion: rv, ResourceVersionMatch: match, Limit: max(r.opts.PageSize, 0)})
 	defer stop()
@@ -442,6 +453,9 @@ func (r *Reflector[T]) listPage(ctx context.Context, opts wire.ListOptions, each
 	}
 	var meta wire.ListMeta
 	var err error
+	if r.memo != nil {
+		ctx = protomemo.NewContext(ctx, r.memo)
+	}
 	if cl, ok := r.lw.(ChunkLister[T]); ok {
 		meta, err = cl.ListChunks(ctx, opts, listChunkItems, count)
 	} else {

@@ -39,7 +39,7 @@ var syncList struct {
 // with a stream on which nothing happens. It costs next to no CPU, so a
 // benchmark against it measures the clients alone, as on a cluster whose
 // API server runs on other machines.
-func recordedListServer(b *testing.B) http.Handler {
+func recordedListServer(b testing.TB) http.Handler {
 	syncList.once.Do(func() {
 		pl := &corev1.PodList{}
 		pl.ResourceVersion = "100000"
