@@ -70,6 +70,15 @@
 //     subtree. Values never change; memory is shared, which is one more
 //     reason never to modify a stored object. The tables that find equal
 //     parts are bounded (DefaultDedupEntries) and start afresh past it.
+//   - Decoding once: without a Transform, a typed informer's lists (in
+//     protobuf, for k8s.io/api types) decode the parts of an object's
+//     metadata, spec and status that are pointers, slices or maps once
+//     per distinct bytes in the list (a ReplicaSet's replicas have
+//     byte-identical containers, volumes, tolerations, labels and owner
+//     references), and every object with those bytes gets the same
+//     value, which sharing then walks once. The values are exactly what
+//     the type's Unmarshal gives. A Transform turns it off, as it may
+//     modify its argument, which must then be the object's own.
 //   - Lists: a page is decoded as it arrives and handed on 500 items at a
 //     time when the ListerWatcher can (ChunkLister; *client.Resource[T]
 //     can, in protobuf and JSON), so a page of everything, which

@@ -18,7 +18,9 @@ type Options[T object.Object] struct {
 	Indexers Indexers[T]
 	// Transform, if set, rewrites every object before it is stored and
 	// handed to handlers (see DropManagedFields). It may modify its
-	// argument in place: the object is not shared yet.
+	// argument in place: the object is not shared yet. (Without a
+	// Transform, lists decode repeated parts once and share them from
+	// the start; see the package doc, Memory.)
 	Transform func(T) (T, error)
 	// DisableDedup turns off the sharing of equal parts between stored
 	// objects (strings; for typed objects every equal pointed-to struct,
