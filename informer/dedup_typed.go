@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"sync"
 	"unsafe"
-
-	"github.com/listwatch/listwatch/internal/protomemo"
 )
 
 // The sharing of typed objects walks them through a plan compiled once
@@ -175,10 +173,11 @@ func shareable(t reflect.Type, depth int) bool {
 	return false
 }
 
-// memoDepth is walk's depth (after its increment) at the fields of an
-// object's metadata, spec and status, where a protomemo.Memo hands out
-// the parts it decodes once: walk at depth 0 is the object's struct.
-const memoDepth = 3
+// memoDepth is walk's depth argument at the fields of an object's
+// metadata, spec and status, where a protomemo.Memo hands out the parts
+// it decodes once: the object's struct is walked at depth 0, its fields
+// at 1, theirs at 2.
+const memoDepth = 2
 
 // maxDedupDepth bounds how deep walk descends: Kubernetes types nest far
 // less; a type with a pointer cycle stops here.
@@ -203,6 +202,50 @@ func (d *deduper) typed(v reflect.Value) uint64 {
 // ones (inside resource.Quantity or time.Time, say) are read to tell
 // values apart, never changed. It returns the value's hash.
 func (d *deduper) walk(c *typeCode, p unsafe.Pointer, depth int) uint64 {
+	if depth == memoDepth && d.memo != nil {
+		return d.walkMemo(c, p, depth)
+	}
+	return d.walkValue(c, p, depth)
+}
+
+// walkMemo walks the value at p, at memoDepth: a pointer, slice or map
+// the memo handed out is walked the first time only (no object holding
+// it has been stored yet: each is walked before it is queued), and
+// after that replaced by what that walk made of it, without walking it
+// again, so that it is never written once other objects hold it.
+func (d *deduper) walkMemo(c *typeCode, p unsafe.Pointer, depth int) uint64 {
+	var word unsafe.Pointer
+	n := 0
+	switch c.kind {
+	case reflect.Pointer, reflect.Map:
+		word = *(*unsafe.Pointer)(p)
+	case reflect.Slice:
+		sh := (*sliceHeader)(p)
+		word, n = sh.data, sh.len
+	}
+	o := d.memo.Owner(word)
+	if o == nil || o.Len != n {
+		return d.walkValue(c, p, depth)
+	}
+	if canon, ok := o.Walked(); ok {
+		if c.kind == reflect.Slice {
+			*(*sliceHeader)(p) = sliceHeader{data: canon, len: n, cap: n}
+		} else {
+			*(*unsafe.Pointer)(p) = canon
+		}
+		return d.shallowHash(c, p)
+	}
+	h := d.walkValue(c, p, depth)
+	if c.kind == reflect.Slice {
+		o.MarkWalked((*sliceHeader)(p).data)
+	} else {
+		o.MarkWalked(*(*unsafe.Pointer)(p))
+	}
+	return h
+}
+
+// walkValue is walk without the memo's parts.
+func (d *deduper) walkValue(c *typeCode, p unsafe.Pointer, depth int) uint64 {
 	if depth > maxDedupDepth || d.budget <= 0 {
 		// A type that nests this deep (or a cycle of pointers), or an
 		// object of more parts than the budget (pointers that join again
@@ -248,33 +291,12 @@ func (d *deduper) walk(c *typeCode, p unsafe.Pointer, depth int) uint64 {
 		if q == nil {
 			return 0x11
 		}
-		var o *protomemo.Owned
-		if depth == memoDepth && d.memo != nil {
-			if o = d.memo.Owner(q); o != nil {
-				if canon, ok := o.Walked(); ok {
-					*(*unsafe.Pointer)(p) = canon
-					return d.shallowHash(c, p)
-				}
-			}
-		}
 		d.share(c, p, mix(d.walk(c.elem, q, depth)^0x1234567))
-		if o != nil {
-			o.MarkWalked(*(*unsafe.Pointer)(p))
-		}
 		return d.shallowHash(c, p)
 	case reflect.Slice:
 		sh := (*sliceHeader)(p)
 		if sh.data == nil {
 			return 0x12
-		}
-		if depth == memoDepth && d.memo != nil {
-			if o := d.memo.Owner(sh.data); o != nil && o.Len == sh.len {
-				if canon, ok := o.Walked(); ok {
-					*sh = sliceHeader{data: canon, len: sh.len, cap: sh.len}
-					return d.shallowHash(c, p)
-				}
-				defer func() { o.MarkWalked(sh.data) }()
-			}
 		}
 		// Without its spare capacity, whether or not it is shared: a
 		// struct, pointer or slice holding it may be shared (they compare
@@ -297,15 +319,6 @@ func (d *deduper) walk(c *typeCode, p unsafe.Pointer, depth int) uint64 {
 	case reflect.Map:
 		if *(*unsafe.Pointer)(p) == nil {
 			return 0x13
-		}
-		if depth == memoDepth && d.memo != nil {
-			if o := d.memo.Owner(*(*unsafe.Pointer)(p)); o != nil {
-				if canon, ok := o.Walked(); ok {
-					*(*unsafe.Pointer)(p) = canon
-					return d.shallowHash(c, p)
-				}
-				defer func() { o.MarkWalked(*(*unsafe.Pointer)(p)) }()
-			}
 		}
 		var h uint64
 		if c.stringMap {
