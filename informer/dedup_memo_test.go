@@ -3,8 +3,8 @@ package informer
 import (
 	"errors"
 	"maps"
-	"slices"
 	"reflect"
+	"slices"
 	"testing"
 	"unsafe"
 
