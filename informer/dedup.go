@@ -64,10 +64,10 @@ type deduper struct {
 	scratch    map[*typeCode][]*mapScratch // see takeScratch; never reset
 	budget     int                         // values walk may still visit in this object
 	// memo decoded the parts of the objects' metadata, spec and status
-	// that repeat once each (nil: the informer has a Transform, or
-	// dedup is off): walk goes through each such part once, the first
-	// time an object brings it, and shares it as it is after that (see
-	// memoOwned).
+	// that repeat once each (nil: the informer has a Transform, lists
+	// through a ListerWatcher of its own, or dedup is off): walk goes
+	// through each such part once, the first time an object brings it,
+	// and shares it as it is after that (see walkMemo).
 	memo *protomemo.Memo
 }
 

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 	"unsafe"
 
@@ -28,6 +29,7 @@ type memoMeta struct {
 	UID             string            `protobuf:"bytes,3,opt,name=uid"`
 	ResourceVersion string            `protobuf:"bytes,4,opt,name=resourceVersion"`
 	Labels          map[string]string `protobuf:"bytes,5,rep,name=labels"`
+	Owners          []memoItem        `protobuf:"bytes,6,rep,name=owners"`
 }
 
 type memoSpec struct {
@@ -63,8 +65,18 @@ func (o *memoObj) Marshal() []byte {
 		meta = protowire.AppendTag(meta, 5, protowire.BytesType)
 		meta = protowire.AppendBytes(meta, e)
 	}
+	meta = appendItems(meta, 6, o.Meta.Owners)
 	spec = appendStr(spec, 1, o.Spec.Node)
-	for _, it := range o.Spec.Items {
+	spec = appendItems(spec, 2, o.Spec.Items)
+	var out []byte
+	out = protowire.AppendTag(out, 1, protowire.BytesType)
+	out = protowire.AppendBytes(out, meta)
+	out = protowire.AppendTag(out, 2, protowire.BytesType)
+	return protowire.AppendBytes(out, spec)
+}
+
+func appendItems(out []byte, n protowire.Number, items []memoItem) []byte {
+	for _, it := range items {
 		var b []byte
 		b = appendStr(b, 1, it.Name)
 		b = appendStr(b, 2, it.Image)
@@ -72,14 +84,24 @@ func (o *memoObj) Marshal() []byte {
 			b = protowire.AppendTag(b, 3, protowire.BytesType)
 			b = protowire.AppendString(b, a)
 		}
-		spec = protowire.AppendTag(spec, 2, protowire.BytesType)
-		spec = protowire.AppendBytes(spec, b)
+		out = protowire.AppendTag(out, n, protowire.BytesType)
+		out = protowire.AppendBytes(out, b)
 	}
-	var out []byte
-	out = protowire.AppendTag(out, 1, protowire.BytesType)
-	out = protowire.AppendBytes(out, meta)
-	out = protowire.AppendTag(out, 2, protowire.BytesType)
-	return protowire.AppendBytes(out, spec)
+	return out
+}
+
+func (it *memoItem) Unmarshal(b []byte) error {
+	return eachRecord(b, func(n protowire.Number, v []byte) error {
+		switch n {
+		case 1:
+			it.Name = string(v)
+		case 2:
+			it.Image = string(v)
+		case 3:
+			it.Args = append(it.Args, string(v))
+		}
+		return nil
+	})
 }
 
 func appendStr(b []byte, n protowire.Number, s string) []byte {
@@ -148,6 +170,12 @@ func (m *memoMeta) Unmarshal(b []byte) error {
 				m.Labels = map[string]string{}
 			}
 			m.Labels[k] = val
+		case 6:
+			var it memoItem
+			if err := it.Unmarshal(v); err != nil {
+				return err
+			}
+			m.Owners = append(m.Owners, it)
 		}
 		return nil
 	})
@@ -160,17 +188,7 @@ func (s *memoSpec) Unmarshal(b []byte) error {
 			s.Node = string(v)
 		case 2:
 			var it memoItem
-			if err := eachRecord(v, func(n protowire.Number, v []byte) error {
-				switch n {
-				case 1:
-					it.Name = string(v)
-				case 2:
-					it.Image = string(v)
-				case 3:
-					it.Args = append(it.Args, string(v))
-				}
-				return nil
-			}); err != nil {
+			if err := it.Unmarshal(v); err != nil {
 				return err
 			}
 			s.Items = append(s.Items, it)
@@ -244,5 +262,39 @@ func TestDedupWalksMemoPartsOnce(t *testing.T) {
 		if cap(o.Spec.Items) != len(o.Spec.Items) {
 			t.Fatal("a shared slice kept spare capacity")
 		}
+	}
+}
+
+// TestDedupMarksMemoPartsOutOfBudget: an object whose metadata uses up
+// the walk's budget still has its spec's memo parts marked (walked as
+// they are) before it is stored, so that the next object with those
+// parts does not walk them, writing into what the first one holds.
+func TestDedupMarksMemoPartsOutOfBudget(t *testing.T) {
+	items := []memoItem{{Name: "app", Image: "img:1", Args: []string{"-v"}}}
+	big := &memoObj{Meta: memoMeta{Name: "big", Namespace: "ns", UID: "u1", ResourceVersion: "1"}, Spec: memoSpec{Node: "n1", Items: items}}
+	for i := range dedupBudget / 3 {
+		big.Meta.Owners = append(big.Meta.Owners, memoItem{Name: strconv.Itoa(i)})
+	}
+	small := &memoObj{Meta: memoMeta{Name: "small", Namespace: "ns", UID: "u2", ResourceVersion: "1"}, Spec: memoSpec{Node: "n2", Items: items}}
+	memo := protomemo.New()
+	var a, b memoObj
+	if err := memo.Decode(&a, big.Marshal()); err != nil {
+		t.Fatal(err)
+	}
+	if err := memo.Decode(&b, small.Marshal()); err != nil {
+		t.Fatal(err)
+	}
+	part := unsafe.Pointer(unsafe.SliceData(a.Spec.Items))
+	if part != unsafe.Pointer(unsafe.SliceData(b.Spec.Items)) || memo.Owner(part) == nil {
+		t.Fatal("the memo did not hand both objects one items slice")
+	}
+	d := newDeduper(DefaultDedupEntries)
+	d.memo = memo
+	dedupObject(d, &a)
+	if d.budget > 0 {
+		t.Fatalf("the big object left %d of the budget", d.budget)
+	}
+	if _, ok := memo.Owner(part).Walked(); !ok {
+		t.Fatal("out of budget, the spec's memo part was left unmarked")
 	}
 }

@@ -246,7 +246,12 @@ func (d *deduper) walkMemo(c *typeCode, p unsafe.Pointer, depth int) uint64 {
 
 // walkValue is walk without the memo's parts.
 func (d *deduper) walkValue(c *typeCode, p unsafe.Pointer, depth int) uint64 {
-	if depth > maxDedupDepth || d.budget <= 0 {
+	// Out of budget, the object's own struct and its metadata, spec and
+	// status (bounded by their types) are still walked down to the
+	// memo's parts, so that walkMemo marks each (walked, as it is)
+	// before the object is stored: a part left unmarked would be walked,
+	// and written, with the next object that has it.
+	if depth > maxDedupDepth || d.budget <= 0 && (depth >= memoDepth || d.memo == nil || c.kind != reflect.Struct) {
 		// A type that nests this deep (or a cycle of pointers), or an
 		// object of more parts than the budget (pointers that join again
 		// below, which a program, not a decoder, may build, would be

@@ -77,8 +77,11 @@
 //     byte-identical containers, volumes, tolerations, labels and owner
 //     references), and every object with those bytes gets the same
 //     value, which sharing then walks once. The values are exactly what
-//     the type's Unmarshal gives. A Transform turns it off, as it may
-//     modify its argument, which must then be the object's own.
+//     the type's Unmarshal gives. It is on only when the informer lists
+//     through a *client.Resource[T] (or NewListWatchFromClient over one,
+//     or ListWatchFuncs with ListsUntouched) and has no Transform: a
+//     Transform, or a ListerWatcher of the user's own, may modify the
+//     objects it is given, which must then be each object's own.
 //   - Lists: a page is decoded as it arrives and handed on 500 items at a
 //     time when the ListerWatcher can (ChunkLister; *client.Resource[T]
 //     can, in protobuf and JSON), so a page of everything, which

@@ -69,9 +69,10 @@ func New[T object.Object](lw ListerWatcher[T], opts Options[T]) (*Informer[T], e
 	if !opts.DisableDedup {
 		d := newDeduper(DefaultDedupEntries)
 		d.objects = store.Len
-		if opts.Transform == nil {
+		if opts.Transform == nil && listsUntouched(lw) {
 			// Parts decoded once are shared from the start, before any
-			// transform could change one object's copy.
+			// transform, or a ListerWatcher of the user's own, could
+			// change one object's copy.
 			memo = protomemo.New()
 			d.memo = memo
 		}

@@ -40,6 +40,30 @@ type ListWatchFuncs[T object.Object] struct {
 	// ListChunksFunc is optional: without it ListChunks calls ListFunc and
 	// hands over the page in one chunk.
 	ListChunksFunc func(ctx context.Context, opts wire.ListOptions, chunk int, each func([]T) error) (wire.ListMeta, error)
+
+	// ListsUntouched declares that ListChunksFunc and ListFunc hand over
+	// the items a *client.Resource[T] decoded as they are, never
+	// modifying one (a wrapper that only observes, as
+	// NewListWatchFromClient's, which sets it over a *client.Resource[T]).
+	// An informer may then decode the parts of its list items that
+	// repeat once and share them from the start (package doc, Memory).
+	// Leave it false when the funcs modify items or build their own.
+	ListsUntouched bool
+}
+
+// listsUntouched reports whether lw hands the reflector the items the
+// client decoded, as they are: *client.Resource[T], or ListWatchFuncs
+// that say so (ListsUntouched). Only then may a list's items share
+// parts from their decoding on (protomemo): a ListerWatcher of the
+// user's own may modify the items it lists before handing them over.
+func listsUntouched[T object.Object](lw ListerWatcher[T]) bool {
+	switch l := lw.(type) {
+	case *client.Resource[T]:
+		return true
+	case ListWatchFuncs[T]:
+		return l.ListsUntouched
+	}
+	return false
 }
 
 var (
@@ -106,6 +130,7 @@ func NewListWatchFromClient[T object.Object](c ListerWatcher[T], labelSelector, 
 			return cl.ListChunks(ctx, narrow(o), chunk, each)
 		}
 	}
+	lw.ListsUntouched = listsUntouched(c)
 	return lw
 }
 

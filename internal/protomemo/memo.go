@@ -70,9 +70,12 @@ type Memo struct {
 	owned    sync.Map // unsafe.Pointer (pointer, map or slice data) → *Owned
 	keyBytes atomic.Int64
 	maxBytes int64
-	hits     atomic.Int64
-	misses   atomic.Int64
-	pool     sync.Pool // *scratch
+	// nOwned counts the values ever owned since Reset, raised before
+	// each is: Owner skips the lookup while it is 0 (between lists).
+	nOwned atomic.Int64
+	hits   atomic.Int64
+	misses atomic.Int64
+	pool   sync.Pool // *scratch
 }
 
 // New returns an empty Memo.
@@ -124,7 +127,7 @@ func (o *Owned) MarkWalked(canon unsafe.Pointer) {
 // pointer's, a map's, or a slice's data) is p, or nil when m never
 // handed it out.
 func (m *Memo) Owner(p unsafe.Pointer) *Owned {
-	if m == nil || p == nil {
+	if m == nil || p == nil || m.nOwned.Load() == 0 {
 		return nil
 	}
 	if v, ok := m.owned.Load(p); ok {
@@ -141,6 +144,7 @@ func (m *Memo) Reset() {
 	m.entries.Clear()
 	m.owned.Clear()
 	m.keyBytes.Store(0)
+	m.nOwned.Store(0)
 }
 
 // Stats returns how many lookups hit and missed.
@@ -201,7 +205,7 @@ const maxNum = 64
 
 func (m *Memo) decode(pl *msgPlan, p unsafe.Pointer, u Unmarshaler, b []byte, depth int, s *scratch) error {
 	recs := s.recs[depth][:0]
-	var count [maxNum]uint8
+	var count [maxNum]int32
 	var notBytes uint64
 	for off := 0; off < len(b); {
 		num, typ, n := protowire.ConsumeTag(b[off:])
@@ -214,9 +218,7 @@ func (m *Memo) decode(pl *msgPlan, p unsafe.Pointer, u Unmarshaler, b []byte, de
 		}
 		recs = append(recs, record{num: num, typ: typ, start: off, val: off + n, end: off + n + l})
 		if num < maxNum {
-			if count[num] < 255 {
-				count[num]++
-			}
+			count[num]++
 			if typ != protowire.BytesType {
 				notBytes |= 1 << num
 			}
@@ -306,6 +308,7 @@ func (m *Memo) field(f *fieldPlan, p unsafe.Pointer, u Unmarshaler, group []byte
 	}
 	// Owned before it is published: whoever gets the value from the
 	// memo finds it owned.
+	m.nOwned.Add(1)
 	m.owned.Store(e.word, &Owned{Len: e.len})
 	if _, lost := m.entries.LoadOrStore(h, e); lost {
 		m.owned.Delete(e.word)

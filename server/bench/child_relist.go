@@ -94,6 +94,9 @@ func listwatchRelistLW[T object.Object](lw informer.ListerWatcher[T], h *relistH
 		}
 	}
 	return informer.ListWatchFuncs[T]{
+		// The funcs only observe: the informer treats lw's items as it
+		// would without the wrapper.
+		ListsUntouched: true,
 		ListChunksFunc: chunks,
 		ListFunc: func(ctx context.Context, o wire.ListOptions) (*wire.List[T], error) {
 			l, err := lw.List(ctx, o)

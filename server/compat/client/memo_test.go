@@ -2,13 +2,16 @@ package client_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"reflect"
 	"sync/atomic"
 	"testing"
 	"unsafe"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -19,6 +22,7 @@ import (
 	"github.com/listwatch/listwatch/informer"
 	"github.com/listwatch/listwatch/internal/protomemo"
 	"github.com/listwatch/listwatch/server/bench"
+	"github.com/listwatch/listwatch/wire"
 )
 
 // memoMessage is a k8s.io/api object type: its generated protobuf pair.
@@ -226,6 +230,136 @@ func TestInformerMemoStoresWhatUnmarshalGives(t *testing.T) {
 		}
 		if transform && transformed.Load() != syncPods {
 			t.Fatalf("transformed %d pods, want %d", transformed.Load(), syncPods)
+		}
+	}
+}
+
+// podListServer answers every LIST with n production pods in protobuf,
+// and every WATCH with a stream on which nothing happens.
+func podListServer(t testing.TB, n int) http.Handler {
+	pl := &corev1.PodList{}
+	pl.ResourceVersion = "100"
+	for i := range n {
+		p := bench.ProductionPod("bench", i)
+		p.ResourceVersion = "1"
+		pl.Items = append(pl.Items, *p)
+	}
+	body := kubeEncode(t, pl)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if q := r.URL.Query().Get("watch"); q == "true" || q == "1" {
+			w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf;stream=watch")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
+		_, _ = w.Write(body)
+	})
+}
+
+// TestInformerMemoOffForListerWatchersOfTheirOwn: a ListerWatcher of the
+// user's own may edit the pods it lists before handing them over (as a
+// Transform may): its informer decodes each pod on its own, so an edit
+// never reaches another pod (with the memo, pods share their labels).
+func TestInformerMemoOffForListerWatchersOfTheirOwn(t *testing.T) {
+	const n = 30
+	srv := startTLS(t, podListServer(t, n))
+	c := newTestClient(t, srv, nil)
+	res := client.NewResource[*corev1.Pod](c, pods).Namespace("bench")
+	lw := informer.ListWatchFuncs[*corev1.Pod]{
+		ListFunc:  res.List,
+		WatchFunc: res.Watch,
+		ListChunksFunc: func(ctx context.Context, o wire.ListOptions, chunk int, each func([]*corev1.Pod) error) (wire.ListMeta, error) {
+			return res.ListChunks(ctx, o, chunk, func(ps []*corev1.Pod) error {
+				for _, p := range ps {
+					p.Labels["lw-seen"] = p.Name // this pod's own copy, one would think
+				}
+				return each(ps)
+			})
+		},
+	}
+	inf, err := informer.New[*corev1.Pod](lw, informer.Options[*corev1.Pod]{Reflector: informer.ReflectorOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var added atomic.Int64
+	synced := make(chan struct{})
+	_, _ = inf.AddEventHandler(informer.HandlerFuncs[*corev1.Pod]{AddFunc: func(p *corev1.Pod, _ bool) {
+		if added.Add(1) == n {
+			close(synced)
+		}
+	}}, informer.HandlerOptions{})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { _ = inf.Run(ctx); close(done) }()
+	<-synced
+	bad := 0
+	for _, p := range inf.Lister().List() {
+		if p.Labels["lw-seen"] != p.Name {
+			bad++
+			if bad < 4 {
+				t.Errorf("pod %s has lw-seen=%q", p.Name, p.Labels["lw-seen"])
+			}
+		}
+	}
+	cancel()
+	<-done
+	if bad > 0 {
+		t.Errorf("%d of %d pods carry another pod's edit", bad, n)
+	}
+}
+
+// labelRec appends an ObjectMeta labels record.
+func labelRec(b []byte, k, v string) []byte {
+	var e []byte
+	e = protowire.AppendTag(e, 1, protowire.BytesType)
+	e = protowire.AppendString(e, k)
+	e = protowire.AppendTag(e, 2, protowire.BytesType)
+	e = protowire.AppendString(e, v)
+	b = protowire.AppendTag(b, 11, protowire.BytesType) // ObjectMeta.labels
+	return protowire.AppendBytes(b, e)
+}
+
+// podWithMeta is a Pod of the metadata bytes meta.
+func podWithMeta(meta []byte) []byte {
+	var b []byte
+	b = protowire.AppendTag(b, 1, protowire.BytesType)
+	return protowire.AppendBytes(b, meta)
+}
+
+// TestMemoDecodeFieldSplitAfterManyRecords: a field whose records come
+// in two runs (255 labels, the name, one more label) is decoded whole,
+// not memoized from its first run: the pod with the extra label and the
+// one without each get what Unmarshal gives (the memo once counted
+// records in a byte, which saturated at 255).
+func TestMemoDecodeFieldSplitAfterManyRecords(t *testing.T) {
+	var labels []byte
+	for i := range 255 {
+		labels = labelRec(labels, fmt.Sprintf("k%03d", i), "v")
+	}
+	metaA := append([]byte(nil), labels...)
+	metaA = protowire.AppendTag(metaA, 1, protowire.BytesType)
+	metaA = protowire.AppendString(metaA, "a")
+	metaA = labelRec(metaA, "zz-extra", "only-in-a")
+	metaB := append([]byte(nil), labels...)
+	metaB = protowire.AppendTag(metaB, 1, protowire.BytesType)
+	metaB = protowire.AppendString(metaB, "b")
+
+	m := protomemo.New()
+	for _, tc := range []struct {
+		name string
+		b    []byte
+	}{{"A", podWithMeta(metaA)}, {"B", podWithMeta(metaB)}} {
+		var want, got corev1.Pod
+		if err := want.Unmarshal(tc.b); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Decode(&got, tc.b); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(&want, &got) {
+			t.Errorf("pod %s: memo gives %d labels (zz-extra=%q), Unmarshal %d", tc.name, len(got.Labels), got.Labels["zz-extra"], len(want.Labels))
 		}
 	}
 }
