@@ -205,7 +205,9 @@ const maxNum = 64
 
 func (m *Memo) decode(pl *msgPlan, p unsafe.Pointer, u Unmarshaler, b []byte, depth int, s *scratch) error {
 	recs := s.recs[depth][:0]
-	var count [maxNum]int32
+	// count: records of each field, exactly (one that stopped at 255
+	// would take 255 consecutive records of a field for all of them).
+	var count [maxNum]int
 	var notBytes uint64
 	for off := 0; off < len(b); {
 		num, typ, n := protowire.ConsumeTag(b[off:])
@@ -236,7 +238,7 @@ func (m *Memo) decode(pl *msgPlan, p unsafe.Pointer, u Unmarshaler, b []byte, de
 		}
 		f := pl.field(num)
 		handled := false
-		if f != nil && notBytes&(1<<num) == 0 && int(count[num]) == j-i {
+		if f != nil && notBytes&(1<<num) == 0 && count[num] == j-i {
 			switch {
 			case depth == 0 && f.kind == kindValue && j == i+1:
 				fp := unsafe.Add(p, f.off)

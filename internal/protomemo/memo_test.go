@@ -1066,6 +1066,39 @@ func TestDecodeWireEdgeCases(t *testing.T) {
 	}
 }
 
+// TestDecodeManyRecordsOfOneField: a field of more than 255 records
+// decodes exactly, its records consecutive (then memoized) or not; the
+// records of a field left to the parent's Unmarshal are not added to a
+// part the memo remembers.
+func TestDecodeManyRecordsOfOneField(t *testing.T) {
+	type P struct{}
+	item := func(i int) []byte { return rec(2, (&testItem{Name: fmt.Sprint(i)}).marshal()) }
+	label := func(k, v string) []byte { return rec(2, cat(recStr(1, k), recStr(2, v))) }
+	run := func(n int, value string) (labels, items []byte) {
+		for i := range n {
+			labels = append(labels, label(fmt.Sprint("k", i), value)...)
+			items = append(items, item(i+1)...)
+		}
+		return labels, items
+	}
+	labels255, items255 := run(255, "late")
+	labels300, items300 := run(300, "v")
+	// One record, another field, then 255 more of the first field.
+	apart := cat(rec(1, cat(label("k0", "early"), recStr(1, "name"), labels255)), rec(2, cat(item(0), recStr(1, "node"), items255)))
+	together := cat(rec(1, labels300), rec(2, items300))
+	alone := cat(rec(1, labels255), rec(2, items255))
+	m := New()
+	for round := range 2 {
+		decodeBoth[P](t, m, apart, fmt.Sprint("records apart, round ", round))
+		decodeBoth[P](t, m, alone, fmt.Sprint("the 255 records alone, round ", round))
+		hits, _ := m.Stats()
+		got := decodeBoth[P](t, m, together, fmt.Sprint("300 consecutive records, round ", round))
+		if h, _ := m.Stats(); round == 1 && (h != hits+2 || m.Owner(unsafe.Pointer(unsafe.SliceData(got.Spec.Items))) == nil) {
+			t.Fatalf("300 consecutive records decoded again: %d hits, want 2 (labels and items), items owned: %v", h-hits, m.Owner(unsafe.Pointer(unsafe.SliceData(got.Spec.Items))))
+		}
+	}
+}
+
 // TestOwnerAndReset: Owner knows each part a Memo handed out (by a
 // pointer's, a map's or a slice's data word, with the slice's length),
 // and nothing else; MarkWalked and Walked keep what the sharing walk
