@@ -24,7 +24,12 @@
 // Everything else is decoded by the parent's Unmarshal on the remaining
 // records. Decoding one field's records apart from the others gives what
 // decoding them together gives: each field of a generated message is set
-// from its own records only.
+// from its own records only. And read from them only, when they are well
+// formed: generated code reads a map entry's key and value, and a
+// repeated scalar's packed values, up to the end of the message, not of
+// their record, so a malformed one reads on into the records after it. A
+// message with such a record (at the object's level or the level split)
+// is decoded whole.
 //
 // A field whose lookups seldom hit (status conditions, managedFields
 // entries, which hold per-object times) is looked up only now and then,
@@ -204,6 +209,9 @@ type record struct {
 const maxNum = 64
 
 func (m *Memo) decode(pl *msgPlan, p unsafe.Pointer, u Unmarshaler, b []byte, depth int, s *scratch) error {
+	if pl.whole {
+		return u.Unmarshal(b)
+	}
 	recs := s.recs[depth][:0]
 	// count: records of each field, exactly (one that stopped at 255
 	// would take 255 consecutive records of a field for all of them).
@@ -223,6 +231,10 @@ func (m *Memo) decode(pl *msgPlan, p unsafe.Pointer, u Unmarshaler, b []byte, de
 			count[num]++
 			if typ != protowire.BytesType {
 				notBytes |= 1 << num
+			} else if f := pl.fields[num]; f != nil && f.check != nil {
+				if v, _ := protowire.ConsumeBytes(b[off+n:]); !f.check(v) {
+					return u.Unmarshal(b) // read with what follows it
+				}
 			}
 		}
 		off += n + l
@@ -355,9 +367,12 @@ const (
 	kindMap               // a map: memoized
 )
 
-// msgPlan is what Decode knows of a message type: its fields by number.
+// msgPlan is what Decode knows of a message type: its fields by number,
+// and whether it is decoded whole (it has a field numbered maxNum or more
+// whose records need a check).
 type msgPlan struct {
 	fields [maxNum]*fieldPlan
+	whole  bool
 }
 
 func (pl *msgPlan) field(n protowire.Number) *fieldPlan {
@@ -375,6 +390,9 @@ type fieldPlan struct {
 	typ  reflect.Type
 	sub  *msgPlan // kindValue
 	id   uint64   // mixed into the hash of its records
+	// check tells whether a value of the field (a length-delimited
+	// record's) is read within its record; nil when any is (recordCheck).
+	check func([]byte) bool
 	// tries and hits count lookups; skips, lookups left out.
 	tries, hits, skips atomic.Int64
 }
@@ -423,10 +441,15 @@ func buildPlan(t reflect.Type, level int) *msgPlan {
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		num := tagNumber(sf.Tag.Get("protobuf"))
-		if num <= 0 || num >= maxNum || !sf.IsExported() {
+		if num <= 0 || !sf.IsExported() {
 			continue
 		}
-		f := &fieldPlan{off: sf.Offset, typ: sf.Type, id: mix(nextID.Add(1))}
+		check := recordCheck(sf)
+		if num >= maxNum {
+			pl.whole = pl.whole || check != nil
+			continue
+		}
+		f := &fieldPlan{off: sf.Offset, typ: sf.Type, id: mix(nextID.Add(1)), check: check}
 		ft := sf.Type
 		switch {
 		case ft.Kind() == reflect.Struct && level == 0 && reflect.PointerTo(ft).Implements(unmarshalerType):
@@ -438,12 +461,117 @@ func buildPlan(t reflect.Type, level int) *msgPlan {
 			f.kind = kindSlice
 		case ft.Kind() == reflect.Map:
 			f.kind = kindMap
-		default:
+		case check == nil:
 			continue
 		}
 		pl.fields[num] = f
 	}
 	return pl
+}
+
+// recordCheck returns, for a field whose value generated code reads up to
+// the end of the message rather than of the value's record (a map's
+// entry, a repeated scalar's packed values), what tells a value read
+// within its record; nil for other fields.
+func recordCheck(sf reflect.StructField) func([]byte) bool {
+	t := sf.Type
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil // a message
+	}
+	switch t.Kind() {
+	case reflect.Map:
+		key, val := entryWire(t.Key(), sf.Tag.Get("protobuf_key")), entryWire(t.Elem(), sf.Tag.Get("protobuf_val"))
+		return func(v []byte) bool { return entryOK(v, key, val) }
+	case reflect.Slice:
+		switch t.Elem().Kind() {
+		case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+			w := tagWire(sf.Tag.Get("protobuf"))
+			return func(v []byte) bool { return packedOK(v, w) }
+		}
+	}
+	return nil
+}
+
+// noWire is no wire type: a record said to be of it is never well formed.
+const noWire protowire.Type = -1
+
+// tagWire returns the wire type a protobuf struct tag names.
+func tagWire(tag string) protowire.Type {
+	enc, _, _ := strings.Cut(tag, ",")
+	switch enc {
+	case "bytes":
+		return protowire.BytesType
+	case "varint", "zigzag32", "zigzag64":
+		return protowire.VarintType
+	case "fixed32":
+		return protowire.Fixed32Type
+	case "fixed64":
+		return protowire.Fixed64Type
+	}
+	return noWire
+}
+
+// entryWire returns the wire type generated code reads a map's key or
+// value (of type t) as: the one its tag names, or else its Go type's.
+func entryWire(t reflect.Type, tag string) protowire.Type {
+	if tag != "" {
+		return tagWire(tag)
+	}
+	switch t.Kind() {
+	case reflect.String, reflect.Struct, reflect.Pointer:
+		return protowire.BytesType
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 || reflect.PointerTo(t).Implements(unmarshalerType) {
+			return protowire.BytesType
+		}
+	case reflect.Bool, reflect.Int32, reflect.Int64, reflect.Uint32, reflect.Uint64:
+		return protowire.VarintType
+	case reflect.Float32:
+		return protowire.Fixed32Type
+	case reflect.Float64:
+		return protowire.Fixed64Type
+	}
+	return noWire
+}
+
+// entryOK reports whether generated code reads the map entry v within v:
+// its records are whole, and its key's and value's are of the wire types
+// that code reads them as (it does not look at theirs).
+func entryOK(v []byte, key, val protowire.Type) bool {
+	for len(v) > 0 {
+		num, typ, n := protowire.ConsumeTag(v)
+		if n < 0 || num == 1 && typ != key || num == 2 && typ != val {
+			return false
+		}
+		v = v[n:]
+		if n = protowire.ConsumeFieldValue(num, typ, v); n < 0 {
+			return false
+		}
+		v = v[n:]
+	}
+	return true
+}
+
+// packedOK reports whether v, packed values of wire type w, ends with the
+// end of its last value.
+func packedOK(v []byte, w protowire.Type) bool {
+	switch w {
+	case protowire.VarintType:
+		for len(v) > 0 {
+			_, n := protowire.ConsumeVarint(v)
+			if n < 0 {
+				return false
+			}
+			v = v[n:]
+		}
+		return true
+	case protowire.Fixed32Type:
+		return len(v)%4 == 0
+	case protowire.Fixed64Type:
+		return len(v)%8 == 0
+	}
+	return false
 }
 
 // tagNumber returns the field number of a protobuf struct tag

@@ -1099,6 +1099,141 @@ func TestDecodeManyRecordsOfOneField(t *testing.T) {
 	}
 }
 
+// TestDecodeRecordsReadPastTheirEnd: generated code reads a malformed
+// map entry or packed field on past the end of its record, into the
+// records after it; Decode, which decodes records apart from those
+// after them, decodes such a message whole, as Unmarshal does.
+func TestDecodeRecordsReadPastTheirEnd(t *testing.T) {
+	type P struct{}
+	item := rec(2, (&testItem{Name: "i"}).marshal())
+	// An entry whose key says 5 bytes and has 1: the key takes the 4
+	// bytes after the entry.
+	overlong := rec(2, []byte{0x0a, 0x05, 'a'})
+	for _, c := range []struct {
+		name string
+		b    []byte
+	}{
+		// Labels (memoized, decoded alone) then the name.
+		{"labels entry", cat(rec(1, cat(overlong, recStr(1, "name-x"))), rec(2, item))},
+		// Labels, then owners (memoized) and the name: the labels, left to
+		// the parent's Unmarshal with the name, would read into the name.
+		{"labels entry before owners", cat(rec(1, cat(recStr(1, "name-x"), rec(3, recStr(1, "k")), overlong, rec(3, recStr(1, "owner")), recStr(1, "name-y"))), rec(2, item))},
+		// A resources entry whose value says 2 bytes and has none: it is
+		// the unknown field after the entry.
+		{"resources entry value", cat(rec(2, cat(rec(6, []byte{0x0a, 0x01, 'c', 0x12, 0x02}), recVarint(9, 1))))},
+		// Data, the object's own map, before the metadata (split off).
+		{"data entry", cat(rec(3, []byte{0x0a, 0x05, 'a'}), rec(1, recStr(1, "name-x")), rec(2, item))},
+		// Packed ports whose last varint does not end: generated code reads
+		// on into the items' tag, then takes the items' length (0x0a) for
+		// a tag, the node's, and its first byte for the node's length.
+		{"packed ports", cat(rec(2, cat([]byte{0x22, 0x01, 0x80}, []byte{0x12, 0x0a, 0x09}, []byte("node-xyzw"))))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := New()
+			for round := range 2 {
+				decodeBoth[P](t, m, c.b, fmt.Sprint("round ", round))
+			}
+		})
+	}
+}
+
+// TestRecordChecks: which values of a map or a repeated scalar Decode
+// takes for read within their record; a message with such a field
+// numbered past maxNum is decoded whole.
+func TestRecordChecks(t *testing.T) {
+	type fields struct {
+		Labels map[string]string       `protobuf:"bytes,1,rep,name=labels"`
+		Counts map[int32]testQuantity  `protobuf:"bytes,2,rep,name=counts"`
+		Fixed  map[int32]int32         `protobuf:"bytes,3,rep,name=fixed" protobuf_key:"fixed32,1,opt,name=key" protobuf_val:"zigzag32,2,opt,name=value"`
+		Ports  []int32                 `protobuf:"varint,4,rep,name=ports"`
+		Floats []float64               `protobuf:"fixed64,5,rep,name=floats"`
+		Names  []string                `protobuf:"bytes,6,rep,name=names"`
+		Raw    []byte                  `protobuf:"bytes,7,opt,name=raw"`
+		Items  []testItem              `protobuf:"bytes,8,rep,name=items"`
+		Odd    map[string]chan int     `protobuf:"bytes,9,rep,name=odd"`
+		Rs     map[string]testQuantity `protobuf:"bytes,10,rep,name=rs"`
+	}
+	pl := buildPlan(reflect.TypeFor[fields](), 1)
+	tag := func(n protowire.Number, typ protowire.Type) []byte { return protowire.AppendTag(nil, n, typ) }
+	for _, c := range []struct {
+		num  int
+		v    []byte
+		want bool
+	}{
+		{1, cat(recStr(1, "k"), recStr(2, "v")), true},
+		{1, nil, true},
+		{1, cat(recStr(2, "v"), recStr(1, "k"), recVarint(3, 1)), true},
+		{1, []byte{0x0a, 0x05, 'a'}, false},           // key past the entry
+		{1, cat(recVarint(1, 5)), false},              // a key read as a string
+		{1, cat(recStr(1, "k"), []byte{0x80}), false}, // a tag that does not end
+		{1, cat(recStr(1, "k"), tag(3, protowire.EndGroupType)), false},
+		{2, cat(recVarint(1, 5), rec(2, recStr(1, "q"))), true},
+		{2, cat(recStr(1, "k")), false},
+		{3, cat(protowire.AppendFixed32(tag(1, protowire.Fixed32Type), 1), recVarint(2, 3)), true},
+		{3, cat(recVarint(1, 1)), false},
+		{4, protowire.AppendVarint(protowire.AppendVarint(nil, 1), 1<<40), true},
+		{4, nil, true},
+		{4, []byte{0x01, 0x80}, false},
+		{5, make([]byte, 16), true},
+		{5, make([]byte, 12), false},
+		{9, cat(recStr(1, "k")), true},
+		{9, cat(recStr(2, "v")), false},
+		{10, cat(recStr(1, "k"), rec(2, []byte{0x0a, 0x09})), true}, // the value's own Unmarshal is bounded
+	} {
+		f := pl.fields[c.num]
+		if f == nil || f.check == nil {
+			t.Fatalf("field %d: no check", c.num)
+		}
+		if got := f.check(c.v); got != c.want {
+			t.Errorf("field %d, value %x: check = %v, want %v", c.num, c.v, got, c.want)
+		}
+	}
+	for _, n := range []int{6, 7} {
+		if f := pl.fields[n]; f != nil {
+			t.Errorf("field %d (strings, bytes) has a plan: %+v", n, f)
+		}
+	}
+	if f := pl.fields[8]; f == nil || f.check != nil || f.kind != kindSlice {
+		t.Errorf("field 8 (messages): %+v", f)
+	}
+	if pl.whole {
+		t.Error("decoded whole, with no field past maxNum")
+	}
+	type far struct {
+		Name   string            `protobuf:"bytes,1,opt,name=name"`
+		Labels map[string]string `protobuf:"bytes,70,rep,name=labels"`
+	}
+	type farString struct {
+		Name string `protobuf:"bytes,70,opt,name=name"`
+	}
+	if !buildPlan(reflect.TypeFor[far](), 1).whole || buildPlan(reflect.TypeFor[farString](), 1).whole {
+		t.Error("a map numbered past maxNum does not make a message decoded whole, or a string does")
+	}
+}
+
+// TestDecodeMutatedBytes: an object with each byte changed, removed or
+// doubled decodes as Unmarshal decodes it (a deterministic fuzz).
+func TestDecodeMutatedBytes(t *testing.T) {
+	type P struct{}
+	m := New()
+	objs := testSamples[P](3, 2)
+	for _, o := range objs {
+		decodeBoth[P](t, m, o.Marshal(), "sample")
+	}
+	for k, o := range objs[2:5] {
+		b := o.Marshal()
+		for i := range b {
+			for _, c := range []byte{0, 1, 0x7f, 0x80, 0xff, b[i] ^ 1, b[i] ^ 0x80, b[i] + 8} {
+				mb := bytes.Clone(b)
+				mb[i] = c
+				decodeBoth[P](t, m, mb, fmt.Sprintf("object %d, byte %d set to %#x", k, i, c))
+			}
+			decodeBoth[P](t, m, slices.Delete(bytes.Clone(b), i, i+1), fmt.Sprintf("object %d, byte %d removed", k, i))
+			decodeBoth[P](t, m, slices.Insert(bytes.Clone(b), i, b[i]), fmt.Sprintf("object %d, byte %d doubled", k, i))
+		}
+	}
+}
+
 // TestOwnerAndReset: Owner knows each part a Memo handed out (by a
 // pointer's, a map's or a slice's data word, with the slice's length),
 // and nothing else; MarkWalked and Walked keep what the sharing walk
