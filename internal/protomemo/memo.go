@@ -163,6 +163,9 @@ func Supports(t reflect.Type) bool {
 		return false
 	}
 	pl := planOf(t.Elem())
+	if pl.whole {
+		return false
+	}
 	for _, f := range pl.fields {
 		if f != nil && f.kind == kindValue {
 			return true

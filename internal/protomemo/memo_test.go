@@ -1211,6 +1211,64 @@ func TestRecordChecks(t *testing.T) {
 	}
 }
 
+// farObj has a map numbered past maxNum, whose records Decode does not
+// see: it decodes such an object whole.
+type farObj struct {
+	Meta testMeta          `protobuf:"bytes,1,opt,name=metadata"`
+	Far  map[string]string `protobuf:"bytes,70,rep,name=far"`
+}
+
+func (m *farObj) Unmarshal(b []byte) error {
+	d := &gogoDec{b: b}
+	for d.i < len(b) {
+		start := d.i
+		num, typ, err := d.tag("farObj")
+		if err != nil {
+			return err
+		}
+		var v []byte
+		switch num {
+		case 1:
+			if v, err = d.bytes(typ, "Meta"); err == nil {
+				err = m.Meta.Unmarshal(v)
+			}
+		case 70:
+			err = d.stringMap(typ, "Far", &m.Far)
+		default:
+			err = d.skip(start)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return d.done()
+}
+
+// TestDecodeWholeWithFarMap: an object with a map numbered past maxNum is
+// decoded whole, malformed entry or not, and Supports says so.
+func TestDecodeWholeWithFarMap(t *testing.T) {
+	meta := rec(1, cat(recStr(1, "name-x"), rec(2, cat(recStr(1, "k"), recStr(2, "v")))))
+	m := New()
+	for _, b := range [][]byte{
+		cat(rec(70, cat(recStr(1, "k"), recStr(2, "v"))), meta),
+		cat(rec(70, []byte{0x0a, 0x05, 'a'}), meta), // its key reads into the metadata
+	} {
+		for round := range 2 {
+			var want, got farObj
+			wantErr, err := want.Unmarshal(b), m.Decode(&got, b)
+			if (err == nil) != (wantErr == nil) || !reflect.DeepEqual(&want, &got) {
+				t.Fatalf("input %x, round %d: Decode gave %+v, %v; Unmarshal %+v, %v", b, round, &got, err, &want, wantErr)
+			}
+		}
+	}
+	if Supports(reflect.TypeFor[*farObj]()) {
+		t.Error("Supports(*farObj) = true")
+	}
+	if hits, misses := m.Stats(); hits != 0 || misses != 0 {
+		t.Errorf("Stats() = %d, %d: something was looked up", hits, misses)
+	}
+}
+
 // TestDecodeMutatedBytes: an object with each byte changed, removed or
 // doubled decodes as Unmarshal decodes it (a deterministic fuzz).
 func TestDecodeMutatedBytes(t *testing.T) {
