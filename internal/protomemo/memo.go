@@ -153,7 +153,12 @@ func (m *Memo) Reset() {
 }
 
 // Stats returns how many lookups hit and missed.
-func (m *Memo) Stats() (hits, misses int64) { return m.hits.Load(), m.misses.Load() }
+func (m *Memo) Stats() (hits, misses int64) {
+	if m == nil {
+		return 0, 0
+	}
+	return m.hits.Load(), m.misses.Load()
+}
 
 // Supports reports whether Decode can memoize parts of a *T, with T the
 // pointed-to type of obj: a struct with protobuf-tagged fields that
