@@ -55,11 +55,7 @@ func recordedListServer(b testing.TB) http.Handler {
 		syncList.gz = buf.Bytes()
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1" {
-			w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf;stream=watch")
-			w.WriteHeader(http.StatusOK)
-			w.(http.Flusher).Flush()
-			<-r.Context().Done()
+		if quietWatch(w, r) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
@@ -71,6 +67,19 @@ func recordedListServer(b testing.TB) http.Handler {
 		w.Header().Set("Content-Encoding", "gzip")
 		_, _ = w.Write(syncList.gz)
 	})
+}
+
+// quietWatch answers a WATCH with a protobuf stream on which nothing
+// happens until the client goes, and reports whether r was one.
+func quietWatch(w http.ResponseWriter, r *http.Request) bool {
+	if q := r.URL.Query().Get("watch"); q != "true" && q != "1" {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf;stream=watch")
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+	<-r.Context().Done()
+	return true
 }
 
 // BenchmarkInformerSync times a typed pod informer from Run to its

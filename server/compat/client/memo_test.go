@@ -246,11 +246,7 @@ func podListServer(t testing.TB, n int) http.Handler {
 	}
 	body := kubeEncode(t, pl)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if q := r.URL.Query().Get("watch"); q == "true" || q == "1" {
-			w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf;stream=watch")
-			w.WriteHeader(http.StatusOK)
-			w.(http.Flusher).Flush()
-			<-r.Context().Done()
+		if quietWatch(w, r) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
