@@ -121,6 +121,15 @@ func asStatus(err error) *wire.Status {
 	case errors.Is(err, context.Canceled):
 		return wire.NewTimeout("the request was canceled")
 	}
+	var backend *storage.BackendError
+	if errors.As(err, &backend) {
+		// kube's registry passes etcd's own error up as it is (its
+		// Interpret*Error map only storage's), and ErrorToAPIStatus
+		// answers an error that is not a Status with a 500 of no reason
+		// and the error's text: "etcdserver: request timed out".
+		return &wire.Status{TypeMeta: wire.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: wire.StatusFailure,
+			Code: http.StatusInternalServerError, Message: backend.Err.Error()}
+	}
 	return wire.NewInternalError(err)
 }
 

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+
 	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/server/storage/cache"
 	"github.com/listwatch/listwatch/server/storage/direct"
@@ -133,3 +136,28 @@ func (s *endingStream) Next(context.Context) (storage.WatchEvent, error) {
 }
 
 func (s *endingStream) Close() {}
+
+// TestBackendErrorIsKubes: an etcd error no storage error stands for
+// (a request that timed out, a leader that changed, no space) is
+// answered as kube-apiserver answers it: its registry passes etcd's
+// error up as it is, and ErrorToAPIStatus makes it a 500 with no reason
+// and the error's text (kubectl prints "Error from server:
+// etcdserver: request timed out", not an InternalError).
+func TestBackendErrorIsKubes(t *testing.T) {
+	r := &resource{}
+	for _, etcdErr := range []error{rpctypes.ErrTimeout, rpctypes.ErrLeaderChanged, rpctypes.ErrNoSpace, rpctypes.ErrTooManyRequests} {
+		kube := responsewriters.ErrorToAPIStatus(etcdErr)
+		got, ok := storageError(fmt.Errorf("writing: %w", &storage.BackendError{Err: etcdErr}), r, "x").(*wire.Status)
+		if !ok {
+			t.Fatalf("%v: not a Status", etcdErr)
+		}
+		if got.Code != kube.Code || string(got.Reason) != string(kube.Reason) || got.Message != kube.Message || got.Status != kube.Status || got.Details != nil {
+			t.Errorf("%v: ours %d %q %q, kube's %d %q %q", etcdErr, got.Code, got.Reason, got.Message, kube.Code, kube.Reason, kube.Message)
+		}
+	}
+	// A context that ended is the request's timeout, not the store's.
+	st := storageError(&storage.BackendError{Err: context.DeadlineExceeded}, r, "x").(*wire.Status)
+	if st.Code != 504 {
+		t.Fatalf("deadline: %d %q", st.Code, st.Reason)
+	}
+}

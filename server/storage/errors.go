@@ -40,3 +40,16 @@ func (e *CompactedError) Error() string {
 
 // Is makes errors.Is(err, ErrCompacted) true.
 func (e *CompactedError) Is(target error) bool { return target == ErrCompacted }
+
+// BackendError is an error of the store's backend (etcd) that no
+// storage error stands for: a request that timed out, a leader that
+// changed, a member out of space. kube-apiserver passes such an error up
+// as it is, and answers it as a 500 whose message is its text (see
+// server's storageError); Err is that error.
+type BackendError struct {
+	Err error
+}
+
+func (e *BackendError) Error() string { return "etcd: " + e.Err.Error() }
+
+func (e *BackendError) Unwrap() error { return e.Err }

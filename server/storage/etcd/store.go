@@ -125,8 +125,9 @@ func toKV(kv *mvccpb.KeyValue, rev int64) (storage.KV, error) {
 // this package builds are set up to carry: the API server's body limit.
 const MaxValueBytes = wire.MaxRequestBodyBytes
 
-// mapError turns etcd's revision errors into storage's; rev is the
-// revision the request asked for.
+// mapError turns etcd's revision and size errors into storage's, and
+// any other into a storage.BackendError; rev is the revision the request
+// asked for.
 func mapError(err error, rev int64) error {
 	switch {
 	case errors.Is(err, rpctypes.ErrCompacted):
@@ -138,5 +139,5 @@ func mapError(err error, rev int64) error {
 	case errors.Is(err, rpctypes.ErrRequestTooLarge), status.Code(err) == codes.ResourceExhausted:
 		return fmt.Errorf("%w: %w", storage.ErrValueTooLarge, err)
 	}
-	return fmt.Errorf("etcd: %w", err)
+	return &storage.BackendError{Err: err}
 }
