@@ -166,14 +166,24 @@ func getTypeMeta(obj any) wire.TypeMeta {
 }
 
 // unmarshalRaw decodes an object's own protobuf bytes into a new T.
-func unmarshalRaw[T object.Object](raw []byte) (T, error) {
+func unmarshalRaw[T object.Object](raw []byte) (T, error) { return decodeRaw[T](raw, nil) }
+
+// decodeRaw is unmarshalRaw through memo, when there is one (see
+// package protomemo).
+func decodeRaw[T object.Object](raw []byte, memo *protomemo.Memo) (T, error) {
 	var zero T
 	obj := newObject[T]()
 	m, ok := any(obj).(protoMessage)
 	if !ok {
 		return zero, fmt.Errorf("%w: %T cannot decode protobuf", wire.ErrProtobuf, obj)
 	}
-	if err := m.Unmarshal(raw); err != nil {
+	var err error
+	if memo != nil {
+		err = memo.Decode(m, raw)
+	} else {
+		err = m.Unmarshal(raw)
+	}
+	if err != nil {
 		return zero, fmt.Errorf("%w: %w", wire.ErrProtobuf, err)
 	}
 	return obj, nil
@@ -252,14 +262,7 @@ func (r *Resource[T]) readProtobufItems(body io.Reader, item func(T) error, memo
 	}
 	decode := unmarshalRaw[T]
 	if memo != nil && protomemo.Supports(reflect.TypeFor[T]()) {
-		decode = func(raw []byte) (T, error) {
-			var zero T
-			obj := newObject[T]()
-			if err := memo.Decode(any(obj).(protomemo.Unmarshaler), raw); err != nil {
-				return zero, fmt.Errorf("%w: %w", wire.ErrProtobuf, err)
-			}
-			return obj, nil
-		}
+		decode = func(raw []byte) (T, error) { return decodeRaw[T](raw, memo) }
 	}
 	d := newItemDecoder(decode, item)
 	defer d.stop() // also when item panics

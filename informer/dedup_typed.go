@@ -214,15 +214,7 @@ func (d *deduper) walk(c *typeCode, p unsafe.Pointer, depth int) uint64 {
 // after that replaced by what that walk made of it, without walking it
 // again, so that it is never written once other objects hold it.
 func (d *deduper) walkMemo(c *typeCode, p unsafe.Pointer, depth int) uint64 {
-	var word unsafe.Pointer
-	n := 0
-	switch c.kind {
-	case reflect.Pointer, reflect.Map:
-		word = *(*unsafe.Pointer)(p)
-	case reflect.Slice:
-		sh := (*sliceHeader)(p)
-		word, n = sh.data, sh.len
-	}
+	word, n := memoWord(c, p)
 	o := d.memo.Owner(word)
 	if o == nil || o.Len != n {
 		return d.walkValue(c, p, depth)
@@ -236,12 +228,23 @@ func (d *deduper) walkMemo(c *typeCode, p unsafe.Pointer, depth int) uint64 {
 		return d.shallowHash(c, p)
 	}
 	h := d.walkValue(c, p, depth)
-	if c.kind == reflect.Slice {
-		o.MarkWalked((*sliceHeader)(p).data)
-	} else {
-		o.MarkWalked(*(*unsafe.Pointer)(p))
-	}
+	word, _ = memoWord(c, p) // the walk may have shared it
+	o.MarkWalked(word)
 	return h
+}
+
+// memoWord returns the pointer word of the pointer, map or slice of type
+// c at p (a slice's data, with its length), as a memo knows its parts;
+// nil for other kinds.
+func memoWord(c *typeCode, p unsafe.Pointer) (unsafe.Pointer, int) {
+	switch c.kind {
+	case reflect.Pointer, reflect.Map:
+		return *(*unsafe.Pointer)(p), 0
+	case reflect.Slice:
+		sh := (*sliceHeader)(p)
+		return sh.data, sh.len
+	}
+	return nil, 0
 }
 
 // walkValue is walk without the memo's parts.

@@ -41,13 +41,7 @@ var syncList struct {
 // API server runs on other machines.
 func recordedListServer(b testing.TB) http.Handler {
 	syncList.once.Do(func() {
-		pl := &corev1.PodList{}
-		pl.ResourceVersion = "100000"
-		for i := range syncPods {
-			p := bench.ProductionPod("bench", i)
-			p.ResourceVersion = "1"
-			pl.Items = append(pl.Items, *p)
-		}
+		pl := productionPodList(syncPods, "100000")
 		var buf bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 		_, _ = zw.Write(kubeEncode(b, pl))
@@ -67,6 +61,19 @@ func recordedListServer(b testing.TB) http.Handler {
 		w.Header().Set("Content-Encoding", "gzip")
 		_, _ = w.Write(syncList.gz)
 	})
+}
+
+// productionPodList is a list at resourceVersion rv of the bench's first
+// n production pods, in namespace bench, each at resourceVersion 1.
+func productionPodList(n int, rv string) *corev1.PodList {
+	pl := &corev1.PodList{}
+	pl.ResourceVersion = rv
+	for i := range n {
+		p := bench.ProductionPod("bench", i)
+		p.ResourceVersion = "1"
+		pl.Items = append(pl.Items, *p)
+	}
+	return pl
 }
 
 // quietWatch answers a WATCH with a protobuf stream on which nothing

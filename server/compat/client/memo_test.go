@@ -163,9 +163,7 @@ func TestInformerMemoStoresWhatUnmarshalGives(t *testing.T) {
 	srv := startTLS(t, recordedListServer(t))
 	c := newTestClient(t, srv, nil)
 	want := map[string]*corev1.Pod{}
-	for i := range syncPods {
-		p := bench.ProductionPod("bench", i)
-		p.ResourceVersion = "1"
+	for _, p := range productionPodList(syncPods, "").Items {
 		b, err := p.Marshal()
 		if err != nil {
 			t.Fatal(err)
@@ -237,14 +235,7 @@ func TestInformerMemoStoresWhatUnmarshalGives(t *testing.T) {
 // podListServer answers every LIST with n production pods in protobuf,
 // and every WATCH with a stream on which nothing happens.
 func podListServer(t testing.TB, n int) http.Handler {
-	pl := &corev1.PodList{}
-	pl.ResourceVersion = "100"
-	for i := range n {
-		p := bench.ProductionPod("bench", i)
-		p.ResourceVersion = "1"
-		pl.Items = append(pl.Items, *p)
-	}
-	body := kubeEncode(t, pl)
+	body := kubeEncode(t, productionPodList(n, "100"))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if quietWatch(w, r) {
 			return
