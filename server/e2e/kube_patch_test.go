@@ -159,9 +159,11 @@ func comparable(m map[string]any) string {
 	return quotedServerValues.ReplaceAllString(strings.ReplaceAll(string(b), `\\\"`, `"`), `$1"X"`)
 }
 
-// quotedServerValues matches a server-chosen value in an object a message
-// quotes.
-var quotedServerValues = regexp.MustCompile(`("(?:uid|resourceVersion|creationTimestamp|time)":)"[^"]*"`)
+// quotedServerValues matches a server-chosen value, in the object or in an
+// object a message quotes: a condition's lastTransitionTime (a binding's
+// PodScheduled) is the second the server wrote it, which differs between
+// two servers when a second begins between their writes.
+var quotedServerValues = regexp.MustCompile(`("(?:uid|resourceVersion|creationTimestamp|time|lastTransitionTime)":)"[^"]*"`)
 
 // TestKubePatchTypeMetaSameAsOurs sends JSON, merge and strategic merge
 // patches that remove an object's apiVersion or kind to kube-apiserver
