@@ -161,6 +161,37 @@ func protoWatchFrame(typ wire.EventType, obj []byte) []byte {
 	return appendBytesField(b, 2, ext)
 }
 
+// appendProtoEventFrame appends to b the watch frame of an event of type
+// typ whose object is raw, enveloped as apiVersion and kind: what
+// protoWatchFrame(typ, envelope(apiVersion, kind, raw)) returns, written
+// once into b instead of copied twice.
+func appendProtoEventFrame(b []byte, typ wire.EventType, apiVersion, kind string, raw []byte) []byte {
+	tmLen := fieldLen(len(apiVersion)) + fieldLen(len(kind))
+	envLen := len(protoMagic) + fieldLen(tmLen) + fieldLen(len(raw)) + len(envelopeTail)
+	extLen := fieldLen(envLen)
+	b = binary.BigEndian.AppendUint32(b, uint32(fieldLen(len(typ))+fieldLen(extLen)))
+	b = appendVarint(b, 1<<3|2)
+	b = appendVarint(b, uint64(len(typ)))
+	b = append(b, typ...)
+	b = appendVarint(b, 2<<3|2) // WatchEvent.object, a RawExtension
+	b = appendVarint(b, uint64(extLen))
+	b = appendVarint(b, 1<<3|2) // RawExtension.raw, the envelope
+	b = appendVarint(b, uint64(envLen))
+	b = append(b, protoMagic...)
+	b = appendVarint(b, 1<<3|2) // Unknown.typeMeta
+	b = appendVarint(b, uint64(tmLen))
+	b = appendVarint(b, 1<<3|2)
+	b = appendVarint(b, uint64(len(apiVersion)))
+	b = append(b, apiVersion...)
+	b = appendVarint(b, 2<<3|2)
+	b = appendVarint(b, uint64(len(kind)))
+	b = append(b, kind...)
+	b = appendVarint(b, 2<<3|2) // Unknown.raw
+	b = appendVarint(b, uint64(len(raw)))
+	b = append(b, raw...)
+	return append(b, envelopeTail...)
+}
+
 // protoStatus is st as kube's protobuf Status body.
 func protoStatus(st *wire.Status) ([]byte, error) {
 	j, err := json.Marshal(st)

@@ -174,13 +174,27 @@ func (ew *eventWriter) writeProto(ev storage.WatchEvent) bool {
 		if raw, err = partialItem(ev.Object); err == nil {
 			frame = protoWatchFrame(ev.Type, envelope(ew.out.metaAPIVersion(), "PartialObjectMetadata", raw))
 		}
+	case ev.FrameAlt == nil:
+		// A frame no other watcher gets (an initial event): framed in a
+		// pooled buffer, not kept.
+		var raw []byte
+		if raw, err = cachedItem(ew.res, ev.Object, ev.ObjectAlt); err != nil {
+			break
+		}
+		apiVersion := ew.res.apiVersion()
+		bp := frameBuf(len(raw) + len(apiVersion) + len(ew.res.kind) + len(ev.Type) + 64)
+		*bp = appendProtoEventFrame(*bp, ev.Type, apiVersion, ew.res.kind, raw)
+		ok := ew.raw(*bp)
+		putFrameBuf(bp)
+		return ok
 	default:
 		frame, err = ev.FrameAlt.Get(func() ([]byte, error) {
 			raw, err := cachedItem(ew.res, ev.Object, ev.ObjectAlt)
 			if err != nil {
 				return nil, err
 			}
-			return protoWatchFrame(ev.Type, envelope(ew.res.apiVersion(), ew.res.kind, raw)), nil
+			apiVersion := ew.res.apiVersion()
+			return appendProtoEventFrame(make([]byte, 0, len(raw)+len(apiVersion)+len(ew.res.kind)+len(ev.Type)+32), ev.Type, apiVersion, ew.res.kind, raw), nil
 		})
 	}
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -375,7 +376,43 @@ func (ew *eventWriter) bookmark(ev storage.WatchEvent) []byte {
 }
 
 func (ew *eventWriter) line(t wire.EventType, obj []byte) bool {
-	return ew.raw(wire.EventLine(t, obj))
+	bp := frameBuf(wire.EventLineLen(t, obj))
+	*bp = wire.AppendEventLine(*bp, t, obj)
+	ok := ew.raw(*bp)
+	putFrameBuf(bp)
+	return ok
+}
+
+// framePool holds the buffers events are framed in when no frame is
+// shared (the initial events of a watch, or a watch-list's): sent, the
+// buffer is used for the next, so that a 10,000-object watch-list does
+// not leave each object's bytes behind twice over for the collector,
+// which would scan the watch cache's heap for them.
+var framePool sync.Pool // *[]byte
+
+// maxPooledFrame bounds the buffers framePool keeps.
+const maxPooledFrame = 256 << 10
+
+// frameBuf returns an empty buffer of at least n bytes' capacity.
+func frameBuf(n int) *[]byte {
+	if n <= maxPooledFrame {
+		if bp, ok := framePool.Get().(*[]byte); ok {
+			*bp = (*bp)[:0]
+			return bp
+		}
+		b := make([]byte, 0, max(n, 16<<10))
+		return &b
+	}
+	b := make([]byte, 0, n)
+	return &b
+}
+
+// putFrameBuf gives bp back to framePool once its bytes are written
+// (a Writer does not keep what it is given).
+func putFrameBuf(bp *[]byte) {
+	if cap(*bp) <= maxPooledFrame {
+		framePool.Put(bp)
+	}
 }
 
 func (ew *eventWriter) raw(b []byte) bool {
