@@ -95,7 +95,9 @@ func TestKubeAPIServicesSameAsOurs(t *testing.T) {
 	both := func(what string, cond func(kubeconfig string) bool) {
 		t.Helper()
 		for _, kc := range []string{ks.KubeconfigPath, s.KubeconfigPath()} {
-			deadline := time.Now().Add(20 * time.Second)
+			// The aggregator's controllers, kube's and serve's, act in
+			// their own time on a loaded machine.
+			deadline := time.Now().Add(60 * time.Second)
 			for !cond(kc) {
 				if time.Now().After(deadline) {
 					t.Fatalf("timed out waiting for %s in %s:\n%s", what, kc, run(kc, "", "get", "apiservice", name, "-o", "yaml"))
@@ -107,8 +109,15 @@ func TestKubeAPIServicesSameAsOurs(t *testing.T) {
 	get := func(kc string) string {
 		return run(kc, "", "get", "apiservice", name, "-o", "jsonpath={.spec.versionPriority}/{.metadata.uid}")
 	}
+	available := func(kc string) bool {
+		return run(kc, "", "get", "apiservice", name, "-o", `jsonpath={.status.conditions[?(@.type=="Available")].status}`) == "True"
+	}
 	same(crd, "create", "-f", "-")
-	both(name+" created", func(kc string) bool { return strings.HasPrefix(get(kc), "100/") })
+	// kube's autoregister controller creates the APIService without a
+	// status, which its availability controller writes a moment later:
+	// the AVAILABLE column and the conditions are compared once both
+	// servers have it.
+	both(name+" created and available", func(kc string) bool { return strings.HasPrefix(get(kc), "100/") && available(kc) })
 	same("", "get", "apiservice", name)
 	same("", "get", "apiservice", name, "-o", "jsonpath={.spec} {.metadata.labels} {.status.conditions[*].type} {.status.conditions[*].status} {.status.conditions[*].reason} {.status.conditions[*].message}")
 

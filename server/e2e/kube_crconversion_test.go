@@ -296,9 +296,11 @@ func convItems(c *rawClient, name, path string) {
 }
 
 // convWatch records a watch's code and, for each event, its type and the
-// object's name, apiVersion and spec.
+// object's name, apiVersion and spec. The version's watch cache, which
+// converts each event through the webhook, has caught up first.
 func convWatch(c *rawClient, name, path string) {
 	c.t.Helper()
+	c.caughtUp(path)
 	code, _, b := c.send("GET", path, "", "application/json", "")
 	line := fmt.Sprintf("%s: %d", name, code)
 	d := json.NewDecoder(bytes.NewReader(b))

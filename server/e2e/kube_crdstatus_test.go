@@ -49,7 +49,9 @@ func crdStatusScript(t *testing.T, c *rawClient, ns string) []string {
 	code, m := c.do("POST", crds, jsonCT, crd)
 	step("create", code, m)
 	c.waitOK("/apis/" + group + "/v1/probes")
-	code, m = c.do("GET", crds+"/"+name, "", "")
+	// kube serves the resource once its names are accepted; its
+	// establishing controller writes Established True a moment later.
+	code, m = c.poll(crds+"/"+name, crdEstablished)
 	step("established", code, m)
 	code, m = c.do("PATCH", crds+"/"+name, mergePatch, `{"spec":{"names":{"shortNames":["pr"],"categories":["all"]}}}`)
 	step("names added", code, m)
@@ -61,6 +63,7 @@ func crdStatusScript(t *testing.T, c *rawClient, ns string) []string {
 	step("status write", code, m)
 	code, m = c.do("GET", crds+"/"+name, "", "")
 	step("get", code, m)
+	c.caughtUp(crds)
 	code, _, b := c.send("GET", crds+"?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%3D"+name+"&resourceVersion="+rv, "", jsonCT, "")
 	if code != http.StatusOK {
 		t.Fatalf("watch: %d %s", code, b)
@@ -91,6 +94,18 @@ func (c *rawClient) poll(path string, done func(map[string]any) bool) (int, map[
 		}
 		time.Sleep(50 * time.Millisecond) // polling for kube's controllers
 	}
+}
+
+// crdEstablished says whether a CRD's Established condition is True.
+func crdEstablished(m map[string]any) bool {
+	st, _ := m["status"].(map[string]any)
+	conds, _ := st["conditions"].([]any)
+	for _, cd := range conds {
+		if cd, ok := cd.(map[string]any); ok && cd["type"] == "Established" && cd["status"] == "True" {
+			return true
+		}
+	}
+	return false
 }
 
 // crdStatusView is a CRD's generation, status and managedFields (as a

@@ -22,7 +22,11 @@ type crdVersion struct {
 }
 
 // createCRD creates crd (named name) on c's server, deletes it when t
-// ends, and waits until each of paths, its versions' collections, lists.
+// ends, and waits until each of paths, its versions' collections, lists
+// and the CRD is Established: kube serves a CRD's resource once its names
+// are accepted, and its establishing controller writes the condition a
+// moment later, so a list of CRDs taken before that write left it to a
+// watch from the list's resourceVersion, on kube alone.
 func createCRD(t *testing.T, c *rawClient, crd, name string, paths ...string) {
 	t.Helper()
 	const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -32,6 +36,9 @@ func createCRD(t *testing.T, c *rawClient, crd, name string, paths ...string) {
 	t.Cleanup(func() { c.do("DELETE", crds+"/"+name, "", "") })
 	for _, p := range paths {
 		c.waitOK(p)
+	}
+	if code, m := c.poll(crds+"/"+name, crdEstablished); !crdEstablished(m) {
+		t.Fatalf("crd %s not established: %d %v", name, code, m["status"])
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -51,9 +53,12 @@ func TestKubeReadDefaultsSameAsOurs(t *testing.T) {
 }
 
 // watchEvents reads the watch at path (which ends it, by timeoutSeconds)
-// and returns each event's type and view of its object.
+// and returns each event's type and view of its object. It lists the
+// watched collection first (caughtUp), so that a watch replaying writes
+// made just before it has them all within its timeout.
 func (c *rawClient) watchEvents(path string, view func(map[string]any) string) []string {
 	c.t.Helper()
+	c.caughtUp(path)
 	code, _, b := c.send("GET", path, "", jsonCT, "")
 	if code != 200 {
 		c.t.Fatalf("watch %s: %d %s", path, code, b)
@@ -72,6 +77,22 @@ func (c *rawClient) watchEvents(path string, view func(map[string]any) string) [
 		events = append(events, ev.Type+" "+view(ev.Object))
 	}
 	return events
+}
+
+// caughtUp lists the collection a watch path watches (its query and a
+// /watch/ segment dropped). A consistent list waits, on kube-apiserver
+// and on serve, until the watch cache has the newest revision (for up to
+// 3 s); a watch from a resourceVersion before the last writes is then
+// sent them at once from the cache, where otherwise the cache's lag
+// behind etcd on a loaded machine could outlast the watch's
+// timeoutSeconds and leave the last events out on one server.
+func (c *rawClient) caughtUp(watchPath string) {
+	c.t.Helper()
+	p, _, _ := strings.Cut(watchPath, "?")
+	p = strings.Replace(p, "/watch/", "/", 1)
+	if code, m := c.do("GET", p, "", ""); code != http.StatusOK {
+		c.t.Fatalf("list %s before its watch: %d %v", p, code, m)
+	}
 }
 
 // listRV is the resourceVersion of a list of path, to watch from.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 )
 
 // TestKubeUnsafeDeleteSameAsOurs sends DELETEs with
@@ -43,6 +44,18 @@ func TestKubeUnsafeDeleteSameAsOurs(t *testing.T) {
 	const unsafeDry = `{"ignoreStoreReadErrorWithClusterBreakingPotential":true,"dryRun":["All"]}`
 	const unsafeQuery = "?ignoreStoreReadErrorWithClusterBreakingPotential=true"
 	bob := http.Header{"Impersonate-User": {"bob"}}
+	// RBAC's authorizer reads informers: bob's binding takes effect a
+	// moment after it is written, on either server (else bob's delete is
+	// refused for its verb, not for the unsafe one).
+	for _, c := range []*rawClient{kube, ours} {
+		deadline := time.Now().Add(30 * time.Second)
+		for code, _, b := c.sendWith("GET", api+"/configmaps/cm", bob, ""); code != http.StatusOK; code, _, b = c.sendWith("GET", api+"/configmaps/cm", bob, "") {
+			if time.Now().After(deadline) {
+				t.Fatalf("bob's binding never took effect: %d %s", code, b)
+			}
+			time.Sleep(20 * time.Millisecond) // polling for an asynchronous condition
+		}
+	}
 	for _, r := range []struct {
 		path, ctype, body string
 		hdr               http.Header
