@@ -150,7 +150,7 @@ var (
 	kubectlDescribeTime = regexp.MustCompile(`\b[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d [+-]\d{4}\b`)
 	kubectlAge          = regexp.MustCompile(`^\d+(s|m\d*s?)$`)
 	kubectlUID          = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-	kubectlTS           = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
+	kubectlTS           = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)$`) // kubectl writes its own (rollout restart's restartedAt) in local time
 )
 
 // normalizeKubectl collapses a table's padding and replaces ages, which

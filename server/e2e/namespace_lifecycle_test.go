@@ -281,10 +281,10 @@ func TestControllersOnOneReplica(t *testing.T) {
 	}
 }
 
-// waitUntil checks cond every 20ms for up to 10s.
+// waitUntil checks cond every 20ms for up to 30s.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

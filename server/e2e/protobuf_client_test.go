@@ -177,7 +177,7 @@ func TestInformerOverProtobuf(t *testing.T) {
 			if got, _ := inf.Lister().GetByKey("default/p1"); got.Spec.Containers[0].Image != "nginx:2" {
 				t.Fatalf("store has image %q", got.Spec.Containers[0].Image)
 			}
-			deadline := time.Now().Add(10 * time.Second)
+			deadline := time.Now().Add(30 * time.Second)
 			for inf.LastSyncResourceVersion() != "150" {
 				if time.Now().After(deadline) {
 					t.Fatalf("bookmark not applied: RV %q", inf.LastSyncResourceVersion())

@@ -199,7 +199,7 @@ func TestProtobufClientGo(t *testing.T) {
 			// WatchListClient is on by default) syncs.
 			f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace("default"))
 			inf := f.Core().V1().ConfigMaps().Informer()
-			syncCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			syncCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 			f.Start(syncCtx.Done())
 			defer f.Shutdown()
 			defer cancel() // before Shutdown, which waits for the informers
@@ -229,8 +229,8 @@ func next(t *testing.T, w watch.Interface) watch.Event {
 			t.Fatalf("watch error: %v", apierrors.FromObject(ev.Object))
 		}
 		return ev
-	case <-time.After(10 * time.Second):
-		t.Fatal("no watch event in 10s")
+	case <-time.After(30 * time.Second):
+		t.Fatal("no watch event in 30s")
 	}
 	return watch.Event{}
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -514,6 +515,11 @@ func webhookAnswers(t *testing.T, cs kubernetes.Interface, h *hookServer, down *
 			hook("hang.example.com", "hang", h.url("/hang"), admregv1.Create),
 		},
 	}
+	// The hanging hook times out in a second; the denying one answers,
+	// and is given time to on a loaded machine (its URL's ?timeout is in
+	// no answer compared).
+	thirty := int32(30)
+	cfg.Webhooks[0].TimeoutSeconds = &thirty
 	if _, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -561,8 +567,12 @@ func TestKubeWebhookAnswers(t *testing.T) {
 	h := newHookServer(t)
 	down := closedURL(t)
 	s := startServer(t, t.TempDir())
-	want := webhookAnswers(t, kcs, h, down, "webhook-answers", "webhook-answers")
-	got := webhookAnswers(t, kubernetes.NewForConfigOrDie(restConfig(t, s)), h, down, "webhook-answers", "webhook-answers")
+	// A namespace of this run's: kube's stays Terminating (no namespace
+	// controller), and the shared kube-apiserver meets the test again
+	// under -count.
+	ns := fmt.Sprintf("webhook-answers-%d", time.Now().UnixNano()%1e9)
+	want := webhookAnswers(t, kcs, h, down, ns, "webhook-answers")
+	got := webhookAnswers(t, kubernetes.NewForConfigOrDie(restConfig(t, s)), h, down, ns, "webhook-answers")
 	for k, w := range want {
 		g := got[k]
 		w.ListMeta, g.ListMeta = metav1.ListMeta{}, metav1.ListMeta{}
