@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrDataDirInUse: another member (in this process or another) runs on the
@@ -25,16 +26,45 @@ const LockFile = "listwatch.lock"
 // lock, for ever and deaf to its context.
 type dirLock struct{ f *os.File }
 
-// lockDir takes the lock on dir without waiting, or returns
-// ErrDataDirInUse.
+// selfLockWait bounds how long lockDir waits for a lock that this
+// process's file names as its holder (see lockDir).
+const selfLockWait = 2 * time.Second
+
+// selfLockPoll is how often lockDir tries such a lock again; lockRetried,
+// set by tests, is called before each try again.
+var (
+	selfLockPoll = 10 * time.Millisecond
+	lockRetried  func()
+)
+
+// lockDir takes the lock on dir, or returns ErrDataDirInUse. A lock that
+// another process holds fails at once. One that this process held may
+// still be held for a moment after it was released: a child this process
+// is starting (another goroutine's exec) holds a copy of every open file
+// from its fork until its exec closes them, and the flock with them. A
+// server restarted in the same process on its data dir (a test's, say)
+// could then find its own released lock still held; lockDir tries it
+// again for up to selfLockWait.
 func lockDir(dir string) (*dirLock, error) {
 	path := filepath.Join(dir, LockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("%w: lock: %w", ErrEmbeddedStart, err)
 	}
-	if err := tryLock(f); err != nil {
-		holder := readHolder(f)
+	deadline := time.Now().Add(selfLockWait)
+	for {
+		err := tryLock(f)
+		if err == nil {
+			break
+		}
+		holder, self := readHolder(f)
+		if errors.Is(err, errLocked) && self && time.Now().Before(deadline) {
+			if lockRetried != nil {
+				lockRetried()
+			}
+			time.Sleep(selfLockPoll) // flock cannot wait with a deadline
+			continue
+		}
 		f.Close()
 		if errors.Is(err, errLocked) {
 			return nil, fmt.Errorf("%w: %s, by %s (lock file %s)", ErrDataDirInUse, dir, holder, path)
@@ -50,13 +80,14 @@ func lockDir(dir string) (*dirLock, error) {
 }
 
 // readHolder describes the process that holds the lock, from the PID in
-// its file.
-func readHolder(f *os.File) string {
+// its file, and tells whether that is this process.
+func readHolder(f *os.File) (holder string, self bool) {
 	b, err := io.ReadAll(io.NewSectionReader(f, 0, 32))
 	if err != nil {
-		return "another process"
+		return "another process", false
 	}
-	return holderOf(b, os.Getpid())
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return holderOf(b, os.Getpid()), pid == os.Getpid()
 }
 
 // holderOf describes the holder whose lock file holds b; self is this

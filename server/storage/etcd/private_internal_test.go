@@ -383,3 +383,49 @@ func TestEmbeddedRestartsAfterRaftSnapshots(t *testing.T) {
 	e = start()
 	check("after a restart", New(e.Client()))
 }
+
+// TestLockDirWaitsForItsOwnLock: a lock this process released but a copy
+// of its file still holds (a child between fork and exec, here a dup) is
+// tried again until the copy is closed; one that another process holds
+// fails at once (cmd/listwatch's TestServeLifecycle starts a second serve process on one data dir).
+func TestLockDirWaitsForItsOwnLock(t *testing.T) {
+	dir := t.TempDir()
+	first, err := lockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := syscall.Dup(int(first.f.Fd())) // the forked child's copy
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.unlock()
+	var retries int
+	lockRetried = func() {
+		if retries++; retries == 1 {
+			syscall.Close(child) // the child execs
+		}
+	}
+	t.Cleanup(func() { lockRetried = nil })
+	second, err := lockDir(dir)
+	if err != nil {
+		t.Fatalf("lock released by this process, held by a copy until it closed: %v", err)
+	}
+	second.unlock()
+	if retries == 0 {
+		t.Fatal("the lock was free at once: the test held no copy")
+	}
+}
+
+// TestLockDirGivesUpOnItsOwnHeldLock: a lock this process still holds
+// (a second server on the same dir) fails after selfLockWait.
+func TestLockDirGivesUpOnItsOwnHeldLock(t *testing.T) {
+	dir := t.TempDir()
+	first, err := lockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.unlock()
+	if _, err := lockDir(dir); !errors.Is(err, ErrDataDirInUse) || !strings.Contains(err.Error(), "this process") {
+		t.Fatalf("second lock in this process: %v, want ErrDataDirInUse by this process", err)
+	}
+}
