@@ -183,6 +183,7 @@ func (c *call) createDoc(d *doc) (_ []byte, err error) {
 	}
 	c.respondWith(obj, rev, stored)
 	c.s.afterWrite(c.res, stored)
+	c.awaitWrite(rev, false)
 	return stored, nil
 }
 

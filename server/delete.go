@@ -53,6 +53,11 @@ func (c *call) delete() error {
 		if err != nil {
 			return err
 		}
+		if res.deleted {
+			c.awaitWrite(res.rev, true) // 0 (no wait) when dry or deleted by another
+		} else {
+			c.awaitWrite(res.marked, false)
+		}
 		return c.writeDeleteResult(res, opts)
 	}
 	if c.res.isCRDs() {

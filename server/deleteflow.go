@@ -143,6 +143,7 @@ type deleteResult struct {
 	deleted bool   // gone (or would be)
 	pending bool   // a graceful deletion was under way: nothing done
 	rev     int64  // the revision of the deletion, once deleted (not dry)
+	marked  int64  // the revision of the marking written, if any (not dry)
 }
 
 // deleteObject runs a DELETE of the object at key, as kube's Store.Delete
@@ -218,7 +219,11 @@ func (c *call) deleteObject(ctx context.Context, name string, o deleteRequest, d
 			}
 		}
 		if !p.thenDelete {
-			return deleteResult{value: stored, cur: cur}, nil
+			res := deleteResult{value: stored, cur: cur}
+			if !unchanged && !dry {
+				res.marked = rev
+			}
+			return res, nil
 		}
 		if dry {
 			return deleteResult{value: stored, cur: cur, deleted: true}, nil

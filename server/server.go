@@ -92,6 +92,15 @@ type Config struct {
 	// ServiceAllocator allocates Services' cluster IPs and node ports
 	// (servicealloc.go). Nil: none are allocated.
 	ServiceAllocator ServiceAllocator
+	// AwaitWrite, if set, is called by a write of one object (create,
+	// update, patch, apply, delete) once storage committed it and before
+	// its answer is written, so that a part of the server that follows
+	// storage (an informer) may catch up with it first: what the answer
+	// says is done is then in effect there. It returns when it is, or
+	// when it gives up; the write stands either way. Not called for a
+	// dry run, a write that failed or wrote nothing, or deletecollection
+	// (awaitwrite.go).
+	AwaitWrite func(ctx context.Context, w CommittedWrite)
 
 	// generateName, set by tests, replaces generateName (admit.go).
 	generateName func(base string) string
@@ -145,6 +154,8 @@ type Server struct {
 	openapi *openAPIDocs
 	// services allocates Services' cluster IPs and node ports; nil: none.
 	services ServiceAllocator
+	// awaitWrite is Config.AwaitWrite; nil: writes answer at once.
+	awaitWrite func(ctx context.Context, w CommittedWrite)
 
 	// bootOnce closes booted when Run has made the default namespaces
 	// and loaded the CRDs; /readyz fails until then.
@@ -184,7 +195,8 @@ func New(cfg Config) (*Server, error) {
 		booted:   make(chan struct{}),
 		stopping: make(chan struct{}),
 
-		services: cfg.ServiceAllocator,
+		services:   cfg.ServiceAllocator,
+		awaitWrite: cfg.AwaitWrite,
 
 		watchListGzip: !cfg.DisableWatchListCompression,
 	}

@@ -78,6 +78,7 @@ func (c *call) unsafeDelete(opts deleteRequest) error {
 		}
 		c.tr.Step("Object deleted from database")
 		c.s.afterDelete(key, last.Value)
+		c.awaitWrite(last.Revision, true)
 		break
 	}
 	// kube's deleter returns no object: its handler's Status names the

@@ -324,7 +324,11 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 		if errors.Is(err, storage.ErrConflict) && (!pinned || cached) {
 			return nil, errWriteConflict
 		}
-		return stored, storageError(err, c.res, c.name)
+		if err != nil {
+			return nil, storageError(err, c.res, c.name)
+		}
+		c.awaitWrite(kv.Revision, true) // deleted as it stood at kv.Revision
+		return stored, nil
 	}
 	// In the storage version, as kube's store encodes it after deciding
 	// on a delete.
@@ -355,6 +359,7 @@ func (s *Server) updateFrom(ctx context.Context, c *call, key string, expect int
 	}
 	c.respondWith(obj, rev, stored)
 	s.afterWrite(c.res, stored)
+	c.awaitWrite(rev, false)
 	return stored, nil
 }
 

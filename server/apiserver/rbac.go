@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,6 +87,29 @@ func (r *rbacParts) run(ctx context.Context, log *slog.Logger, phase func(string
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// rbacWriteTimeout bounds how long the answer to a write of an RBAC
+// object waits for the authorizer's informers to reflect it.
+const rbacWriteTimeout = 5 * time.Second
+
+// awaitWrite is server.Config.AwaitWrite when o authorizes with RBAC: the
+// answer to a committed write of a Role, RoleBinding, ClusterRole or
+// ClusterRoleBinding waits until the authorizer (and the rule resolver of
+// the escalation checks) sees it, up to rbacWriteTimeout
+// (auth.RBAC.AwaitWrite); nil without RBAC.
+func (r *rbacParts) awaitWrite(o Options) func(context.Context, server.CommittedWrite) {
+	if !slices.Contains(o.AuthorizationModes, auth.ModeRBAC) {
+		return nil
+	}
+	log := o.Logger
+	return func(ctx context.Context, w server.CommittedWrite) {
+		if !r.authz.AwaitWrite(ctx, w.Group, w.Resource, w.Namespace, w.Name, w.ResourceVersion, w.Gone, rbacWriteTimeout) && ctx.Err() == nil {
+			log.Debug("rbac informers did not reflect a write in time; answering anyway",
+				"resource", w.Resource, "namespace", w.Namespace, "name", w.Name,
+				"resourceVersion", w.ResourceVersion, "gone", w.Gone, "timeouts", r.authz.AwaitTimeouts())
+		}
+	}
 }
 
 // bootstrapAttempts bound how long the bootstrap policy is retried, as

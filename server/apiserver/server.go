@@ -231,6 +231,7 @@ func build(o Options, creds *pki.Credentials, cli *clientv3.Client) (_ *parts, e
 		DisableWatchListCompression: o.DisableResponseCompression,
 		ServiceAccountTokens:        sa.serverConfig(o),
 		ServiceAllocator:            p.services,
+		AwaitWrite:                  p.rbac.awaitWrite(o),
 	})
 	if err != nil {
 		return nil, err

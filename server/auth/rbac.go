@@ -33,6 +33,10 @@ type RBAC struct {
 	authz    *rbac.RBACAuthorizer
 	resolver *rbacregistryvalidation.DefaultRuleResolver
 	synced   []cache.InformerSynced
+	// indexers are the informers' indexers by resource, and writes wakes
+	// AwaitWrite on their events (rbac_await.go).
+	indexers map[string]cache.Indexer
+	writes   *writes
 }
 
 // NewRBAC builds the authorizer over informers of client; it starts
@@ -44,9 +48,21 @@ func NewRBAC(client kubernetes.Interface) *RBAC {
 	roleBindings := &rbac.RoleBindingLister{Lister: v1.RoleBindings().Lister()}
 	clusterRoles := &rbac.ClusterRoleGetter{Lister: v1.ClusterRoles().Lister()}
 	clusterRoleBindings := &rbac.ClusterRoleBindingLister{Lister: v1.ClusterRoleBindings().Lister()}
+	w := &writes{}
+	indexers := map[string]cache.Indexer{}
+	for resource, inf := range map[string]cache.SharedIndexInformer{
+		"roles": v1.Roles().Informer(), "rolebindings": v1.RoleBindings().Informer(),
+		"clusterroles": v1.ClusterRoles().Informer(), "clusterrolebindings": v1.ClusterRoleBindings().Informer(),
+	} {
+		// Only fails once the informer has stopped.
+		_, _ = inf.AddEventHandler(w.handler())
+		indexers[resource] = inf.GetIndexer()
+	}
 	return &RBAC{
-		factory: f,
-		authz:   rbac.New(roles, roleBindings, clusterRoles, clusterRoleBindings),
+		indexers: indexers,
+		writes:   w,
+		factory:  f,
+		authz:    rbac.New(roles, roleBindings, clusterRoles, clusterRoleBindings),
 		// kube's escalation checks read the registry, whose NotFound
 		// names the resource in the plural.
 		resolver: rbacregistryvalidation.NewDefaultRuleResolver(
