@@ -119,13 +119,28 @@ func varintLen(v uint64) int {
 // rawLen bytes long: the magic, the Unknown's typeMeta and raw's header.
 // The raw bytes follow, then envelopeTail.
 func envelopeHead(apiVersion, kind string, rawLen int) []byte {
-	tm := appendBytesField(nil, 1, []byte(apiVersion))
-	tm = appendBytesField(tm, 2, []byte(kind))
-	b := make([]byte, 0, len(protoMagic)+len(tm)+16)
+	return appendEnvelopeHead(make([]byte, 0, envelopeLen(apiVersion, kind, 0)), apiVersion, kind, rawLen)
+}
+
+// appendEnvelopeHead appends envelopeHead(apiVersion, kind, rawLen) to b.
+func appendEnvelopeHead(b []byte, apiVersion, kind string, rawLen int) []byte {
 	b = append(b, protoMagic...)
-	b = appendBytesField(b, 1, tm)
+	b = appendVarint(b, 1<<3|2) // Unknown.typeMeta
+	b = appendVarint(b, uint64(fieldLen(len(apiVersion))+fieldLen(len(kind))))
+	b = appendVarint(b, 1<<3|2)
+	b = appendVarint(b, uint64(len(apiVersion)))
+	b = append(b, apiVersion...)
 	b = appendVarint(b, 2<<3|2)
+	b = appendVarint(b, uint64(len(kind)))
+	b = append(b, kind...)
+	b = appendVarint(b, 2<<3|2) // Unknown.raw
 	return appendVarint(b, uint64(rawLen))
+}
+
+// envelopeLen is the length of an enveloped body whose raw message is
+// rawLen bytes long.
+func envelopeLen(apiVersion, kind string, rawLen int) int {
+	return len(protoMagic) + fieldLen(fieldLen(len(apiVersion))+fieldLen(len(kind))) + fieldLen(rawLen) + len(envelopeTail)
 }
 
 // envelopeTail is the Unknown's empty contentEncoding and contentType.
@@ -166,30 +181,23 @@ func protoWatchFrame(typ wire.EventType, obj []byte) []byte {
 // protoWatchFrame(typ, envelope(apiVersion, kind, raw)) returns, written
 // once into b instead of copied twice.
 func appendProtoEventFrame(b []byte, typ wire.EventType, apiVersion, kind string, raw []byte) []byte {
-	tmLen := fieldLen(len(apiVersion)) + fieldLen(len(kind))
-	envLen := len(protoMagic) + fieldLen(tmLen) + fieldLen(len(raw)) + len(envelopeTail)
-	extLen := fieldLen(envLen)
-	b = binary.BigEndian.AppendUint32(b, uint32(fieldLen(len(typ))+fieldLen(extLen)))
+	envLen := envelopeLen(apiVersion, kind, len(raw))
+	b = binary.BigEndian.AppendUint32(b, uint32(fieldLen(len(typ))+fieldLen(fieldLen(envLen))))
 	b = appendVarint(b, 1<<3|2)
 	b = appendVarint(b, uint64(len(typ)))
 	b = append(b, typ...)
 	b = appendVarint(b, 2<<3|2) // WatchEvent.object, a RawExtension
-	b = appendVarint(b, uint64(extLen))
+	b = appendVarint(b, uint64(fieldLen(envLen)))
 	b = appendVarint(b, 1<<3|2) // RawExtension.raw, the envelope
 	b = appendVarint(b, uint64(envLen))
-	b = append(b, protoMagic...)
-	b = appendVarint(b, 1<<3|2) // Unknown.typeMeta
-	b = appendVarint(b, uint64(tmLen))
-	b = appendVarint(b, 1<<3|2)
-	b = appendVarint(b, uint64(len(apiVersion)))
-	b = append(b, apiVersion...)
-	b = appendVarint(b, 2<<3|2)
-	b = appendVarint(b, uint64(len(kind)))
-	b = append(b, kind...)
-	b = appendVarint(b, 2<<3|2) // Unknown.raw
-	b = appendVarint(b, uint64(len(raw)))
+	b = appendEnvelopeHead(b, apiVersion, kind, len(raw))
 	b = append(b, raw...)
 	return append(b, envelopeTail...)
+}
+
+// protoEventFrameLen is the length of appendProtoEventFrame's frame.
+func protoEventFrameLen(typ wire.EventType, apiVersion, kind string, rawLen int) int {
+	return 4 + fieldLen(len(typ)) + fieldLen(fieldLen(envelopeLen(apiVersion, kind, rawLen)))
 }
 
 // protoStatus is st as kube's protobuf Status body.

@@ -153,6 +153,15 @@ func (c *call) protoList(out output, meta wire.ListMeta, page storage.ListPage) 
 	return nil
 }
 
+// objectFrame frames an event of type typ whose object (of the watch's
+// resource) is raw, in the buffer alloc gives for its length.
+func (ew *eventWriter) objectFrame(alloc func(n int) *[]byte, typ wire.EventType, raw []byte) *[]byte {
+	apiVersion := ew.res.apiVersion()
+	bp := alloc(protoEventFrameLen(typ, apiVersion, ew.res.kind, len(raw)))
+	*bp = appendProtoEventFrame(*bp, typ, apiVersion, ew.res.kind, raw)
+	return bp
+}
+
 // writeProto sends ev, which the client gets (write), as a protobuf watch
 // frame. A change's frame comes
 // from the event's memo when the watch cache sent it: built once, by the
@@ -181,9 +190,7 @@ func (ew *eventWriter) writeProto(ev storage.WatchEvent) bool {
 		if raw, err = cachedItem(ew.res, ev.Object, ev.ObjectAlt); err != nil {
 			break
 		}
-		apiVersion := ew.res.apiVersion()
-		bp := frameBuf(len(raw) + len(apiVersion) + len(ew.res.kind) + len(ev.Type) + 64)
-		*bp = appendProtoEventFrame(*bp, ev.Type, apiVersion, ew.res.kind, raw)
+		bp := ew.objectFrame(frameBuf, ev.Type, raw)
 		ok := ew.raw(*bp)
 		putFrameBuf(bp)
 		return ok
@@ -193,8 +200,7 @@ func (ew *eventWriter) writeProto(ev storage.WatchEvent) bool {
 			if err != nil {
 				return nil, err
 			}
-			apiVersion := ew.res.apiVersion()
-			return appendProtoEventFrame(make([]byte, 0, len(raw)+len(apiVersion)+len(ew.res.kind)+len(ev.Type)+32), ev.Type, apiVersion, ew.res.kind, raw), nil
+			return *ew.objectFrame(newFrameBuf, ev.Type, raw), nil
 		})
 	}
 	if err != nil {

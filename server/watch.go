@@ -400,9 +400,13 @@ func frameBuf(n int) *[]byte {
 			*bp = (*bp)[:0]
 			return bp
 		}
-		b := make([]byte, 0, max(n, 16<<10))
-		return &b
+		return newFrameBuf(max(n, 16<<10))
 	}
+	return newFrameBuf(n)
+}
+
+// newFrameBuf returns a new empty buffer of n bytes' capacity.
+func newFrameBuf(n int) *[]byte {
 	b := make([]byte, 0, n)
 	return &b
 }

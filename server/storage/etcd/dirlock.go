@@ -86,16 +86,23 @@ func readHolder(f *os.File) (holder string, self bool) {
 	if err != nil {
 		return "another process", false
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return holderOf(b, os.Getpid()), pid == os.Getpid()
+	return holderOf(b, os.Getpid()), lockPID(b) == os.Getpid()
+}
+
+// lockPID is the PID a lock file holds, or 0 if it holds none.
+func lockPID(b []byte) int {
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
 }
 
 // holderOf describes the holder whose lock file holds b; self is this
 // process's PID. Anything but a positive decimal PID is "another process".
 func holderOf(b []byte, self int) string {
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	switch {
-	case err != nil || pid <= 0:
+	switch pid := lockPID(b); {
+	case pid <= 0:
 		return "another process"
 	case pid == self:
 		return fmt.Sprintf("this process (pid %d)", pid)
