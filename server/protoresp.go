@@ -190,10 +190,7 @@ func (ew *eventWriter) writeProto(ev storage.WatchEvent) bool {
 		if raw, err = cachedItem(ew.res, ev.Object, ev.ObjectAlt); err != nil {
 			break
 		}
-		bp := ew.objectFrame(frameBuf, ev.Type, raw)
-		ok := ew.raw(*bp)
-		putFrameBuf(bp)
-		return ok
+		return ew.framed(ew.objectFrame(ew.grow, ev.Type, raw))
 	default:
 		frame, err = ev.FrameAlt.Get(func() ([]byte, error) {
 			raw, err := cachedItem(ew.res, ev.Object, ev.ObjectAlt)

@@ -138,13 +138,7 @@ func (c *call) watch() error {
 	ew := &eventWriter{call: c, out: out, tableOpts: tableOpts, allowBookmarks: o.AllowBookmarks,
 		dog: newWriteWatchdog(rc.SetWriteDeadline, c.s.watchWrite, end)}
 	ew.gzip = c.s.watchListGzip && isWatchList(o) && filters.AcceptsGzip(c.r)
-	// The last bytes (the end of the chunked stream) are written after
-	// this returns: give them a deadline of their own.
-	defer func() {
-		ew.dog.stop()
-		_ = rc.SetWriteDeadline(time.Now().Add(c.s.watchWrite))
-		ew.endGzipMember()
-	}()
+	defer ew.end(rc)
 	if b, ok := stream.(storage.Buffered); ok {
 		ew.buffered = b.Buffered
 	}
@@ -250,6 +244,9 @@ type eventWriter struct {
 	pending int
 	// unflushed: bytes were written since the last flush.
 	unflushed bool
+	// burst holds the frames of a burst not yet written to the response
+	// (see watchBurst); nil between bursts, so an idle watch holds none.
+	burst *[]byte
 	// gzip: the body is a series of gzip members, one per flush (see
 	// watchgzip.go); gz is the member being written, nil between flushes.
 	gzip bool
@@ -277,7 +274,21 @@ func (ew *eventWriter) writeHeader() {
 	ew.w.WriteHeader(http.StatusOK)
 }
 
+// end finishes the stream once the watch returns: what its last burst
+// holds is written, and the gzip member closed. These last bytes (and
+// the end of the chunked stream, written after this) have a deadline of
+// their own.
+func (ew *eventWriter) end(rc *http.ResponseController) {
+	ew.dog.stop()
+	_ = rc.SetWriteDeadline(time.Now().Add(ew.s.watchWrite))
+	ew.send()
+	ew.releaseBurst()
+	ew.endGzipMember()
+}
+
 func (ew *eventWriter) flush() {
+	ew.send()
+	ew.releaseBurst()
 	ew.unflushed = false
 	ew.dog.begin()
 	defer ew.dog.done()
@@ -376,18 +387,87 @@ func (ew *eventWriter) bookmark(ev storage.WatchEvent) []byte {
 }
 
 func (ew *eventWriter) line(t wire.EventType, obj []byte) bool {
-	bp := frameBuf(wire.EventLineLen(t, obj))
+	bp := ew.grow(wire.EventLineLen(t, obj))
 	*bp = wire.AppendEventLine(*bp, t, obj)
-	ok := ew.raw(*bp)
-	putFrameBuf(bp)
-	return ok
+	return ew.framed(bp)
 }
 
-// framePool holds the buffers events are framed in when no frame is
-// shared (the initial events of a watch, or a watch-list's): sent, the
-// buffer is used for the next, so that a 10,000-object watch-list does
-// not leave each object's bytes behind twice over for the collector,
-// which would scan the watch cache's heap for them.
+// watchBurst is the size of the writes a burst of events (those the
+// stream holds ready, as a watch-list's initial events) is gathered into
+// before it goes to the response. Go's HTTP/2 server hands each write of
+// a handler to its connection's goroutine and, that goroutine having
+// nothing else queued, flushes it to the socket: one DATA frame, one TLS
+// record and one system call an event, and as many wake-ups of the
+// client's reader. A burst's events now go out 64 KiB at a time, the last
+// of them at the flush that ends the burst (or at the watch's end).
+const watchBurst = 64 << 10
+
+var burstPool = sync.Pool{New: func() any { return newFrameBuf(watchBurst) }}
+
+// grow returns the buffer to append a frame of n bytes to: the burst's,
+// whose bytes are written first if the frame would not fit after them, or
+// for a frame larger than a burst, a pooled buffer of its own. framed
+// sends the frame on.
+func (ew *eventWriter) grow(n int) *[]byte {
+	if n > watchBurst {
+		return frameBuf(n)
+	}
+	if ew.burst != nil && len(*ew.burst)+n > cap(*ew.burst) {
+		ew.send()
+	}
+	if ew.burst == nil {
+		ew.burst = burstPool.Get().(*[]byte)
+	}
+	return ew.burst
+}
+
+// framed sends on a frame appended to bp, from grow, and reports whether
+// the stream is still writable.
+func (ew *eventWriter) framed(bp *[]byte) bool {
+	if bp != ew.burst {
+		ew.send()
+		ew.writeOut(*bp)
+		putFrameBuf(bp)
+	}
+	return ew.appended()
+}
+
+// send writes what the burst holds to the response.
+func (ew *eventWriter) send() {
+	if ew.burst == nil || len(*ew.burst) == 0 {
+		return
+	}
+	ew.writeOut(*ew.burst)
+	*ew.burst = (*ew.burst)[:0]
+}
+
+// releaseBurst gives the burst's buffer back, its bytes sent.
+func (ew *eventWriter) releaseBurst() {
+	if ew.burst != nil {
+		*ew.burst = (*ew.burst)[:0]
+		burstPool.Put(ew.burst)
+		ew.burst = nil
+	}
+}
+
+// writeOut writes b to the stream's body, within the write timeout.
+func (ew *eventWriter) writeOut(b []byte) {
+	if ew.failed {
+		return
+	}
+	ew.dog.begin()
+	_, err := ew.body().Write(b)
+	ew.dog.done()
+	if err != nil {
+		ew.failed = true
+	}
+}
+
+// framePool holds the buffers of frames too large for a burst's (the
+// initial events of a watch, or a watch-list's, whose frame no other
+// watcher shares): sent, the buffer is used for the next, so that such
+// frames are not left behind for the collector, which would scan the
+// watch cache's heap for them.
 var framePool sync.Pool // *[]byte
 
 // maxPooledFrame bounds the buffers framePool keeps.
@@ -419,15 +499,26 @@ func putFrameBuf(bp *[]byte) {
 	}
 }
 
+// raw sends the frame b (which the stream does not keep) and reports
+// whether the stream is still writable.
 func (ew *eventWriter) raw(b []byte) bool {
 	if ew.failed {
 		return false
 	}
-	ew.dog.begin()
-	_, err := ew.body().Write(b)
-	ew.dog.done()
-	if err != nil {
-		ew.failed = true
+	if len(b) > watchBurst {
+		ew.send()
+		ew.writeOut(b)
+	} else {
+		bp := ew.grow(len(b))
+		*bp = append(*bp, b...)
+	}
+	return ew.appended()
+}
+
+// appended ends the sending of a frame: the stream is flushed unless
+// another event follows at once.
+func (ew *eventWriter) appended() bool {
+	if ew.failed {
 		return false
 	}
 	ew.unflushed = true
