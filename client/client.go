@@ -76,7 +76,10 @@ func newClient(cfg *Config, clk clock) (*Client, error) {
 	if execP != nil {
 		execP.onNewCert = under.CloseIdleConnections
 	}
-	var rt http.RoundTripper = gzipTransport{under}
+	var rt http.RoundTripper = under
+	if cfg.Compression.asks(base) {
+		rt = gzipTransport{under}
+	}
 	if cfg.WrapTransport != nil {
 		if rt = cfg.WrapTransport(rt); rt == nil {
 			return nil, fmt.Errorf("%w: WrapTransport returned nil", ErrConfig)

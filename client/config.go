@@ -109,6 +109,10 @@ type Config struct {
 	// does). A func that does nothing silences warnings.
 	WarningHandler func(text string)
 
+	// Compression says whether responses are asked for in gzip. The zero
+	// value, CompressionAuto, asks unless Host is a loopback address.
+	Compression Compression
+
 	// WrapTransport, if set, wraps the HTTP transport, as client-go's
 	// rest.Config.WrapTransport does: every request the Client sends
 	// (lists, watches, writes, retries) passes through the RoundTripper it
@@ -116,9 +120,9 @@ type Config struct {
 	// plugin) and impersonation have set their headers. Use it for tracing,
 	// metrics or fault injection. It is called once, by New, with the base
 	// transport, which asks for gzip and hands back bodies decoded (as an
-	// *http.Transport does on its own) over an *http.Transport, or, with a
-	// CAFile, over a RoundTripper that moves to a new one when the CA file
-	// rotates. The RoundTripper it
+	// *http.Transport does on its own), unless Compression says not to,
+	// over an *http.Transport, or, with a CAFile, over a RoundTripper that
+	// moves to a new one when the CA file rotates. The RoundTripper it
 	// returns must be safe for concurrent use and must not modify the
 	// requests it is given.
 	WrapTransport func(http.RoundTripper) http.RoundTripper
@@ -203,6 +207,9 @@ func (c *Config) validate() error {
 	}
 	if c.Burst < 0 {
 		return fmt.Errorf("%w: burst %d is negative", ErrConfig, c.Burst)
+	}
+	if c.Compression < CompressionAuto || c.Compression > CompressionNone {
+		return fmt.Errorf("%w: unknown %v", ErrConfig, c.Compression)
 	}
 	if c.Impersonate.isSet() && c.Impersonate.User == "" {
 		return fmt.Errorf("%w: impersonating a uid, groups or extra needs a user to impersonate", ErrConfig)

@@ -12,7 +12,8 @@ import (
 	"time"
 )
 
-// TestGzipResponses: the client asks for gzip and hands back the decoded
+// TestGzipResponses: the client asked to (CompressionGzip; the server is
+// on a loopback address) asks for gzip and hands back the decoded
 // body (http.Transport does it); an encoding the caller chose is left
 // alone; and a stream of gzip members, one per flush, written as serve
 // writes a watch-list stream, is read member by member as each arrives,
@@ -55,7 +56,7 @@ func TestGzipResponses(t *testing.T) {
 	}))
 	ctx := ctxT(t)
 
-	c := newTestClient(t, srv, nil)
+	c := newTestClient(t, srv, func(cfg *Config) { cfg.Compression = CompressionGzip })
 	resp, err := c.Do(ctx, http.MethodGet, "/big", nil, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -34,6 +34,7 @@ type kubeCluster struct {
 	InsecureSkipTLSVerify    bool   `yaml:"insecure-skip-tls-verify"`
 	TLSServerName            string `yaml:"tls-server-name"`
 	ProxyURL                 string `yaml:"proxy-url"`
+	DisableCompression       bool   `yaml:"disable-compression"`
 }
 
 type namedUser struct {
@@ -269,6 +270,9 @@ func (m *mergedKubeconfig) config(context string) (*Config, error) {
 		ServerName: cluster.TLSServerName,
 		ProxyURL:   cluster.ProxyURL,
 		Namespace:  kctx.Namespace,
+	}
+	if cluster.DisableCompression {
+		cfg.Compression = CompressionNone
 	}
 	var err error
 	if cfg.CAData, err = decodeBase64("certificate-authority-data", cluster.CertificateAuthorityData); err != nil {

@@ -39,6 +39,7 @@ clusters:
   cluster:
     server: https://lab.example
     insecure-skip-tls-verify: true
+    disable-compression: true
 users:
 - name: file-user
   user:
@@ -118,7 +119,7 @@ func TestLoadKubeconfigEveryField(t *testing.T) {
 	wantExec := &ExecConfig{APIVersion: ExecAPIVersionV1beta1, Command: filepath.Join(dir, "bin/plugin"),
 		Args: []string{"get-token", "--x"}, Env: []ExecEnvVar{{Name: "FOO", Value: "bar"}},
 		InstallHint: "install the plugin", ProvideClusterInfo: true, InteractiveMode: "Never"}
-	if !cfg.Insecure || cfg.Host != "https://lab.example" || !reflect.DeepEqual(cfg.Exec, wantExec) {
+	if !cfg.Insecure || cfg.Host != "https://lab.example" || !reflect.DeepEqual(cfg.Exec, wantExec) || cfg.Compression != CompressionNone {
 		t.Fatalf("exec context: %+v exec %+v", cfg, cfg.Exec)
 	}
 

@@ -33,6 +33,9 @@ func newTransport(cfg *Config, ca []byte, exec *execProvider) (*http.Transport, 
 		DialContext:         dialer.DialContext,
 		TLSClientConfig:     tlsConf,
 		TLSHandshakeTimeout: 10 * time.Second,
+		// gzip is asked for, and decoded, by gzipTransport above this, or
+		// not at all (Config.Compression).
+		DisableCompression: true,
 		// A custom TLSClientConfig turns HTTP/2 off unless asked for.
 		ForceAttemptHTTP2:   true,
 		MaxIdleConns:        100,

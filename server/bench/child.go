@@ -326,6 +326,11 @@ func listwatchProbe[T object.Object](o ChildOptions, added, seen func()) (probe,
 	}
 	cfg.QPS = -1
 	cfg.DisableProtobuf = childVariant("json")
+	if childVariant("gzip") {
+		// As against a server elsewhere: the client's default asks a
+		// loopback server for no gzip (client.CompressionAuto).
+		cfg.Compression = client.CompressionGzip
+	}
 	c, err := client.New(cfg)
 	if err != nil {
 		return probe{}, err
@@ -486,7 +491,8 @@ var ErrChild = errors.New("bench: informer child failed")
 
 // listwatchOptions are the informer options the listwatch children use:
 // the defaults, plus the options named in LISTWATCH_BENCH_INFORMER
-// (comma-separated: "drop-managed-fields", "no-dedup", "page-size=N").
+// (comma-separated: "drop-managed-fields", "no-dedup", "page-size=N",
+// "consistent-first-list"; and, read by listwatchProbe, "json" and "gzip").
 // childVariant reports whether LISTWATCH_BENCH_INFORMER names variant.
 func childVariant(variant string) bool {
 	return slices.Contains(strings.Split(os.Getenv("LISTWATCH_BENCH_INFORMER"), ","), variant)

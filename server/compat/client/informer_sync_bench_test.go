@@ -100,7 +100,9 @@ func quietWatch(w http.ResponseWriter, r *http.Request) bool {
 func BenchmarkInformerSync(b *testing.B) {
 	srv := startTLS(b, recordedListServer(b))
 	b.Run("listwatch", func(b *testing.B) {
-		c := newTestClient(b, srv, nil)
+		// gzip, as from a server on other machines (a loopback one is
+		// not asked for it by default).
+		c := newTestClient(b, srv, func(cfg *client.Config) { cfg.Compression = client.CompressionGzip })
 		for b.Loop() {
 			lw := informer.NewListWatchFromClient(client.NewResource[*corev1.Pod](c, pods).Namespace("bench"), "", "")
 			inf, err := informer.New(lw, informer.Options[*corev1.Pod]{Reflector: informer.ReflectorOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})

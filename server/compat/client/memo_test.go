@@ -161,7 +161,8 @@ func FuzzMemoDecode(f *testing.F) {
 // Transform shares nothing before its transform.
 func TestInformerMemoStoresWhatUnmarshalGives(t *testing.T) {
 	srv := startTLS(t, recordedListServer(t))
-	c := newTestClient(t, srv, nil)
+	// gzip, which recordedListServer, a server elsewhere, answers in.
+	c := newTestClient(t, srv, func(cfg *client.Config) { cfg.Compression = client.CompressionGzip })
 	want := map[string]*corev1.Pod{}
 	for _, p := range productionPodList(syncPods, "").Items {
 		b, err := p.Marshal()
