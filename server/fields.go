@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/listwatch/listwatch/object"
-	"github.com/listwatch/listwatch/server/internal/jsonscan"
 	"github.com/listwatch/listwatch/server/storage"
 	"github.com/listwatch/listwatch/wire"
 )
@@ -134,6 +133,8 @@ func attrFunc(selectable map[string][]string, absent map[string]string) storage.
 type attrNode struct {
 	fields   []string
 	children map[string]*attrNode
+	kids     []*attrNode // children, each at its index
+	index    int         // in its parent's kids
 	labels   bool
 }
 
@@ -147,11 +148,12 @@ func attrTree(selectable map[string][]string) *attrNode {
 		for _, p := range path {
 			c := n.children[p]
 			if c == nil {
-				c = &attrNode{}
+				c = &attrNode{index: len(n.kids)}
 				if n.children == nil {
 					n.children = map[string]*attrNode{}
 				}
 				n.children[p] = c
+				n.kids = append(n.kids, c)
 			}
 			n = c
 		}
@@ -179,45 +181,22 @@ func attrTree(selectable map[string][]string) *attrNode {
 // it. A field whose value is null, or whose path passes through something
 // other than an object, is left out of fields.
 func (n *attrNode) scan(b []byte, labels, fields map[string]string) bool {
-	// Each child's value: the last of its name.
-	var found [8]struct {
-		n   *attrNode
-		val []byte
+	// Each child's value, at its index: the last of its name.
+	var buf [8][]byte
+	vals := buf[:]
+	if len(n.kids) > len(buf) {
+		vals = make([][]byte, len(n.kids))
 	}
-	more := map[*attrNode][]byte(nil) // beyond 8 children
-	nFound := 0
-	ok := eachMember(b, func(key, val []byte) bool {
-		c := n.children[string(key)]
-		if c == nil {
-			return true
-		}
-		for i := range nFound {
-			if found[i].n == c {
-				found[i].val = val
-				return true
-			}
-		}
-		if nFound < len(found) {
-			found[nFound].n, found[nFound].val = c, val
-			nFound++
-		} else {
-			if more == nil {
-				more = map[*attrNode][]byte{}
-			}
-			more[c] = val
+	if !eachMember(b, func(key, val []byte) bool {
+		if c := n.children[string(key)]; c != nil {
+			vals[c.index] = val
 		}
 		return true
-	})
-	if !ok {
+	}) {
 		return false
 	}
-	for i := range nFound {
-		if !found[i].n.read(found[i].val, labels, fields) {
-			return false
-		}
-	}
-	for c, val := range more {
-		if !c.read(val, labels, fields) {
+	for i, c := range n.kids {
+		if vals[i] != nil && !c.read(vals[i], labels, fields) {
 			return false
 		}
 	}
@@ -254,57 +233,6 @@ func (n *attrNode) read(val []byte, labels, fields map[string]string) bool {
 		return n.scan(val, labels, fields)
 	}
 	return true
-}
-
-// eachMember calls fn with each member of the JSON object b (valid JSON),
-// in order, its key unescaped, until fn returns false; it reports whether
-// b is an object and fn never returned false.
-func eachMember(b []byte, fn func(key, val []byte) bool) bool {
-	i := jsonscan.SkipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return false
-	}
-	if i = jsonscan.SkipSpace(b, i+1); i < len(b) && b[i] == '}' {
-		return true
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return false
-		}
-		start := i
-		var esc bool
-		if i, esc = jsonscan.SkipString(b, i); i < 0 {
-			return false
-		}
-		key := b[start+1 : i-1]
-		if esc || !utf8.Valid(key) {
-			// As encoding/json: escapes decoded, invalid UTF-8 replaced.
-			var k string
-			if json.Unmarshal(b[start:i], &k) != nil {
-				return false
-			}
-			key = []byte(k)
-		}
-		if i = jsonscan.SkipSpace(b, i); i >= len(b) || b[i] != ':' {
-			return false
-		}
-		v := jsonscan.SkipSpace(b, i+1)
-		if i = jsonscan.SkipValue(b, v); i < 0 {
-			return false
-		}
-		if !fn(key, b[v:i]) {
-			return false
-		}
-		switch i = jsonscan.SkipSpace(b, i); {
-		case i >= len(b):
-			return false
-		case b[i] == '}':
-			return true
-		case b[i] != ',':
-			return false
-		}
-		i = jsonscan.SkipSpace(b, i+1)
-	}
 }
 
 // scalarValue decodes a JSON value as encoding/json decodes it into an
