@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/listwatch/listwatch/wire"
 )
@@ -23,6 +24,15 @@ const DefaultMaxBodyBytes = wire.MaxRequestBodyBytes
 //     is bounded by the limit, and handlers never see a truncated body;
 //   - a declared length within the limit is passed through behind
 //     http.MaxBytesReader, as a second guard.
+//
+// Before a 413, the rest of a body up to 2×limit in all is read and
+// discarded too, unless the client sent Expect: 100-continue (it reads
+// the answer before it sends). That is an improvement on kube-apiserver:
+// an HTTP/1.1 client that writes its whole body before it reads (Python's
+// requests) gets the 413 however full the socket buffers are, where net/
+// http would otherwise close the connection under its write once more
+// than 256 KiB are left unread. Past 2×limit the connection is closed, as
+// kube's is; the read deadline (BodyDeadline) bounds a slow body.
 func BodyLimit(limit int64) Filter {
 	if limit <= 0 {
 		limit = DefaultMaxBodyBytes
@@ -39,7 +49,7 @@ func BodyLimit(limit int64) Filter {
 				// net/http closes the connection under it, and the 413 is
 				// lost. Reading what kube reads leaves it little enough to
 				// write; nothing is held.
-				_, _ = io.CopyN(io.Discard, r.Body, limit+1)
+				_, _ = io.CopyN(io.Discard, r.Body, drainLen(r, limit))
 				writeStatus(w, r, wire.NewRequestEntityTooLarge(limit))
 			case r.ContentLength >= 0:
 				r2 := *r
@@ -52,6 +62,7 @@ func BodyLimit(limit int64) Filter {
 					return
 				}
 				if int64(len(buf)) > limit {
+					_, _ = io.CopyN(io.Discard, r.Body, drainLen(r, limit)-(limit+1))
 					writeStatus(w, r, wire.NewRequestEntityTooLarge(limit))
 					return
 				}
@@ -63,4 +74,19 @@ func BodyLimit(limit int64) Filter {
 			}
 		})
 	}
+}
+
+// drainLen is how much of an oversized body to read before the 413: the
+// whole declared length (2×limit for one of unknown length) when that is
+// at most 2×limit and the client is not waiting for 100 Continue, else
+// limit+1 (what kube reads).
+func drainLen(r *http.Request, limit int64) int64 {
+	n := r.ContentLength
+	if n < 0 {
+		n = 2 * limit
+	}
+	if n > 2*limit || strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		return limit + 1
+	}
+	return n
 }

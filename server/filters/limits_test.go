@@ -133,24 +133,52 @@ func TestBodyLimit(t *testing.T) {
 	}
 }
 
-func TestBodyLimitChunkedIsBounded(t *testing.T) {
-	// An endless chunked body is cut off after limit+1 bytes.
-	var read int64
-	body := io.NopCloser(readFunc(func(p []byte) (int, error) {
-		read += int64(len(p))
-		return len(p), nil
-	}))
-	r := httptest.NewRequest(http.MethodPost, "/x", body)
-	r.ContentLength = -1
-	rec := newRecorder()
-	BodyLimit(1000)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
-		t.Error("handler called for an oversized body")
-	})).ServeHTTP(rec, r)
-	if rec.Code != http.StatusRequestEntityTooLarge {
-		t.Errorf("status %d", rec.Code)
-	}
-	if read > 1001+512 { // io.ReadAll may over-ask slightly; LimitReader caps what it gets
-		t.Errorf("read %d bytes of an endless body with limit 1000", read)
+// TestBodyLimitReadsBounded: before its 413, BodyLimit(1000) reads an
+// oversized body whole when it is at most 2000 bytes, 2000 bytes of an
+// endless chunked one, and only limit+1 (as kube) of a longer one or of
+// any whose client waits for 100 Continue.
+func TestBodyLimitReadsBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		length   int64 // declared; -1 for chunked, endless
+		expect   bool
+		min, max int64
+	}{
+		{"sized, within twice the limit", 2000, false, 2000, 2000},
+		{"sized, past twice the limit", 2001, false, 1001, 1001},
+		{"sized, 100-continue", 1500, true, 1001, 1001},
+		// io.ReadAll may over-ask slightly; LimitReader caps what it gets.
+		{"chunked", -1, false, 2000, 2000 + 512},
+		{"chunked, 100-continue", -1, true, 1001, 1001 + 512},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var read int64
+			body := io.NopCloser(readFunc(func(p []byte) (int, error) {
+				if tc.length >= 0 && read >= tc.length {
+					return 0, io.EOF
+				}
+				if tc.length >= 0 {
+					p = p[:min(int64(len(p)), tc.length-read)]
+				}
+				read += int64(len(p))
+				return len(p), nil
+			}))
+			r := httptest.NewRequest(http.MethodPost, "/x", body)
+			r.ContentLength = tc.length
+			if tc.expect {
+				r.Header.Set("Expect", "100-Continue")
+			}
+			rec := newRecorder()
+			BodyLimit(1000)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+				t.Error("handler called for an oversized body")
+			})).ServeHTTP(rec, r)
+			if rec.Code != http.StatusRequestEntityTooLarge {
+				t.Errorf("status %d", rec.Code)
+			}
+			if read < tc.min || read > tc.max {
+				t.Errorf("read %d bytes, want %d to %d", read, tc.min, tc.max)
+			}
+		})
 	}
 }
 
