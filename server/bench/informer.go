@@ -39,6 +39,11 @@ type InformerOptions struct {
 	// Relist makes each child force one relist after the burst and
 	// measure memory during it (InformerRun's Relist fields).
 	Relist bool
+	// Replay also runs each implementation against a replay of what the
+	// server sent it (see replayServer): a server that costs nothing but
+	// its writes, so the sync measured there is the client's own floor.
+	// Those runs are named impl+ReplaySuffix and have no update burst.
+	Replay bool
 	// ChildTimeout bounds each child; default 10 minutes.
 	ChildTimeout time.Duration
 	// Log receives one line per finished child; nil: none.
@@ -101,9 +106,49 @@ func RunInformer(ctx context.Context, t *Target, f *Fixture, opts InformerOption
 				}
 			}
 			res.Runs = append(res.Runs, run)
+			if opts.Replay {
+				burst++
+				run, err := runReplayed(ctx, t, f, opts, impl, n, runID+"-"+strconv.Itoa(burst))
+				if err != nil {
+					return nil, err
+				}
+				if opts.Log != nil {
+					fmt.Fprintf(opts.Log, "informer %s %s N=%d: sync %.0f ms, heap %s, peak RSS %s (%d requests not recorded)\n",
+						run.Impl, run.Fixture, n, run.SyncMs, humanBytes(run.HeapAfterSyncBytes), humanBytes(run.PeakRSSBytes), run.ReplayMisses)
+				}
+				res.Runs = append(res.Runs, run)
+			}
 		}
 	}
 	return res, nil
+}
+
+// ReplaySuffix ends the name of a run against a replay (InformerOptions.Replay).
+const ReplaySuffix = "@replay"
+
+// runReplayed runs impl once through a recording proxy to t's server,
+// then again against the recording, and returns the second run.
+func runReplayed(ctx context.Context, t *Target, f *Fixture, opts InformerOptions, impl string, n int, burst string) (InformerRun, error) {
+	rs, err := newReplayServer(t.KubeconfigPath, t.Context)
+	if err != nil {
+		return InformerRun{}, err
+	}
+	defer rs.Close()
+	rt := *t
+	rt.KubeconfigPath, rt.Context = rs.kubeconfig, ""
+	// The burst's writes would reach the real server, not the replay.
+	opts.Updates = 0
+	if _, err := runChild(ctx, &rt, f, opts, impl, n, burst+"-record"); err != nil {
+		return InformerRun{}, err
+	}
+	rs.Replay()
+	run, err := runChild(ctx, &rt, f, opts, impl, n, burst)
+	if err != nil {
+		return InformerRun{}, err
+	}
+	run.Impl += ReplaySuffix
+	run.ReplayMisses = rs.Misses()
+	return run, nil
 }
 
 // runChild starts one child, waits for it to sync, applies the update

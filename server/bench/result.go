@@ -111,6 +111,11 @@ type InformerRun struct {
 	WriteMs      float64 `json:"writeMs"`
 	// Fixture is the kind of objects measured: "configmaps" or "pods".
 	Fixture string `json:"fixture,omitempty"`
+	// ReplayMisses, for a run against a replay (Impl ends with
+	// ReplaySuffix), is how many of its requests nothing recorded
+	// matched, so the real server answered them; 0 when the whole run
+	// was replayed.
+	ReplayMisses int64 `json:"replayMisses,omitempty"`
 	// The relist measurement ("bench informer --relist"): after the
 	// update burst the child makes the informer's watch end with 410
 	// Expired, so it lists everything again, and samples memory every
