@@ -19,7 +19,11 @@
 //     Unstructured), client-go's SharedIndexInformer (typed and dynamic)
 //     and the seed article's two styles. Each runs in its own child
 //     process (ChildCommand re-executes the binary; RunInformerChild is
-//     the child's side), so memory figures are not shared.
+//     the child's side), so memory figures are not shared. With
+//     --replay each also syncs against a replay of what the server sent
+//     it (a recording proxy first, then the recording, run IMPL@replay):
+//     a server that costs nothing but its writes, so that sync is the
+//     client's own cost, the floor for any server.
 //   - RunWatch: W watchers, E writes; delivery lag from each write's
 //     response to each watcher's receipt, and the server's CPU time.
 //   - RunQueue: workqueue throughput (producers × workers) and Add
