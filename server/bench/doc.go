@@ -22,8 +22,8 @@
 //     the child's side), so memory figures are not shared. With
 //     --replay each also syncs against a replay of what the server sent
 //     it (a recording proxy first, then the recording, run IMPL@replay):
-//     a server that costs nothing but its writes, so that sync is the
-//     client's own cost, the floor for any server.
+//     a server that does nothing but write, so that sync is about the
+//     client's own cost.
 //   - RunWatch: W watchers, E writes; delivery lag from each write's
 //     response to each watcher's receipt, and the server's CPU time.
 //   - RunQueue: workqueue throughput (producers × workers) and Add

@@ -40,8 +40,8 @@ type InformerOptions struct {
 	// measure memory during it (InformerRun's Relist fields).
 	Relist bool
 	// Replay also runs each implementation against a replay of what the
-	// server sent it (see replayServer): a server that costs nothing but
-	// its writes, so the sync measured there is the client's own floor.
+	// server sent it (see replayServer): a server that does nothing but
+	// write, so the sync measured there is about the client's own cost.
 	// Those runs are named impl+ReplaySuffix and have no update burst.
 	Replay bool
 	// ChildTimeout bounds each child; default 10 minutes.
@@ -136,8 +136,9 @@ func runReplayed(ctx context.Context, t *Target, f *Fixture, opts InformerOption
 	defer rs.Close()
 	rt := *t
 	rt.KubeconfigPath, rt.Context = rs.kubeconfig, ""
-	// The burst's writes would reach the real server, not the replay.
-	opts.Updates = 0
+	// The burst's writes would reach the real server, not the replay;
+	// a relist would be the list replayed again.
+	opts.Updates, opts.Relist = 0, false
 	if _, err := runChild(ctx, &rt, f, opts, impl, n, burst+"-record"); err != nil {
 		return InformerRun{}, err
 	}

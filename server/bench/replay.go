@@ -18,12 +18,15 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/listwatch/listwatch/server/request"
 )
 
-// replayServer stands for the cheapest server there can be: it answers
-// an informer with the bytes the real server sent the same informer
-// before, so what an informer takes against it is the client's own cost,
-// a floor no server can go below.
+// replayServer stands for a server that does nothing but write: it
+// answers an informer with the bytes the real server sent the same
+// informer before, so what an informer takes against it is about the
+// client's own cost (the replay's TLS and HTTP/2 server cost something
+// too, in the bench's process).
 //
 // It works in two phases. Recording, it is a proxy to the real server
 // (with the target's credentials) that keeps every response it passes:
@@ -115,10 +118,12 @@ func (r *replayServer) writeKubeconfig() error {
 // recorded watch ends when its client leaves) and from then on answers
 // from what was recorded.
 func (r *replayServer) Replay() {
-	r.inflight.Wait()
+	// Set first: a request that starts from now on is replayed and is
+	// not waited for, so no Add can race the Wait.
 	r.mu.Lock()
 	r.replaying = true
 	r.mu.Unlock()
+	r.inflight.Wait()
 }
 
 // Misses is how many requests were replayed from the real server because
@@ -141,12 +146,8 @@ func replayKey(req *http.Request) string {
 		req.Header.Get("Accept"), req.Header.Get("Accept-Encoding")}, "\n")
 }
 
-// isWatch says whether req asks for a watch, as kube's parameter codec
-// reads watch= (any value but "false" and "0").
-func isWatch(req *http.Request) bool {
-	v, ok := req.URL.Query()["watch"]
-	return ok && len(v) > 0 && v[0] != "false" && v[0] != "0"
-}
+// isWatch says whether req asks for a watch.
+func isWatch(req *http.Request) bool { return request.IsWatch(req.URL.Query()) }
 
 func (r *replayServer) serve(w http.ResponseWriter, req *http.Request) {
 	key := replayKey(req)
@@ -174,18 +175,23 @@ func (r *replayServer) serve(w http.ResponseWriter, req *http.Request) {
 		r.misses.Add(1)
 	}
 	got, err := r.pass(w, req)
-	if err != nil || replaying {
+	// Only a whole 2xx answer is kept, and the first: a retried request's
+	// error (a 429, a 5xx) would otherwise be replayed for good.
+	if err != nil || replaying || got.status/100 != 2 {
 		return
 	}
 	r.mu.Lock()
-	r.recorded[key] = got
+	if r.recorded[key] == nil {
+		r.recorded[key] = got
+	}
 	r.mu.Unlock()
 }
 
 // pass sends req to the real server and copies its answer to w as it
 // arrives (a watch's events as they come), returning the answer whole.
-// An error is a failed round trip or a body that ended abnormally short
-// of a watch's (which ends when its client leaves).
+// An error is a failed round trip, or an answer other than a watch's
+// (which ends when its client leaves) that did not reach its end, read
+// or written.
 func (r *replayServer) pass(w http.ResponseWriter, req *http.Request) (*recording, error) {
 	u := *r.base
 	u.Path = strings.TrimSuffix(r.base.Path, "/") + req.URL.Path
@@ -226,6 +232,9 @@ func (r *replayServer) pass(w http.ResponseWriter, req *http.Request) (*recordin
 		if n > 0 {
 			kept.Write(buf[:n])
 			if _, werr := w.Write(buf[:n]); werr != nil {
+				if !isWatch(req) {
+					return nil, werr
+				}
 				break
 			}
 			_ = fl.Flush()

@@ -46,10 +46,52 @@ func TestBodyLimitAnswersAClientStillWriting(t *testing.T) {
 	}
 }
 
+// TestBodyLimitAnswersExpectContinueWithoutTheBody: a client that sends
+// Expect: 100-continue with a length over the limit gets the 413 first,
+// with no 100 Continue asking for a body it would send for nothing.
+func TestBodyLimitAnswersExpectContinueWithoutTheBody(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	conn := e.dialHTTP1(t)
+	head := fmt.Sprintf("POST /api/v1/namespaces/default/configmaps?dryRun=All HTTP/1.1\r\nHost: 127.0.0.1\r\n"+
+		"Content-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", DefaultMaxBodyBytes+1)
+	if _, err := conn.Write([]byte(head)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("reading the answer: %v", err)
+	}
+	defer resp.Body.Close()
+	wantStatus(t, resp, http.StatusRequestEntityTooLarge, wire.ReasonRequestEntityTooLarge,
+		"Request entity too large: limit is 3145728")
+}
+
 // writeThenRead POSTs a body of n bytes over a new TLS connection whose
 // send buffer is 64 KiB, writing all of it before reading the response.
 // A failed write is an error of the test; the response is read anyway.
 func (e *env) writeThenRead(t *testing.T, n int) *http.Response {
+	t.Helper()
+	conn := e.dialHTTP1(t)
+	req, err := http.NewRequest(http.MethodPost, "https://127.0.0.1/api/v1/namespaces/default/configmaps?dryRun=All",
+		bytes.NewReader(bytes.Repeat([]byte("x"), n)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if err := req.Write(conn); err != nil {
+		t.Errorf("the connection broke before the body was written: %v", err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil {
+		t.Fatalf("reading the answer: %v", err)
+	}
+	return resp
+}
+
+// dialHTTP1 opens a TLS connection to the server as the admin, speaking
+// HTTP/1.1, with a 64 KiB send buffer; it is closed when the test ends,
+// and fails the test's reads and writes after 30 s.
+func (e *env) dialHTTP1(t *testing.T) *tls.Conn {
 	t.Helper()
 	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error
@@ -73,18 +115,5 @@ func (e *env) writeThenRead(t *testing.T, n int) *http.Response {
 	if err := conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequest(http.MethodPost, "https://127.0.0.1/api/v1/namespaces/default/configmaps?dryRun=All",
-		bytes.NewReader(bytes.Repeat([]byte("x"), n)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if err := req.Write(conn); err != nil {
-		t.Errorf("the connection broke before the body was written: %v", err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
-	if err != nil {
-		t.Fatalf("reading the answer: %v", err)
-	}
-	return resp
+	return conn
 }

@@ -134,9 +134,10 @@ func TestBodyLimit(t *testing.T) {
 }
 
 // TestBodyLimitReadsBounded: before its 413, BodyLimit(1000) reads an
-// oversized body whole when it is at most 2000 bytes, 2000 bytes of an
-// endless chunked one, and only limit+1 (as kube) of a longer one or of
-// any whose client waits for 100 Continue.
+// oversized HTTP/1.1 body whole when it is at most 2000 bytes, 2000 bytes
+// of an endless chunked one, none of one whose client waits for 100
+// Continue, and limit+1 (as kube) of a longer one, of one over HTTP/2 and
+// of a long-running request's.
 func TestBodyLimitReadsBounded(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -146,10 +147,13 @@ func TestBodyLimitReadsBounded(t *testing.T) {
 	}{
 		{"sized, within twice the limit", 2000, false, 2000, 2000},
 		{"sized, past twice the limit", 2001, false, 1001, 1001},
-		{"sized, 100-continue", 1500, true, 1001, 1001},
+		{"sized, 100-continue", 1500, true, 0, 0},
+		{"sized, HTTP/2", 1500, false, 1001, 1001},
+		{"sized, long-running", 1500, false, 1001, 1001},
 		// io.ReadAll may over-ask slightly; LimitReader caps what it gets.
 		{"chunked", -1, false, 2000, 2000 + 512},
-		{"chunked, 100-continue", -1, true, 1001, 1001 + 512},
+		// Reading the first limit+1 bytes has asked for the rest.
+		{"chunked, 100-continue", -1, true, 2000, 2000 + 512},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var read int64
@@ -163,8 +167,15 @@ func TestBodyLimitReadsBounded(t *testing.T) {
 				read += int64(len(p))
 				return len(p), nil
 			}))
-			r := httptest.NewRequest(http.MethodPost, "/x", body)
+			target := "/x"
+			if strings.HasSuffix(tc.name, "long-running") {
+				target = "/x?watch=1"
+			}
+			r := httptest.NewRequest(http.MethodPost, target, body)
 			r.ContentLength = tc.length
+			if strings.HasSuffix(tc.name, "HTTP/2") {
+				r.ProtoMajor, r.ProtoMinor = 2, 0
+			}
 			if tc.expect {
 				r.Header.Set("Expect", "100-Continue")
 			}

@@ -2,7 +2,6 @@ package filters
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/listwatch/listwatch/server/request"
 )
@@ -29,19 +28,8 @@ func IsLongRunning(r *http.Request) bool {
 	return watchQuery(r)
 }
 
-// watchQuery reads r's watch parameter as kube's parameter codec does: any
-// value but "", false or 0 is a watch.
-func watchQuery(r *http.Request) bool {
-	v, ok := r.URL.Query()["watch"]
-	if !ok || len(v) == 0 {
-		return false
-	}
-	switch strings.ToLower(v[0]) {
-	case "", "false", "0":
-		return false
-	}
-	return true
-}
+// watchQuery reads r's watch parameter as kube's parameter codec does.
+func watchQuery(r *http.Request) bool { return request.IsWatch(r.URL.Query()) }
 
 // isMutating reports whether r changes state, for the separate in-flight
 // limits: everything but get, list and watch (and GET/HEAD/OPTIONS when

@@ -93,7 +93,7 @@ func Parse(r *http.Request) (*Info, error) {
 	if byMethod && info.Name == "" && info.Verb == "get" {
 		info.Verb = "list"
 		q := r.URL.Query()
-		if isWatch(q) {
+		if IsWatch(q) {
 			info.Verb = "watch"
 		}
 		// A list or watch pinned to one name by field selector is
@@ -143,9 +143,9 @@ func methodVerb(method string) string {
 	return ""
 }
 
-// isWatch reads the watch parameter as kube's parameter codec does: any
+// IsWatch reads the watch parameter as kube's parameter codec does: any
 // value but "false" (in any case) and "0" is a watch, the empty one too.
-func isWatch(q url.Values) bool {
+func IsWatch(q url.Values) bool {
 	v, ok := q["watch"]
 	if !ok || len(v) == 0 {
 		return false

@@ -140,7 +140,7 @@ func addInformerFlags(cmd *cobra.Command, io *bench.InformerOptions) {
 	fl.StringSliceVar(&io.Impls, "impls", bench.Impls, "informer implementations to run")
 	fl.IntVar(&io.Updates, "updates", 1000, "update burst applied after each sync (0: none)")
 	fl.DurationVar(&io.ChildTimeout, "child-timeout", 0, "bound on each child process (default 10m)")
-	fl.BoolVar(&io.Replay, "replay", false, "also run each implementation against a replay of what the server sent it, without update burst: the client's own cost, a floor for any server (runs named IMPL@replay)")
+	fl.BoolVar(&io.Replay, "replay", false, "also run each implementation against a replay of what the server sent it, without update burst: a server that only writes, so about the client's own cost (runs named IMPL@replay)")
 	fl.BoolVar(&io.Relist, "relist", false, "after the burst, force one relist (the watch ends with 410 Expired) and measure memory during it")
 }
 
