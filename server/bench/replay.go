@@ -34,7 +34,8 @@ import (
 // stays gzip). Replaying, it answers each request it recorded with those
 // bytes, written as fast as the connection takes them; a watch is then
 // held open, as a quiet watch is, until the client leaves. A request it
-// did not record is passed to the real server and counted (Misses).
+// did not record is passed to the real server and counted (Misses), but
+// for a watch without initial events, which is answered as a quiet watch.
 //
 // Requests are matched on method, path, query and the Accept and
 // Accept-Encoding headers; timeoutSeconds and timeout are left out of
@@ -169,6 +170,21 @@ func (r *replayServer) serve(w http.ResponseWriter, req *http.Request) {
 			http.NewResponseController(w).Flush()
 			<-req.Context().Done()
 		}
+		return
+	}
+	if replaying && isWatch(req) && req.URL.Query().Get("sendInitialEvents") != "true" {
+		// A watch from a list's resourceVersion that the recording
+		// child had not yet started when it left (it leaves once
+		// synced): with nothing written since (replay runs have no
+		// update burst), the real server's would be as quiet.
+		ct := "application/json"
+		if strings.Contains(req.Header.Get("Accept"), "protobuf") {
+			ct = "application/vnd.kubernetes.protobuf;stream=watch"
+		}
+		w.Header().Set("Content-Type", ct)
+		w.WriteHeader(http.StatusOK)
+		_ = http.NewResponseController(w).Flush()
+		<-req.Context().Done()
 		return
 	}
 	if replaying {

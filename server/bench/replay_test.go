@@ -21,8 +21,9 @@ import (
 // watch-list through to a real server and keeps them; replaying, it
 // answers the same requests (the watch with another timeoutSeconds)
 // with the same bytes without the server, holds the watch open until the
-// client leaves, and passes a request it never saw to the server,
-// counting it.
+// client leaves, passes a request it never saw to the server, counting
+// it, and answers a watch without initial events it never saw as a quiet
+// one.
 func TestReplayServer(t *testing.T) {
 	kubeconfig := startServer(t)
 	real, err := client.LoadKubeconfig(kubeconfig, "")
@@ -139,6 +140,21 @@ func TestReplayServer(t *testing.T) {
 	}
 	if n := rs.Misses(); n != 1 {
 		t.Errorf("misses = %d, want 1", n)
+	}
+	// Not recorded, a watch without initial events: a quiet watch, not
+	// the real server's (which would send the deletion of "a").
+	wctx, cancel := context.WithCancel(ctx)
+	resp, err = c.Do(wctx, http.MethodGet, list, url.Values{"watch": {"1"}, "resourceVersion": {"1"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if b, err := io.ReadAll(resp.Body); len(b) != 0 || errors.Is(err, io.EOF) || err == nil {
+		t.Errorf("quiet watch: read %q, %v", b, err)
+	}
+	resp.Body.Close()
+	if n := rs.Misses(); n != 1 {
+		t.Errorf("misses = %d after a quiet watch, want 1", n)
 	}
 }
 
