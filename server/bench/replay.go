@@ -147,11 +147,10 @@ func replayKey(req *http.Request) string {
 		req.Header.Get("Accept"), req.Header.Get("Accept-Encoding")}, "\n")
 }
 
-// isWatch says whether req asks for a watch.
-func isWatch(req *http.Request) bool { return request.IsWatch(req.URL.Query()) }
-
 func (r *replayServer) serve(w http.ResponseWriter, req *http.Request) {
 	key := replayKey(req)
+	q := req.URL.Query()
+	watch := request.IsWatch(q)
 	r.mu.Lock()
 	replaying, rec := r.replaying, r.recorded[key]
 	if !replaying {
@@ -166,13 +165,13 @@ func (r *replayServer) serve(w http.ResponseWriter, req *http.Request) {
 		}
 		w.WriteHeader(rec.status)
 		_, _ = w.Write(rec.body)
-		if isWatch(req) {
-			http.NewResponseController(w).Flush()
+		if watch {
+			_ = http.NewResponseController(w).Flush()
 			<-req.Context().Done()
 		}
 		return
 	}
-	if replaying && isWatch(req) && req.URL.Query().Get("sendInitialEvents") != "true" {
+	if replaying && watch && q.Get("sendInitialEvents") != "true" {
 		// A watch from a list's resourceVersion that the recording
 		// child had not yet started when it left (it leaves once
 		// synced): with nothing written since (replay runs have no
@@ -190,7 +189,7 @@ func (r *replayServer) serve(w http.ResponseWriter, req *http.Request) {
 	if replaying {
 		r.misses.Add(1)
 	}
-	got, err := r.pass(w, req)
+	got, err := r.pass(w, req, watch)
 	// Only a whole 2xx answer is kept, and the first: a retried request's
 	// error (a 429, a 5xx) would otherwise be replayed for good.
 	if err != nil || replaying || got.status/100 != 2 {
@@ -206,9 +205,9 @@ func (r *replayServer) serve(w http.ResponseWriter, req *http.Request) {
 // pass sends req to the real server and copies its answer to w as it
 // arrives (a watch's events as they come), returning the answer whole.
 // An error is a failed round trip, or an answer other than a watch's
-// (which ends when its client leaves) that did not reach its end, read
-// or written.
-func (r *replayServer) pass(w http.ResponseWriter, req *http.Request) (*recording, error) {
+// (which ends when its client leaves; watch says req is one) that did not
+// reach its end, read or written.
+func (r *replayServer) pass(w http.ResponseWriter, req *http.Request, watch bool) (*recording, error) {
 	u := *r.base
 	u.Path = strings.TrimSuffix(r.base.Path, "/") + req.URL.Path
 	u.RawQuery = req.URL.RawQuery
@@ -248,7 +247,7 @@ func (r *replayServer) pass(w http.ResponseWriter, req *http.Request) (*recordin
 		if n > 0 {
 			kept.Write(buf[:n])
 			if _, werr := w.Write(buf[:n]); werr != nil {
-				if !isWatch(req) {
+				if !watch {
 					return nil, werr
 				}
 				break
@@ -256,7 +255,7 @@ func (r *replayServer) pass(w http.ResponseWriter, req *http.Request) (*recordin
 			_ = fl.Flush()
 		}
 		if rerr != nil {
-			if !errors.Is(rerr, io.EOF) && !isWatch(req) {
+			if !errors.Is(rerr, io.EOF) && !watch {
 				return nil, rerr
 			}
 			break
